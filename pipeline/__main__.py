@@ -1,0 +1,4 @@
+from pipeline.cli import cli
+
+if __name__ == "__main__":
+    cli()

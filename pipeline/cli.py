@@ -1,0 +1,221 @@
+"""The command line: parse options, call the batch functions, echo what was written."""
+
+from __future__ import annotations
+
+import glob
+import sys
+from pathlib import Path
+
+import click
+
+from pipeline import __version__
+from pipeline.batch import RunOptions, run_file, sanitize_name, validate_file
+from pipeline.errors import PipelineError
+from pipeline.hardware import Catalog, catalog_records, load_catalog
+from pipeline.scenarios import DEFAULT_MAX_ROWS
+
+_HARDWARE_OPTION = click.option(
+    "--hardware",
+    "hardware_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="CSV or TOML file adding chips or overriding catalog fields (repeatable).",
+)
+_MAX_ROWS_OPTION = click.option(
+    "--max-rows",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_ROWS,
+    show_default=True,
+    help="Most scenarios a file may expand to (sweeps); rows past it are rejected.",
+)
+
+
+def _expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
+    """Each argument as a path, or as a shell-style glob when it names no file."""
+    paths: list[Path] = []
+    for pattern in patterns:
+        if Path(pattern).exists() or not glob.has_magic(pattern):
+            paths.append(Path(pattern))
+            continue
+        matches = sorted(glob.glob(pattern))
+        if not matches:
+            raise click.BadParameter(f"no file matches '{pattern}'", param_hint="SCENARIOS")
+        paths.extend(Path(m) for m in matches)
+    return paths
+
+
+def _load_catalog(files: tuple[Path, ...]) -> Catalog:
+    try:
+        return load_catalog(files)
+    except PipelineError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _echo_problems(loaded_problems, warnings) -> None:
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    for p in loaded_problems:
+        click.echo(str(p), err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pipeline")
+def cli() -> None:
+    """Roofline estimates for op scenarios: compute-, memory- or network-bound, and how long.
+
+    The model is the one of "How to Scale Your Model", chapter "All About Rooflines".
+    """
+
+
+@cli.command()
+@click.argument("scenarios", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("output"),
+    show_default=True,
+    help="Folder that receives one sub-folder per input file.",
+)
+@_HARDWARE_OPTION
+@click.option("--strict", is_flag=True, help="Any rejected row is fatal: write nothing, exit 1.")
+@click.option("--no-plots", is_flag=True, help="Skip the roofline PNGs.")
+@click.option("--no-workbook", is_flag=True, help="Skip workbook.xlsx.")
+@click.option("--no-report", is_flag=True, help="Skip report.html.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary lines.")
+@_MAX_ROWS_OPTION
+def run(
+    scenarios: tuple[str, ...],
+    output_dir: Path,
+    hardware_files: tuple[Path, ...],
+    strict: bool,
+    no_plots: bool,
+    no_workbook: bool,
+    no_report: bool,
+    quiet: bool,
+    max_rows: int,
+) -> None:
+    """Compute every scenario of SCENARIOS (CSV files or globs) and write OUTPUT_DIR/<stem>/.
+
+    Exit status: 0 all rows valid and all outputs written; 1 some rows rejected (outputs still
+    written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
+    """
+    paths = _expand_inputs(scenarios)
+    catalog = _load_catalog(hardware_files)
+    options = RunOptions(
+        plots=not no_plots,
+        workbook=not no_workbook,
+        report=not no_report,
+        strict=strict,
+        max_rows=max_rows,
+    )
+    names = _output_names(paths)
+    show_progress = not quiet and sys.stderr.isatty()
+    status = 0
+    for path, name in zip(paths, names, strict=True):
+        try:
+            if show_progress:
+                with click.progressbar(
+                    length=4, label=f"{path}", file=sys.stderr, show_eta=False
+                ) as bar:
+                    summary = run_file(
+                        path, output_dir, catalog, options, out_name=name,
+                        progress=lambda stage, bar=bar: bar.update(1),
+                    )  # fmt: skip
+            else:
+                summary = run_file(path, output_dir, catalog, options, out_name=name)
+        except PipelineError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            status = 1
+            continue
+        _echo_problems(summary.problems, summary.warnings)
+        if summary.problems:
+            status = 1
+        if not quiet:
+            b = summary.bounds
+            files = ", ".join(p.name for p in summary.written)
+            click.echo(
+                f"{path}: {summary.scenarios} scenarios "
+                f"(compute-bound {b['compute']}, memory-bound {b['memory']}, "
+                f"network-bound {b['network']}), {summary.rejected} rejected row(s)"
+                f" -> {summary.out_dir}/ [{files}]"
+            )
+            for notice in summary.notices:
+                click.echo(f"  note: {notice}")
+    sys.exit(status)
+
+
+def _output_names(paths: list[Path]) -> list[str]:
+    """One output folder name per input: its sanitized stem, made unique with -2, -3, ..."""
+    names: list[str] = []
+    for path in paths:
+        base = sanitize_name(path.stem)
+        name, k = base, 2
+        while name in names:
+            name, k = f"{base}-{k}", k + 1
+        names.append(name)
+    return names
+
+
+@cli.command()
+@click.argument("scenarios", nargs=-1, required=True)
+@_HARDWARE_OPTION
+@_MAX_ROWS_OPTION
+def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_rows: int) -> None:
+    """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem."""
+    catalog = _load_catalog(hardware_files)
+    status = 0
+    for path in _expand_inputs(scenarios):
+        try:
+            loaded = validate_file(path, catalog, max_rows=max_rows)
+        except PipelineError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            status = 1
+            continue
+        _echo_problems(loaded.problems, loaded.warnings)
+        if loaded.problems:
+            status = 1
+        click.echo(
+            f"{path}: {loaded.source_rows} row(s) read, {len(loaded.frame)} valid scenario(s), "
+            f"{loaded.rejected_lines} rejected row(s)"
+        )
+    sys.exit(status)
+
+
+_UNITS = {"peak_": 1e12, "hbm_capacity": 1e9, "hbm_bandwidth": 1e9, "_bandwidth": 1e9}
+
+
+@cli.command()
+@click.argument("name", required=False)
+@_HARDWARE_OPTION
+def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
+    """List the hardware catalog, or show every field of chip NAME with its sources."""
+    catalog = _load_catalog(hardware_files)
+    if name is None:
+        header = (
+            f"{'name':<10} {'aliases':<34} {'bf16 TFLOP/s':>12} {'HBM GB/s':>9} {'HBM GB':>7}  link"
+        )
+        click.echo(header)
+        for rec in catalog_records(catalog):
+            bf16 = rec["peak_bf16"]
+            link = rec["default_link"]
+            bw = rec.get(f"{link}_bandwidth") if link else None
+            click.echo(
+                f"{rec['name']:<10} {rec['aliases'].replace(';', ', '):<34} "
+                f"{(bf16 or 0) / 1e12:>12.1f} {rec['hbm_bandwidth'] / 1e9:>9.0f} "
+                f"{(rec['hbm_capacity'] or 0) / 1e9:>7.0f}  "
+                f"{link} {((bw or 0) / 1e9):.0f} GB/s one-way"
+            )
+        click.echo(f"catalog version {catalog.version}; `pipeline hardware NAME` shows sources")
+        return
+    canonical = catalog.resolve(name)
+    if canonical is None:
+        hint = catalog.suggest(name)
+        raise click.ClickException(
+            f"unknown hardware '{name}'" + (f" (did you mean '{hint}'?)" if hint else "")
+        )
+    rec = catalog_records(catalog, [canonical])[0]
+    for key, value in rec.items():
+        if value is None or value == "":
+            continue
+        click.echo(f"{key:<17} {value}")

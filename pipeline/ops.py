@@ -1,0 +1,88 @@
+"""Op signatures: named ops and einsum specs -> operands, output, contracted and batch dims."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+NAMED_OPS: dict[str, str] = {
+    "matmul": "BD,DF->BF",
+    "dot": "N,N->",
+    "batched_matmul": "BD,BDF->BF",
+}
+CUSTOM = "custom"
+
+_EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*->\s*([A-Za-z]*)\s*$")
+
+
+@dataclass(frozen=True)
+class OpSignature:
+    """What an op reads, writes and contracts. `einsum` is '' for custom ops."""
+
+    op: str
+    einsum: str
+    x: str = ""
+    y: str = ""
+    out: str = ""
+
+    @property
+    def is_custom(self) -> bool:
+        return self.einsum == ""
+
+    @property
+    def dims(self) -> str:
+        """Every dim of the einsum, in order of first appearance."""
+        return "".join(dict.fromkeys(self.x + self.y + self.out))
+
+    @property
+    def contracted(self) -> str:
+        """Dims in the operands but not in the output (book: contracting dims)."""
+        return "".join(d for d in self.dims if d not in self.out)
+
+    @property
+    def batch(self) -> str:
+        """Dims of X that are in the output but not in Y (DESIGN §4, critical_batch)."""
+        return "".join(d for d in self.x if d in self.out and d not in self.y)
+
+
+class OpError(ValueError):
+    """An op cell that is not a known op or a valid two-operand einsum."""
+
+
+@lru_cache(maxsize=4096)
+def parse_op(text: str) -> OpSignature:
+    """Parse an `op` cell: a named op, `custom`, or an einsum like BSD,DF->BSF."""
+    key = text.strip()
+    low = key.lower()
+    if low == CUSTOM:
+        return OpSignature(op=CUSTOM, einsum="")
+    if low in NAMED_OPS:
+        return _from_einsum(low, NAMED_OPS[low])
+    if "->" not in key and "," not in key:
+        raise OpError(f"unknown op '{key}'")
+    return _from_einsum(None, key)
+
+
+def _from_einsum(name: str | None, spec: str) -> OpSignature:
+    m = _EINSUM.match(spec)
+    if not m:
+        raise OpError(
+            f"op '{spec}' is not a two-operand einsum of single-letter dims like 'BD,DF->BF'"
+        )
+    x, y, out = (g.upper() for g in m.groups())
+    if not x or not y:
+        raise OpError(f"einsum '{spec}' needs two operands with at least one dim each")
+    for part, label in ((x, "first operand"), (y, "second operand"), (out, "output")):
+        if len(set(part)) != len(part):
+            raise OpError(f"einsum '{spec}' repeats a dim in its {label} (not supported)")
+    missing = [d for d in out if d not in x + y]
+    if missing:
+        raise OpError(f"einsum '{spec}' has output dim(s) {''.join(missing)} that no operand has")
+    canonical = f"{x},{y}->{out}"
+    return OpSignature(op=name or canonical, einsum=canonical, x=x, y=y, out=out)
+
+
+def known_op_names() -> list[str]:
+    """Named ops, for did-you-mean messages."""
+    return [*NAMED_OPS, CUSTOM]
