@@ -172,7 +172,7 @@ def _write_manifest(tmp: Path, meta: RunMeta, loaded: Loaded, results, written, 
 
 
 class _atomic_dir:
-    """Build a folder beside `target`, then swap it into place; on failure leave target as it was."""
+    """Build a folder beside `target`, then swap it in; on failure leave target untouched."""
 
     def __init__(self, target: Path):
         self.target = target
