@@ -150,15 +150,10 @@ def _read_slow(
         numbers.append(line)
     header_row, rows, numbers = rows[0], rows[1:], numbers[1:]
     width = len(header_row)
-    fixed = [r + [""] * (width - len(r)) if len(r) < width else r for r in rows]
-    extra = [i for i, r in enumerate(fixed) if len(r) > width]
-    if extra:
-        shown = ", ".join(str(numbers[i]) for i in extra[:10])
-        raise InvalidScenario(
-            f"{path}: line(s) {shown} have more fields than the header's {width}"
-            " (an unquoted comma in a name or note?)"
-        )
+    fields = np.array([len(r) for r in rows], dtype=np.int64)
+    fixed = [r + [""] * (width - len(r)) if len(r) < width else r[:width] for r in rows]
     frame = pd.DataFrame(fixed, columns=header_row, dtype=str)
+    frame.attrs["fields"] = fields
     return frame, np.asarray(numbers, dtype=np.int64)
 
 
@@ -248,6 +243,19 @@ class _Checker:
         self.catalog = catalog
         self.n = len(raw)
         self.problems: list[tuple[int, str, str]] = []  # (row position, column, reason)
+        fields = raw.attrs.get("fields")
+        self.ragged: set[int] = set()
+        if fields is not None:
+            self.ragged = {int(p) for p in np.flatnonzero(fields > len(raw.columns))}
+            width = len(raw.columns)
+            self.add(
+                fields > width,
+                "*",
+                lambda p: (
+                    f"{fields[p]} fields but the header has {width}; quote cells that hold"
+                    ' commas, e.g. an einsum op "BD,DF->BF" or a note'
+                ),
+            )
 
     # -- helpers
     def col(self, name: str) -> pd.Series:
@@ -270,7 +278,9 @@ class _Checker:
     def sorted_problems(self) -> list[RowProblem]:
         names = self.col("name")
         order = {c: i for i, c in enumerate(self.raw.columns)}
-        items = sorted(self.problems, key=lambda p: (p[0], order.get(p[1], len(order)), p[2]))
+        # a row with too many fields has shifted cells: its other complaints would mislead
+        kept = [p for p in self.problems if p[0] not in self.ragged or p[1] == "*"]
+        items = sorted(kept, key=lambda p: (p[0], order.get(p[1], len(order)), p[2]))
         return [
             RowProblem(self.file, int(self.lines[pos]), names.iat[pos], column, reason)
             for pos, column, reason in items
