@@ -150,7 +150,7 @@ def _normalize(frame: pd.DataFrame, path: Path, first_line: int | None) -> pd.Da
         problems.append("missing column 'name'")
     if problems:
         raise InvalidHardwareFile(f"{path}: " + "; ".join(problems))
-    out = frame.reindex(columns=list(COLUMNS)).fillna("")
+    out = frame.reindex(columns=list(COLUMNS)).astype(object).fillna("")
     out = out.astype(str).apply(lambda s: s.str.strip())
     out["name"] = out["name"].str.lower()
 

@@ -14,6 +14,7 @@ from pipeline.dtypes import DTYPES
 from pipeline.ops import parse_op
 
 ALL_REDUCE = "all_reduce"
+BOUNDS = ("compute", "memory", "network")
 # columns of the validated scenario frame that are inputs to the model, not carried through
 INTERNAL = frozenset(
     {
@@ -26,7 +27,8 @@ INTERNAL = frozenset(
 
 
 def _bytes_of(dtype: pd.Series) -> np.ndarray:
-    return dtype.map({k: v[0] for k, v in DTYPES.items()}).to_numpy(dtype=float)
+    codes, uniques = pd.factorize(dtype)
+    return np.array([DTYPES[u][0] for u in uniques], dtype=float)[codes]
 
 
 def _prod(columns: list[np.ndarray], n: int) -> np.ndarray:
@@ -50,7 +52,7 @@ def collective_time(
     V / W_bidi with W_bidi = 2 x one-way bandwidth; on a switch V (N-1) / (N W). Each phase takes
     at least hop latency x N / 2.
     """
-    ring = topology == "ring"
+    ring = topology if topology.dtype == bool else topology == "ring"
     with np.errstate(divide="ignore", invalid="ignore"):
         per_phase = np.where(
             ring, volume / (2.0 * bandwidth), volume * (chips - 1) / (chips * bandwidth)
@@ -59,11 +61,17 @@ def collective_time(
     return np.where(phases > 0, phases * np.maximum(per_phase, floor), 0.0)
 
 
-def classify_bound(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
-    """compute only when t_math is strictly largest; a memory/network tie is memory."""
+def bound_codes(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
+    """Index into BOUNDS: compute only when t_math is strictly largest; memory wins a tie with
+    network (book: compute-bound iff T_math > T_comms)."""
     compute = (t_math > t_hbm) & (t_math > t_network)
     memory = ~compute & (t_hbm >= t_network)
-    return np.where(compute, "compute", np.where(memory, "memory", "network"))
+    return np.where(compute, 0, np.where(memory, 1, 2)).astype(np.int8)
+
+
+def classify_bound(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
+    """'compute', 'memory' or 'network' per row (see bound_codes)."""
+    return np.asarray(BOUNDS, dtype=object)[bound_codes(t_math, t_hbm, t_network)]
 
 
 def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
@@ -121,7 +129,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     peak = frame["peak_flops"].to_numpy(dtype=float)
     hbm_bw = frame["hbm_bandwidth"].to_numpy(dtype=float)
     link_bw = frame["link_bandwidth"].to_numpy(dtype=float)
-    topology = frame["link_topology"].to_numpy(dtype=object)
+    topology = frame["link_topology"].to_numpy(dtype=object) == "ring"  # True: ring, else switch
     latency = frame["link_latency"].to_numpy(dtype=float)
     phases = np.where(collective == ALL_REDUCE, 2.0, 0.0)
 
@@ -133,7 +141,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     t_network = collective_time(network_bytes, chips, link_bw, topology, latency, phases)
     t_lower = np.maximum(np.maximum(t_math, t_hbm), t_network)
     t_upper = t_math + t_hbm + t_network
-    bound = classify_bound(t_math, t_hbm, t_network)
+    bound = bound_codes(t_math, t_hbm, t_network)
     attainable = flops_pc / t_lower
     capacity = frame["hbm_capacity"].to_numpy(dtype=float)
     fits = np.where(np.isnan(capacity), None, hbm_bytes <= capacity)
@@ -175,7 +183,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "bytes_written": cols["bytes_written"],
             "hbm_bytes": hbm_bytes,
             "network_bytes": network_bytes,
-            "collective": collective,
+            "collective": pd.Categorical(collective, categories=["", ALL_REDUCE]),
             "peak_flops": peak,
             "hbm_bandwidth": hbm_bw,
             "link_bandwidth": link_bw,
@@ -186,7 +194,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "t_network": t_network,
             "t_lower": t_lower,
             "t_upper": t_upper,
-            "bound": bound,
+            "bound": pd.Categorical.from_codes(bound, categories=list(BOUNDS)),
             "attainable_flops": attainable,
             "peak_fraction": attainable / peak,
             "critical_batch": pd.array(
@@ -195,7 +203,8 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "memory_footprint": hbm_bytes,
             "hbm_capacity": capacity,
             "fits": pd.array(fits, dtype="boolean"),
-        }
+        },
+        copy=False,
     )
     result.loc[np.isnan(critical), "critical_batch"] = pd.NA
     for d in sorted(c for c in frame.columns if len(c) == 1 and c.isupper()):
@@ -252,8 +261,9 @@ def critical_batch(
         v1 = network_bytes / batch
         slope = f1 / peak - h1 / hbm_bw
         threshold = np.where(slope > 0, (fixed_bytes / hbm_bw) / slope, np.inf)
+        ring = topology if topology.dtype == bool else topology == "ring"
         net_per_byte = phases * np.where(
-            topology == "ring", 1.0 / (2.0 * link_bw), (chips - 1) / (chips * link_bw)
+            ring, 1.0 / (2.0 * link_bw), (chips - 1) / (chips * link_bw)
         )
         net_ok = (phases == 0) | (f1 / peak > net_per_byte * v1)
         floor = phases * latency * chips / 2.0

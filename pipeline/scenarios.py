@@ -6,11 +6,13 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from pipeline.dtypes import DTYPES, canonical_dtype, known_dtype_names, peak_family, wider_dtype
@@ -45,7 +47,8 @@ class Loaded:
     path: Path
     frame: pd.DataFrame
     problems: list[RowProblem]
-    inputs: pd.DataFrame
+    table: pa.Table  # the rows as read: every cell a string, header names normalized
+    lines: np.ndarray  # each table row's line number
     dims: list[str]
     extras: list[str]
     source_rows: int
@@ -55,27 +58,34 @@ class Loaded:
     def rejected_lines(self) -> int:
         return len({p.line for p in self.problems})
 
+    @cached_property
+    def inputs(self) -> pd.DataFrame:
+        """The rows as read (strings), with their line numbers first."""
+        frame = self.table.to_pandas()
+        frame.insert(0, "line", self.lines)
+        return frame
+
 
 def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROWS) -> Loaded:
     """Read and validate one scenario CSV (DESIGN §2). Raises InvalidScenario for a useless file."""
     path = Path(path)
-    raw, lines = _read_table(path)
-    raw.columns = _normalize_headers(list(raw.columns), path)
-    dims = sorted(c for c in raw.columns if _DIM.match(c))
-    extras = [c for c in raw.columns if c not in KNOWN and c not in dims]
-    warnings = _check_columns(raw.columns, extras, path)
-    inputs = raw.copy()
-    inputs.insert(0, "line", lines)
-    checker = _Checker(raw, lines, str(path), catalog)
+    table, lines, fields = _read_table(path)
+    columns = _normalize_headers(table.column_names, path)
+    table = table.rename_columns(columns)
+    dims = sorted(c for c in columns if _DIM.match(c))
+    extras = [c for c in columns if c not in KNOWN and c not in dims]
+    warnings = _check_columns(columns, extras, path)
+    checker = _Checker(table, lines, fields, str(path), catalog)
     frame = checker.run(dims, max_rows)
     return Loaded(
         path=path,
         frame=frame,
         problems=checker.sorted_problems(),
-        inputs=inputs,
+        table=table,
+        lines=lines,
         dims=dims,
         extras=extras,
-        source_rows=len(raw),
+        source_rows=table.num_rows,
         warnings=warnings,
     )
 
@@ -83,8 +93,9 @@ def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROW
 # ---------------------------------------------------------------- reading
 
 
-def _read_table(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
-    """All cells as stripped strings, plus each row's line number as an editor counts it."""
+def _read_table(path: Path) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
+    """All cells as strings, each row's line number as an editor counts it, and field counts
+    (None when every row had the header's width)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:
@@ -105,15 +116,25 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     header = next(csv.reader([lines[keep[0]]]))
     body = "\n".join(lines[i] for i in keep[1:])
     line_numbers = np.asarray(keep[1:], dtype=np.int64) + 1
-    frame = None
-    if '"' not in body:  # fast path: one record per line guaranteed
-        frame = _read_fast(header, body)
-    if frame is None or len(frame) != len(line_numbers):
-        frame, line_numbers = _read_slow(path, header, lines, keep)
-    return frame, line_numbers
+    if not _may_span_lines(body):  # fast path: one record per line
+        table = _read_fast(header, body)
+        if table is not None and table.num_rows == len(line_numbers):
+            return table, line_numbers, None
+    return _read_slow(header, lines, keep)
 
 
-def _read_fast(header: list[str], body: str) -> pd.DataFrame | None:
+def _may_span_lines(body: str) -> bool:
+    """True when some line has an odd number of quotes, i.e. a quoted value may hold a newline."""
+    if '"' not in body:
+        return False
+    raw = np.frombuffer(body.encode("utf-8"), dtype=np.uint8)
+    quotes = np.flatnonzero(raw == ord('"'))
+    ends = np.flatnonzero(raw == ord("\n"))
+    per_line = np.bincount(np.searchsorted(ends, quotes), minlength=len(ends) + 1)
+    return bool((per_line % 2).any())
+
+
+def _read_fast(header: list[str], body: str) -> pa.Table | None:
     names = [f"c{i}" for i in range(len(header))]
     try:
         table = pacsv.read_csv(
@@ -128,17 +149,14 @@ def _read_fast(header: list[str], body: str) -> pd.DataFrame | None:
         )
     except pa.ArrowInvalid:  # ragged rows: the slow path reports them one by one
         return None
-    frame = table.to_pandas()
-    frame.columns = header
-    return frame
+    return table.rename_columns(header)
 
 
 def _read_slow(
-    path: Path, header: list[str], lines: list[str], keep: list[int]
-) -> tuple[pd.DataFrame, np.ndarray]:
+    header: list[str], lines: list[str], keep: list[int]
+) -> tuple[pa.Table, np.ndarray, np.ndarray]:
     """csv-module reader that tracks line numbers through quoted newlines; ragged rows padded."""
-    text = "\n".join(lines)
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO("\n".join(lines)))
     rows, numbers = [], []
     start = 1
     for record in reader:
@@ -152,9 +170,9 @@ def _read_slow(
     width = len(header_row)
     fields = np.array([len(r) for r in rows], dtype=np.int64)
     fixed = [r + [""] * (width - len(r)) if len(r) < width else r[:width] for r in rows]
-    frame = pd.DataFrame(fixed, columns=header_row, dtype=str)
-    frame.attrs["fields"] = fields
-    return frame, np.asarray(numbers, dtype=np.int64)
+    columns = list(zip(*fixed, strict=True)) if fixed else [()] * width
+    table = pa.table({f"c{i}": pa.array(col, pa.string()) for i, col in enumerate(columns)})
+    return table.rename_columns(header_row), np.asarray(numbers, dtype=np.int64), fields
 
 
 def _normalize_headers(columns: list[str], path: Path) -> list[str]:
@@ -233,21 +251,68 @@ def _parse_sweep(text: str) -> list[int]:
     return values
 
 
+def per_unique(fn, *arrays: np.ndarray, dtype=object) -> np.ndarray:
+    """fn(*values) evaluated once per distinct combination of the arrays' values, per row."""
+    key = np.zeros(len(arrays[0]), dtype=np.int64)
+    for a in arrays:
+        codes, uniques = pd.factorize(a, use_na_sentinel=False)
+        key = key * max(len(uniques), 1) + codes
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    values = np.empty(len(first), dtype=dtype)
+    for k, i in enumerate(first):
+        values[k] = fn(*(a[i] for a in arrays))
+    return values[inverse]
+
+
+class Col:
+    """A text column factorized once: every check runs on its few distinct values."""
+
+    def __init__(self, codes: np.ndarray, uniques: np.ndarray):
+        self.codes = codes
+        self.uniques = uniques  # object array of stripped strings
+
+    @classmethod
+    def from_arrow(cls, arr: pa.ChunkedArray | pa.Array) -> Col:
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        enc = pc.dictionary_encode(arr)
+        uniques = np.array([u.strip() for u in enc.dictionary.to_pylist()], dtype=object)
+        return cls(enc.indices.to_numpy(zero_copy_only=False).astype(np.intp), uniques)
+
+    @classmethod
+    def blank(cls, n: int) -> Col:
+        return cls(np.zeros(n, dtype=np.intp), np.array([""], dtype=object))
+
+    def at(self, pos: int) -> str:
+        return self.uniques[self.codes[pos]]
+
+    def per_row(self, per_unique: np.ndarray) -> np.ndarray:
+        """Broadcast a per-distinct-value array to rows."""
+        return np.asarray(per_unique)[self.codes]
+
+    def map(self, fn, dtype=object) -> np.ndarray:
+        """fn applied once per distinct value, broadcast to rows."""
+        return self.per_row(np.array([fn(u) for u in self.uniques], dtype=dtype))
+
+    def is_(self, value: str) -> np.ndarray:
+        return self.per_row(self.uniques == value)
+
+
 class _Checker:
     """Collects every problem of a file, then returns the valid rows, typed and expanded."""
 
-    def __init__(self, raw: pd.DataFrame, lines: np.ndarray, file: str, catalog: Catalog):
-        self.raw = raw
+    def __init__(self, table, lines, fields, file: str, catalog: Catalog):
+        self.table = table
         self.lines = lines
         self.file = file
         self.catalog = catalog
-        self.n = len(raw)
+        self.n = table.num_rows
         self.problems: list[tuple[int, str, str]] = []  # (row position, column, reason)
-        fields = raw.attrs.get("fields")
+        self._cols: dict[str, Col] = {}
         self.ragged: set[int] = set()
         if fields is not None:
-            self.ragged = {int(p) for p in np.flatnonzero(fields > len(raw.columns))}
-            width = len(raw.columns)
+            width = table.num_columns
+            self.ragged = {int(p) for p in np.flatnonzero(fields > width)}
             self.add(
                 fields > width,
                 "*",
@@ -258,73 +323,58 @@ class _Checker:
             )
 
     # -- helpers
-    def col(self, name: str) -> pd.Series:
-        if name in self.raw.columns:
-            return self.raw[name].astype(str).str.strip()
-        return pd.Series([""] * self.n, index=self.raw.index, dtype=object)
+    def col(self, name: str) -> Col:
+        if name not in self._cols:
+            if name in self.table.column_names:
+                self._cols[name] = Col.from_arrow(self.table.column(name))
+            else:
+                self._cols[name] = Col.blank(self.n)
+        return self._cols[name]
 
     def add(self, mask, column: str, reason) -> None:
         """Record a problem for each row in mask; reason is a string or f(position) -> str."""
         for pos in np.flatnonzero(np.asarray(mask, dtype=bool)):
             self.problems.append((int(pos), column, reason(pos) if callable(reason) else reason))
 
-    def lookup(self, series: pd.Series, resolve) -> tuple[pd.Series, pd.Series]:
-        """Map a text column through resolve() once per unique value: (resolved, ok mask)."""
-        uniques = pd.unique(series)
-        mapping = {u: resolve(u) for u in uniques}
-        resolved = series.map(mapping)
-        return resolved, resolved.notna()
+    def add_at(self, pos: int, column: str, reason: str) -> None:
+        self.problems.append((int(pos), column, reason))
 
     def sorted_problems(self) -> list[RowProblem]:
-        names = self.col("name")
-        order = {c: i for i, c in enumerate(self.raw.columns)}
+        order = {c: i for i, c in enumerate(self.table.column_names)}
         # a row with too many fields has shifted cells: its other complaints would mislead
         kept = [p for p in self.problems if p[0] not in self.ragged or p[1] == "*"]
         items = sorted(kept, key=lambda p: (p[0], order.get(p[1], len(order)), p[2]))
+        names = self.names
         return [
-            RowProblem(self.file, int(self.lines[pos]), names.iat[pos], column, reason)
+            RowProblem(self.file, int(self.lines[pos]), str(names[pos]), column, reason)
             for pos, column, reason in items
         ]
 
     def numbers(self, name: str, *, integer: bool = False, what: str = "a positive number"):
-        """Parse an optional numeric column: (values float array with NaN for blank, ok mask)."""
-        text = self.col(name)
-        nums = pd.to_numeric(text.where(text != ""), errors="coerce").to_numpy(dtype=float)
-        bad = (text != "").to_numpy() & ~(nums > 0)
+        """Parse an optional numeric column: float array, NaN for blank or bad (bad reported)."""
+        col = self.col(name)
+        u = col.uniques
+        nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
+        nums = nums.to_numpy(dtype=float)
+        bad = (u != "") & ~(nums > 0)
         if integer:
-            bad |= (text != "").to_numpy() & (nums > 0) & (np.floor(nums) != nums)
-        self.add(bad, name, lambda p: f"{_quote(text.iat[p])} is not {what}")
-        return np.where(bad, np.nan, nums)
+            bad |= (u != "") & (nums > 0) & (np.floor(nums) != nums)
+        if bad.any():
+            self.add(col.per_row(bad), name, lambda p: f"{_quote(col.at(p))} is not {what}")
+        return col.per_row(np.where(bad, np.nan, nums))
 
     # -- the checks
     def run(self, dims: list[str], max_rows: int) -> pd.DataFrame:
-        out = pd.DataFrame(index=self.raw.index)
-        name = self.col("name")
-        self.add(name == "", "name", "empty name; every scenario needs a unique name")
-        first = {}
-        dup = name.duplicated() & (name != "")
-        if dup.any():
-            for pos, value in enumerate(name):
-                first.setdefault(value, pos)
-            self.add(
-                dup,
-                "name",
-                lambda p: (
-                    f"duplicate name {_quote(name.iat[p])} "
-                    f"(first on line {self.lines[first[name.iat[p]]]}); names must be unique"
-                ),
-            )
-        out["name"] = name
-
+        out: dict[str, object] = {"line": self.lines}
+        self._check_names()
         sig = self._check_op(out)
         self._check_hardware(out)
         self._check_dtypes(out)
         chips = self.numbers("chips", integer=True, what="a whole number of chips (1 or more)")
-        out["chips"] = np.where(np.isnan(chips), 1, chips)
+        out["chips"] = np.where(np.isnan(chips), 1.0, chips)
         for col in (*OVERRIDES, "flops", "bytes", "measured_seconds"):
             out[col] = self.numbers(col)
-        out["notes"] = self.col("notes")
-        self._check_custom(out, sig)
+        self._check_custom(out)
         self._check_shard_and_link(out, sig)
         values, sweeps = self._check_dims(out, sig, dims)
         self._check_peak(out)
@@ -333,13 +383,44 @@ class _Checker:
             bad_rows[pos] = True
         for d in dims:
             out[d] = values[d]
-        for col in self.raw.columns:
+        # text columns stay numpy object arrays: no per-cell conversion to pandas' str dtype
+        frame = pd.DataFrame(
+            {k: pd.Series(v, dtype=object) if v.dtype == object else v for k, v in out.items()},
+            copy=False,
+        )
+        frame.insert(1, "name", self.table.column("name").to_pandas().str.strip())
+        frame["notes"] = self._text("notes")
+        for col in self.table.column_names:
             if col not in KNOWN and col not in dims:
-                out[col] = self.raw[col]
-        out.insert(0, "line", self.lines)
-        return self._expand(out, ~bad_rows, sweeps, dims, max_rows)
+                frame[col] = self._text(col)
+        return self._expand(frame, ~bad_rows, sweeps, dims, max_rows)
 
-    def _check_op(self, out: pd.DataFrame) -> pd.Series:
+    def _text(self, name: str) -> pd.Series:
+        if name in self.table.column_names:
+            return self.table.column(name).to_pandas()
+        return pd.Series([""] * self.n, dtype=object)
+
+    def _check_names(self) -> None:
+        arr = pc.utf8_trim_whitespace(self.table.column("name"))
+        self.names = arr.to_numpy(zero_copy_only=False)
+        empty = pc.equal(arr, "").to_numpy(zero_copy_only=False)
+        self.add(empty, "name", "empty name; every scenario needs a unique name")
+        if pc.count_distinct(arr).as_py() == self.n:
+            return
+        names = pd.Series(self.names, dtype=object)
+        dup = (names.duplicated() & ~empty).to_numpy()
+        first = names.drop_duplicates()
+        first_line = dict(zip(first.to_numpy(), self.lines[first.index.to_numpy()], strict=True))
+        self.add(
+            dup,
+            "name",
+            lambda p: (
+                f"duplicate name {_quote(self.names[p])} "
+                f"(first on line {first_line[self.names[p]]}); names must be unique"
+            ),
+        )
+
+    def _check_op(self, out: dict) -> np.ndarray:
         ops = self.col("op")
         errors: dict[str, str] = {}
 
@@ -360,18 +441,20 @@ class _Checker:
                 errors[text] = msg
                 return None
 
-        sig, ok = self.lookup(ops, resolve)
-        self.add(~ok, "op", lambda p: errors[ops.iat[p]])
-        out["op"] = sig.map(lambda s: s.op if s else "")
-        out["einsum"] = sig.map(lambda s: s.einsum if s else "")
-        return sig
+        sig_u = np.array([resolve(u) for u in ops.uniques] + [None], dtype=object)[:-1]
+        ok_u = np.array([x is not None for x in sig_u])
+        self.add(ops.per_row(~ok_u), "op", lambda p: errors[ops.at(p)])
+        out["op"] = ops.per_row(np.array([x.op if x else "" for x in sig_u], dtype=object))
+        out["einsum"] = ops.per_row(np.array([x.einsum if x else "" for x in sig_u], dtype=object))
+        self.sig_u = sig_u
+        return ops.per_row(sig_u)
 
-    def _check_hardware(self, out: pd.DataFrame) -> None:
+    def _check_hardware(self, out: dict) -> None:
         hw = self.col("hardware")
-        resolved, ok = self.lookup(hw, self.catalog.resolve)
+        resolved_u = np.array([self.catalog.resolve(u) or "" for u in hw.uniques], dtype=object)
 
         def reason(p: int) -> str:
-            text = hw.iat[p]
+            text = hw.at(p)
             if not text:
                 return "empty hardware; name a chip from `pipeline hardware`"
             hint = self.catalog.suggest(text)
@@ -379,63 +462,69 @@ class _Checker:
                 f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
             )
 
-        self.add(~ok, "hardware", reason)
-        out["hardware"] = resolved.fillna("")
+        self.add(hw.per_row(resolved_u == ""), "hardware", reason)
+        out["hardware"] = hw.per_row(resolved_u)
 
-    def _check_dtypes(self, out: pd.DataFrame) -> None:
+    def _check_dtypes(self, out: dict) -> None:
         parsed = {}
-        for col in DTYPE_COLUMNS:
-            text = self.col(col)
-            resolved, ok = self.lookup(text, lambda t: canonical_dtype(t) if t else "")
-            bad = ~ok
+        for name in DTYPE_COLUMNS:
+            col = self.col(name)
+            resolved_u = np.array(
+                [(canonical_dtype(u) or None) if u else "" for u in col.uniques], dtype=object
+            )
 
-            def reason(p: int, text=text) -> str:
-                hint = did_you_mean(text.iat[p].lower(), known_dtype_names())
-                return f"unknown dtype {_quote(text.iat[p])}" + (
+            def reason(p: int, col=col) -> str:
+                hint = did_you_mean(col.at(p).lower(), known_dtype_names())
+                return f"unknown dtype {_quote(col.at(p))}" + (
                     f" (did you mean '{hint}'?)"
                     if hint
                     else f"; use one of {', '.join(sorted(DTYPES))}"
                 )
 
-            self.add(bad, col, reason)
-            parsed[col] = resolved.fillna("")
-        base = parsed["dtype"].where(parsed["dtype"] != "", "bf16")
-        for col in ("x_dtype", "y_dtype", "out_dtype"):
-            out[col] = parsed[col].where(parsed[col] != "", base)
-        pairs = out["x_dtype"] + "|" + out["y_dtype"]
-        wider = pairs.map({p: wider_dtype(*p.split("|")) for p in pd.unique(pairs)})
-        out["compute_dtype"] = parsed["compute_dtype"].where(parsed["compute_dtype"] != "", wider)
+            bad_u = np.array([r is None for r in resolved_u], dtype=bool)
+            self.add(col.per_row(bad_u), name, reason)
+            parsed[name] = col.per_row(np.where(bad_u, "", resolved_u).astype(object))
+        base = np.where(parsed["dtype"] != "", parsed["dtype"], "bf16").astype(object)
+        for name in ("x_dtype", "y_dtype", "out_dtype"):
+            out[name] = np.where(parsed[name] != "", parsed[name], base).astype(object)
+        wider = per_unique(
+            lambda x, y: wider_dtype(x, y) if x and y else "", out["x_dtype"], out["y_dtype"]
+        )
+        compute = parsed["compute_dtype"]
+        out["compute_dtype"] = np.where(compute != "", compute, wider).astype(object)
 
-    def _check_custom(self, out: pd.DataFrame, sig: pd.Series) -> None:
-        custom = (out["op"] == "custom").to_numpy()
-        for col in ("flops", "bytes"):
-            missing = custom & np.isnan(out[col].to_numpy()) & (self.col(col) == "").to_numpy()
-            self.add(missing, col, f"op custom needs a positive {col} total in column {col}")
+    def _check_custom(self, out: dict) -> None:
+        custom = out["op"] == "custom"
+        for name in ("flops", "bytes"):
+            missing = custom & np.isnan(out[name]) & self.col(name).is_("")
+            self.add(missing, name, f"op custom needs a positive {name} total in column {name}")
         self.add(
-            custom & (out["chips"].to_numpy() > 1),
+            custom & (out["chips"] > 1),
             "chips",
             "custom ops run on one chip; give per-chip flops and bytes with chips = 1",
         )
 
-    def _check_shard_and_link(self, out: pd.DataFrame, sig: pd.Series) -> None:
-        shard = self.col("shard").str.upper()
-        chips = out["chips"].to_numpy()
-        op_dims = sig.map(lambda s: s.dims if s else None)
-        has_shard = (shard != "").to_numpy()
-        known_op = op_dims.notna().to_numpy()
-        custom = (out["op"] == "custom").to_numpy()
-        in_op = np.array(
-            [
-                bool(s) and d is not None and len(s) == 1 and s in d
-                for s, d in zip(shard, op_dims, strict=True)
-            ]
+    def _check_shard_and_link(self, out: dict, sig: np.ndarray) -> None:
+        shard_col = self.col("shard")
+        shard = shard_col.per_row(np.array([u.upper() for u in shard_col.uniques], dtype=object))
+        chips = out["chips"]
+        op_dims_u = np.array([s.dims if s else None for s in self.sig_u] + [None], dtype=object)
+        op_dims = self.col("op").per_row(op_dims_u[:-1])
+        has_shard = shard != ""
+        known_op = np.array([d is not None for d in op_dims_u[:-1]])[self.col("op").codes]
+        custom = out["op"] == "custom"
+        in_op = per_unique(
+            lambda s, d: bool(s) and d is not None and len(s) == 1 and s in d,
+            shard,
+            op_dims,
+            dtype=bool,
         )
         self.add(
             has_shard & known_op & ~custom & ~in_op,
             "shard",
             lambda p: (
-                f"{_quote(self.col('shard').iat[p])} is not a dim of op "
-                f"{out['op'].iat[p]} (its dims: {', '.join(op_dims.iat[p])})"
+                f"{_quote(shard_col.at(p))} is not a dim of op "
+                f"{out['op'][p]} (its dims: {', '.join(op_dims[p])})"
             ),
         )
         self.add(
@@ -443,135 +532,137 @@ class _Checker:
             "shard",
             lambda p: (
                 f"chips = {int(chips[p])} needs a shard dim to split "
-                f"(one of {', '.join(op_dims.iat[p])})"
+                f"(one of {', '.join(op_dims[p])})"
             ),
         )
-        out["shard"] = np.where(chips > 1, shard, "")
+        out["shard"] = np.where(chips > 1, shard, "").astype(object)
 
-        link = self.col("link").str.lower()
+        link_col = self.col("link")
+        link = link_col.per_row(np.array([u.lower() for u in link_col.uniques], dtype=object))
         hw = out["hardware"]
-        chips_table = self.catalog.chips
-        default = hw.map(chips_table["default_link"]).fillna("")
-        chosen = link.where(link != "", default)
+        table = self.catalog.chips
+        default = per_unique(lambda c: table["default_link"].get(c, ""), hw)
+        chosen = np.where(link != "", link, default).astype(object)
         self.add(
-            ((link != "") & ~link.isin(LINKS)).to_numpy(),
+            (link != "") & ~np.isin(link, LINKS),
             "link",
             lambda p: (
-                f"unknown link {_quote(link.iat[p])}"
+                f"unknown link {_quote(link[p])}"
                 + (
                     f" (did you mean '{h}'?)"
-                    if (h := did_you_mean(link.iat[p], list(LINKS)))
+                    if (h := did_you_mean(link[p], list(LINKS)))
                     else f"; use one of {', '.join(LINKS)}"
                 )
             ),
         )
-        bw = np.full(self.n, np.nan)
-        topo = np.full(self.n, "", dtype=object)
-        lat = np.full(self.n, np.nan)
-        for lk in LINKS:
-            m = (chosen == lk).to_numpy()
-            if m.any():
-                bw[m] = hw[m].map(chips_table[f"{lk}_bandwidth"]).to_numpy(dtype=float)
-                topo[m] = hw[m].map(chips_table[f"{lk}_topology"]).fillna("").to_numpy()
-                lat[m] = hw[m].map(chips_table[f"{lk}_latency"]).to_numpy(dtype=float)
-        override = out["link_bandwidth"].to_numpy()
+
+        def link_fields(chip: str, lk: str) -> tuple:
+            if chip not in table.index or lk not in LINKS:
+                return (np.nan, "", np.nan)
+            row = table.loc[chip]
+            return (row[f"{lk}_bandwidth"], row[f"{lk}_topology"], row[f"{lk}_latency"])
+
+        bw, topo, lat = (
+            per_unique(lambda c, lk, i=i: link_fields(c, lk)[i], hw, chosen, dtype=t)
+            for i, t in ((0, float), (1, object), (2, float))
+        )
+        override = out["link_bandwidth"]
         bw = np.where(np.isnan(override), bw, override)
-        fallback_topo = np.where(chosen.isin(("ici",)).to_numpy(), "ring", "switch")
-        topo = np.where(topo == "", fallback_topo, topo)
+        topo = np.where(topo == "", np.where(chosen == "ici", "ring", "switch"), topo)
         lat = np.where(np.isnan(lat), 0.0, lat)
-        needs_link = (chips > 1) & (hw != "").to_numpy() & chosen.isin(LINKS).to_numpy()
+        needs_link = (chips > 1) & (hw != "") & np.isin(chosen, LINKS)
         self.add(
             needs_link & np.isnan(bw),
             "link",
             lambda p: (
-                f"chip {hw.iat[p]} has no bandwidth for link '{chosen.iat[p]}'"
-                f" (it has {', '.join(self.catalog.links_of(hw.iat[p])) or 'none'});"
+                f"chip {hw[p]} has no bandwidth for link '{chosen[p]}'"
+                f" (it has {', '.join(self.catalog.links_of(hw[p])) or 'none'});"
                 " pick one of those or give link_bandwidth"
             ),
         )
         out["link"] = chosen
         out["link_bandwidth"] = bw
-        out["link_topology"] = topo
+        out["link_topology"] = topo.astype(object)
         out["link_latency"] = lat
 
-    def _check_dims(self, out, sig: pd.Series, dims: list[str]):
+    def _check_dims(self, out: dict, sig: np.ndarray, dims: list[str]):
         values: dict[str, np.ndarray] = {}
         sweeps: dict[str, dict[int, list[int]]] = {}
         needed: dict[str, np.ndarray] = {d: np.zeros(self.n, dtype=bool) for d in dims}
-        for s in pd.unique(sig.dropna()):
-            rows = (sig == s).to_numpy()  # noqa: B023 - evaluated immediately
+        op = self.col("op")
+        for code, s in enumerate(self.sig_u):
+            if s is None:
+                continue
+            rows = op.codes == code
+            if not rows.any():
+                continue
             for d in s.dims:
                 if d not in needed:
-                    self.add(
-                        rows,
-                        d,
-                        f"op {s.op} needs dim {d}, and the file has no column '{d}'",
-                    )
+                    self.add(rows, d, f"op {s.op} needs dim {d}, and the file has no column '{d}'")
                 else:
                     needed[d] |= rows
         for d in dims:
-            text = self.col(d)
-            is_sweep = (
-                text.str.contains("|", regex=False) | text.str.contains("..", regex=False)
-            ).to_numpy()
-            nums = pd.to_numeric(text.where((text != "") & ~is_sweep), errors="coerce").to_numpy(
-                dtype=float
-            )
-            plain_ok = (nums >= 1) & (np.floor(nums) == nums)
+            col = self.col(d)
+            u = col.uniques
+            sweep_u = np.array(["|" in t or ".." in t for t in u], dtype=bool)
+            nums_u = pd.to_numeric(
+                pd.Series(u, dtype=object).where((u != "") & ~sweep_u), errors="coerce"
+            ).to_numpy(dtype=float)
+            ok_u = (nums_u >= 1) & (np.floor(nums_u) == nums_u)
             need = needed[d]
             self.add(
-                need & (text == "").to_numpy(),
+                need & col.is_(""),
                 d,
-                lambda p, d=d: f"empty; op {out['op'].iat[p]} needs a value for dim {d}",
+                lambda p, d=d: f"empty; op {out['op'][p]} needs a value for dim {d}",
             )
             self.add(
-                need & (text != "").to_numpy() & ~is_sweep & ~plain_ok,
+                need & col.per_row((u != "") & ~sweep_u & ~ok_u),
                 d,
-                lambda p, text=text: (
-                    f"{_quote(text.iat[p])} is not a positive integer"
+                lambda p, col=col: (
+                    f"{_quote(col.at(p))} is not a positive integer"
                     " or a sweep (128|256, 1..512, 1..4096*2)"
                 ),
             )
             sweeps[d] = {}
-            for pos in np.flatnonzero(need & is_sweep):
+            for pos in np.flatnonzero(need & col.per_row(sweep_u)):
                 try:
-                    sweeps[d][int(pos)] = _parse_sweep(text.iat[pos])
+                    sweeps[d][int(pos)] = _parse_sweep(col.at(pos))
                 except ValueError as exc:
-                    self.add(np.arange(self.n) == pos, d, f"{_quote(text.iat[pos])}: {exc}")
-            values[d] = np.where(need & plain_ok, nums, np.nan)
+                    self.add_at(pos, d, f"{_quote(col.at(pos))}: {exc}")
+            values[d] = np.where(need & col.per_row(ok_u), col.per_row(nums_u), np.nan)
         return values, sweeps
 
-    def _check_peak(self, out: pd.DataFrame) -> None:
+    def _check_peak(self, out: dict) -> None:
         chips = self.catalog.chips
         hw = out["hardware"]
-        fam = out["compute_dtype"].map(lambda c: peak_family(c) if c in DTYPES else "")
-        peak = np.full(self.n, np.nan)
-        for f in pd.unique(fam):
-            if not f:
-                continue
-            m = (fam == f).to_numpy()
-            peak[m] = hw[m].map(chips[f"peak_{f}"]).to_numpy(dtype=float)
-        override = out["peak_flops"].to_numpy()
+        compute = out["compute_dtype"]
+        fam = per_unique(lambda c: peak_family(c) if c in DTYPES else "", compute)
+        peak = per_unique(
+            lambda c, f: chips.at[c, f"peak_{f}"] if c in chips.index and f else np.nan,
+            hw,
+            fam,
+            dtype=float,
+        )
+        override = out["peak_flops"]
         peak = np.where(np.isnan(override), peak, override)
-        known = (hw != "").to_numpy() & (fam != "").to_numpy()
+        known = (hw != "") & (fam != "")
         self.add(
-            known & np.isnan(peak) & (self.col("peak_flops") == "").to_numpy(),
+            known & np.isnan(peak) & self.col("peak_flops").is_(""),
             "compute_dtype",
             lambda p: (
-                f"chip {hw.iat[p]} has no {out['compute_dtype'].iat[p]} peak in the catalog;"
+                f"chip {hw[p]} has no {compute[p]} peak in the catalog;"
                 " give a peak_flops column (FLOP/s) or a --hardware file with "
-                f"peak_{fam.iat[p]}"
+                f"peak_{fam[p]}"
             ),
         )
         out["peak_flops"] = peak
-        for col in ("hbm_bandwidth", "hbm_capacity"):
-            cat = hw.map(chips[col]).to_numpy(dtype=float)
-            given = out[col].to_numpy()
-            out[col] = np.where(np.isnan(given), cat, given)
+        for name in ("hbm_bandwidth", "hbm_capacity"):
+            cat = per_unique(lambda c, n=name: chips[n].get(c, np.nan), hw, dtype=float)
+            out[name] = np.where(np.isnan(out[name]), cat, out[name])
         self.add(
-            (hw != "").to_numpy() & np.isnan(out["hbm_bandwidth"].to_numpy()),
+            (hw != "") & np.isnan(out["hbm_bandwidth"]),
             "hbm_bandwidth",
-            lambda p: f"chip {hw.iat[p]} has no HBM bandwidth; give hbm_bandwidth (bytes/s)",
+            lambda p: f"chip {hw[p]} has no HBM bandwidth; give hbm_bandwidth (bytes/s)",
         )
 
     def _expand(self, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame:
@@ -579,7 +670,7 @@ class _Checker:
         positions = np.flatnonzero(valid)
         counts = np.ones(self.n, dtype=np.int64)
         swept_rows = sorted({p for d in dims for p in sweeps[d] if valid[p]})
-        grids: dict[int, tuple[list[str], np.ndarray]] = {}
+        grids: dict[int, tuple[list[str], list[list[int]]]] = {}
         for p in swept_rows:
             names = [d for d in dims if p in sweeps[d]]
             lists = [sweeps[d][p] for d in names]
@@ -591,8 +682,8 @@ class _Checker:
             over = positions[running > max_rows]
             for p in over:
                 col = grids[p][0][0] if p in grids else "name"
-                self.add(
-                    np.arange(self.n) == p,
+                self.add_at(
+                    p,
                     col,
                     f"expands to {counts[p]:,} rows, which takes the file past its limit of "
                     f"{max_rows:,} rows (--max-rows)",
@@ -600,15 +691,18 @@ class _Checker:
             valid = valid.copy()
             valid[over] = False
             positions = np.flatnonzero(valid)
-        out = out.iloc[positions]
-        series = out["name"].to_numpy(dtype=object)
-        if not grids or not any(valid[p] for p in grids):
+        if len(positions) == self.n:
             out = out.reset_index(drop=True)
-            out.insert(1, "series", series)
+        else:
+            out = out.iloc[positions].reset_index(drop=True)
+        series = out["name"]
+        if not any(valid[p] for p in grids):
+            out.insert(2, "series", series)
             return out
         reps = counts[positions]
         expanded = out.iloc[np.repeat(np.arange(len(out)), reps)].reset_index(drop=True)
-        names = np.repeat(series, reps).astype(object)
+        series_arr = series.to_numpy(dtype=object)
+        names = np.repeat(series_arr, reps).astype(object)
         series_col = names.copy()
         starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
         for i, p in enumerate(positions):
@@ -625,7 +719,7 @@ class _Checker:
                     f"{lab},{d}={int(v)}" if lab else f"{d}={int(v)}"
                     for lab, v in zip(labels, flat, strict=True)
                 ]
-            names[s : s + n] = [f"{series[i]}[{lab}]" for lab in labels]
+            names[s : s + n] = [f"{series_arr[i]}[{lab}]" for lab in labels]
         expanded["name"] = names
-        expanded.insert(1, "series", series_col)
+        expanded.insert(2, "series", series_col)
         return expanded

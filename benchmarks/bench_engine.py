@@ -1,0 +1,153 @@
+"""Engine benchmark (issue 2): load, compute and write results.csv for 1,000,000 mixed scenarios.
+
+Prints rows/second per stage next to, in the same run,
+  (a) pandas.read_csv + DataFrame.to_csv of the same input file, and
+  (b) a row-by-row Python implementation of the same math on a 10,000-row sample, scaled.
+Targets: compute >= 100 x the row-by-row baseline; load + compute + write <= 2 x (a).
+
+    .venv/bin/python benchmarks/bench_engine.py [--rows 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.generate import write  # noqa: E402
+from pipeline.csvout import write_csv  # noqa: E402
+from pipeline.dtypes import DTYPES, peak_family, wider_dtype  # noqa: E402
+from pipeline.hardware import load_catalog  # noqa: E402
+from pipeline.ops import parse_op  # noqa: E402
+from pipeline.roofline import compute_roofline  # noqa: E402
+from pipeline.scenarios import load_scenarios  # noqa: E402
+
+
+def timed(fn, *args):
+    t = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t
+
+
+def row_by_row(rows: list[dict], catalog) -> list[dict]:
+    """The same model, one Python dict at a time: the baseline the vectorized path must beat."""
+    chips_table = {name: row.to_dict() for name, row in catalog.chips.iterrows()}
+    out = []
+    for r in rows:
+        hw = catalog.resolve(r["hardware"])
+        chip = chips_table[hw]
+        sig = parse_op(r["op"])
+        dt = r["dtype"] or "bf16"
+        comp = wider_dtype(dt, dt)
+        peak = float(chip[f"peak_{peak_family(comp)}"])
+        bw = float(chip["hbm_bandwidth"])
+        chips = int(r["chips"] or 1)
+        shard = r["shard"] if chips > 1 else ""
+        size = DTYPES[dt][0]
+        if sig.is_custom:
+            flops = float(r["flops"])
+            hbm = float(r["bytes"])
+            net = 0.0
+            t_net = 0.0
+        else:
+            local = {}
+            for d in sig.dims:
+                v = int(r[d])
+                local[d] = math.ceil(v / chips) if d == shard else v
+            prod = math.prod(local.values())
+            flops = 2.0 * prod if sig.contracted else float(prod)
+            x = math.prod(local[d] for d in sig.x) * size
+            y = math.prod(local[d] for d in sig.y) * size
+            o = math.prod(local[d] for d in sig.out) * size
+            hbm = x + y + o
+            net = o if shard and shard in sig.contracted else 0.0
+            link = chip["default_link"]
+            lbw = float(chip[f"{link}_bandwidth"])
+            lat = float(chip[f"{link}_latency"])
+            if net:
+                if chip[f"{link}_topology"] == "ring":
+                    phase = net / (2 * lbw)
+                else:
+                    phase = net * (chips - 1) / (chips * lbw)
+                t_net = 2 * max(phase, lat * chips / 2)
+            else:
+                t_net = 0.0
+        t_math = flops / peak
+        t_hbm = hbm / bw
+        t_lower = max(t_math, t_hbm, t_net)
+        if t_math > t_hbm and t_math > t_net:
+            bound = "compute"
+        elif t_hbm >= t_net:
+            bound = "memory"
+        else:
+            bound = "network"
+        out.append(
+            {
+                "flops": flops,
+                "t_math": t_math,
+                "t_hbm": t_hbm,
+                "t_network": t_net,
+                "t_lower": t_lower,
+                "t_upper": t_math + t_hbm + t_net,
+                "bound": bound,
+                "intensity": flops / hbm,
+                "attainable": flops / t_lower,
+            }
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--sample", type=int, default=10_000)
+    args = parser.parse_args()
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        src = write(args.rows, tmp / "scenarios.csv")
+        size_mb = src.stat().st_size / 1e6
+
+        frame, t_read = timed(pd.read_csv, src)
+        _, t_to_csv = timed(frame.to_csv, tmp / "copy.csv")
+
+        loaded, t_load = timed(load_scenarios, src, catalog)
+        assert not loaded.problems, loaded.problems[:3]
+        results, t_compute = timed(compute_roofline, loaded.frame)
+        _, t_write = timed(write_csv, results, tmp / "results.csv")
+
+        with open(src, newline="") as fh:
+            sample = [r for _, r in zip(range(args.sample), csv.DictReader(fh), strict=False)]
+        _, t_rows = timed(row_by_row, sample, catalog)
+        t_rows_scaled = t_rows * args.rows / len(sample)
+
+    n = args.rows
+    ours = t_load + t_compute + t_write
+    floor = t_read + t_to_csv
+
+    def line(label: str, seconds: float) -> None:
+        print(f"{label:<44} {seconds:8.2f} s {n / seconds:>14,.0f} rows/s")
+
+    print(f"{n:,} scenarios, input {size_mb:.0f} MB, results {len(results.columns)} columns")
+    line("load + validate (load_scenarios)", t_load)
+    line("compute (compute_roofline)", t_compute)
+    line("write results.csv", t_write)
+    line("load + compute + write", ours)
+    line("(a) pandas.read_csv", t_read)
+    line("(a) DataFrame.to_csv", t_to_csv)
+    line("(a) read_csv + to_csv", floor)
+    line(f"(b) row-by-row Python ({len(sample):,} rows, scaled)", t_rows_scaled)
+    print(f"compute speed-up over row-by-row: {t_rows_scaled / t_compute:,.0f} x (target >= 100 x)")
+    print(f"(load + compute + write) / (read_csv + to_csv): {ours / floor:.2f} x (target <= 2 x)")
+
+
+if __name__ == "__main__":
+    main()

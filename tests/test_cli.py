@@ -1,0 +1,152 @@
+"""The command line: exit codes, messages, summary lines, what is (not) written."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from pipeline import __version__
+from pipeline.cli import cli
+from tests.conftest import BOOK_SCENARIOS
+from tests.helpers import write_scenarios
+
+FAST = ["--no-plots", "--no-workbook", "--no-report"]
+HEAD = "name,op,B,D,F,hardware"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_version():
+    result = invoke("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_run_book_scenarios(tmp_path):
+    out = tmp_path / "out"
+    result = invoke("run", str(BOOK_SCENARIOS), "-o", str(out), *FAST)
+    assert result.exit_code == 0, result.output
+    run_dir = out / "q1-q5"
+    assert (run_dir / "results.csv").exists() and (run_dir / "manifest.json").exists()
+    assert not (run_dir / "errors.csv").exists()
+    assert f"{BOOK_SCENARIOS}: 1035 scenarios (compute-bound " in result.stdout
+    assert "0 rejected row(s)" in result.stdout
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["rows"]["scenarios"] == 1035 and manifest["rows"]["source_rows"] == 13
+    assert {f["path"] for f in manifest["files"]} == {"results.csv"}
+    assert len(manifest["input_sha256"]) == 64
+    assert set(manifest["timings_seconds"]) >= {"load", "compute", "results", "total"}
+
+
+def test_rejected_rows_exit_1_and_still_write(tmp_path):
+    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\nbad,matmul,1,2,3,h10\n")
+    result = invoke("run", str(path), "-o", str(tmp_path / "out"), *FAST)
+    assert result.exit_code == 1
+    assert (
+        f"{path}:3: column hardware: unknown hardware 'h10' (did you mean 'h100'?)" in result.stderr
+    )
+    run_dir = tmp_path / "out" / "s"
+    assert (run_dir / "errors.csv").read_text().startswith('line,name,column,reason\n3,"bad",')
+    assert "1 scenarios" in result.stdout and "1 rejected row(s)" in result.stdout
+
+
+def test_strict_writes_nothing(tmp_path):
+    path = write_scenarios(tmp_path, f"{HEAD}\nbad,matmul,1,2,3,h10\n")
+    result = invoke("run", str(path), "-o", str(tmp_path / "out"), "--strict", *FAST)
+    assert result.exit_code == 1
+    assert f"Error: {path}: 1 row(s) rejected and --strict is set; nothing written" in result.stderr
+    assert not (tmp_path / "out" / "s").exists()
+
+
+def test_header_only_file_is_an_error(tmp_path):
+    path = write_scenarios(tmp_path, f"{HEAD}\n")
+    result = invoke("run", str(path), "-o", str(tmp_path / "out"), *FAST)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {path}: a header but no scenario rows: nothing to compute\n"
+
+
+def test_one_bad_file_does_not_stop_the_others(tmp_path):
+    bad = write_scenarios(tmp_path, "", name="bad.csv")
+    good = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="good.csv")
+    result = invoke("run", str(bad), str(good), "-o", str(tmp_path / "out"), *FAST)
+    assert result.exit_code == 1
+    assert (tmp_path / "out" / "good" / "results.csv").exists()
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert CliRunner().invoke(cli, ["run"]).exit_code == 2
+    assert CliRunner().invoke(cli, ["run", "x.csv", "--max-rows", "0"]).exit_code == 2
+    assert CliRunner().invoke(cli, ["frobnicate"]).exit_code == 2
+
+
+def test_missing_file(tmp_path):
+    result = invoke("run", str(tmp_path / "nope.csv"), "-o", str(tmp_path / "o"), *FAST)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {tmp_path / 'nope.csv'}: no such file\n"
+
+
+def test_glob_inputs(tmp_path):
+    for name in ("a", "b"):
+        write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name=f"{name}.csv")
+    result = invoke("run", str(tmp_path / "*.csv"), "-o", str(tmp_path / "out"), *FAST)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "a").is_dir() and (tmp_path / "out" / "b").is_dir()
+
+
+def test_same_stem_gets_unique_folders(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    a = write_scenarios(tmp_path / "x", f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="s.csv")
+    b = write_scenarios(tmp_path / "y", f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="s.csv")
+    result = invoke("run", str(a), str(b), "-o", str(tmp_path / "out"), *FAST)
+    assert result.exit_code == 0
+    assert (tmp_path / "out" / "s").is_dir() and (tmp_path / "out" / "s-2").is_dir()
+
+
+def test_validate_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\nbad,matmul,1,2,3,h10\n")
+    result = invoke("validate", str(path))
+    assert result.exit_code == 1
+    assert (
+        f"{path}:3: column hardware: unknown hardware 'h10' (did you mean 'h100'?)" in result.stderr
+    )
+    assert f"{path}: 2 row(s) read, 1 valid scenario(s), 1 rejected row(s)" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
+
+
+def test_validate_ok(tmp_path):
+    assert invoke("validate", str(BOOK_SCENARIOS)).exit_code == 0
+
+
+def test_hardware_list_and_show():
+    listing = invoke("hardware")
+    assert listing.exit_code == 0
+    assert "tpu-v5e" in listing.output and "h100" in listing.output
+    one = invoke("hardware", "V5E")
+    assert one.exit_code == 0
+    assert "hbm_bandwidth" in one.output and "source" in one.output
+
+
+def test_hardware_unknown():
+    result = CliRunner().invoke(cli, ["hardware", "h10"])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: unknown hardware 'h10' (did you mean 'h100'?)\n"
+
+
+def test_user_hardware_file(tmp_path):
+    hw = tmp_path / "mine.toml"
+    hw.write_text("[mychip]\npeak_bf16 = 1e14\nhbm_bandwidth = 1e12\n", encoding="utf-8")
+    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,mychip\n")
+    result = invoke("run", str(path), "-o", str(tmp_path / "out"), "--hardware", str(hw), *FAST)
+    assert result.exit_code == 0, result.output
+
+
+def test_bad_hardware_file_is_an_error(tmp_path):
+    hw = tmp_path / "mine.csv"
+    hw.write_text("name,hbm_bandwdth\nx,1\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["validate", str(BOOK_SCENARIOS), "--hardware", str(hw)])
+    assert result.exit_code == 1
+    assert "unknown column 'hbm_bandwdth' (did you mean 'hbm_bandwidth'?)" in result.stderr
