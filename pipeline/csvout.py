@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +19,6 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 _OPTIONS = pacsv.WriteOptions(quoting_style="needed", batch_size=1 << 16, include_header=False)
-
-
-_PARALLEL_MIN_ROWS = 50_000
 
 
 def _column(series: pd.Series) -> pa.Array:
@@ -57,32 +53,20 @@ def _header(frame: pd.DataFrame) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def _body(table: pa.Table) -> pa.Buffer:
-    sink = pa.BufferOutputStream()
-    if table.num_rows:
-        pacsv.write_csv(table, sink, _OPTIONS)
-    return sink.getvalue()
-
-
-def _bodies(frame: pd.DataFrame) -> list[pa.Buffer]:
-    """The rows as CSV, formatted in parallel halves (Arrow's writer releases the GIL)."""
-    table = to_table(frame)
-    if table.num_rows < _PARALLEL_MIN_ROWS:
-        return [_body(table)]
-    half = table.num_rows // 2
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(_body, [table.slice(0, half), table.slice(half)]))
-
-
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
     """Write a frame as CSV (format above); returns the path."""
+    table = to_table(frame)
     with open(path, "wb") as fh:
         fh.write(_header(frame))
-        for body in _bodies(frame):
-            fh.write(body)
+        if table.num_rows:
+            pacsv.write_csv(table, fh, _OPTIONS)
     return Path(path)
 
 
 def format_csv(frame: pd.DataFrame) -> bytes:
     """The CSV bytes for a frame, as write_csv writes them."""
-    return _header(frame) + b"".join(b.to_pybytes() for b in _bodies(frame))
+    sink = pa.BufferOutputStream()
+    table = to_table(frame)
+    if table.num_rows:
+        pacsv.write_csv(table, sink, _OPTIONS)
+    return _header(frame) + sink.getvalue().to_pybytes()

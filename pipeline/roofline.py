@@ -144,7 +144,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     bound = bound_codes(t_math, t_hbm, t_network)
     attainable = flops_pc / t_lower
     capacity = frame["hbm_capacity"].to_numpy(dtype=float)
-    fits = np.where(np.isnan(capacity), None, hbm_bytes <= capacity)
+    fits = pd.arrays.BooleanArray(hbm_bytes <= capacity, np.isnan(capacity))
 
     critical = critical_batch(
         batch=cols["batch"],
@@ -197,20 +197,15 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "bound": pd.Categorical.from_codes(bound, categories=list(BOUNDS)),
             "attainable_flops": attainable,
             "peak_fraction": attainable / peak,
-            "critical_batch": pd.array(
-                np.where(np.isnan(critical), 0, critical).astype("int64"), dtype="Int64"
-            ),
+            "critical_batch": int_or_na(critical),
             "memory_footprint": hbm_bytes,
             "hbm_capacity": capacity,
-            "fits": pd.array(fits, dtype="boolean"),
+            "fits": fits,
         },
         copy=False,
     )
-    result.loc[np.isnan(critical), "critical_batch"] = pd.NA
     for d in sorted(c for c in frame.columns if len(c) == 1 and c.isupper()):
-        values = frame[d].to_numpy(dtype=float)
-        result[d] = pd.array(np.where(np.isnan(values), 0, values).astype("int64"), dtype="Int64")
-        result.loc[np.isnan(values), d] = pd.NA
+        result[d] = int_or_na(frame[d].to_numpy(dtype=float))
     measured = frame["measured_seconds"].to_numpy(dtype=float)
     result["measured_seconds"] = measured
     result["measured_over_predicted"] = measured / t_lower
@@ -219,6 +214,12 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         if col not in INTERNAL and col not in result.columns:
             result[col] = frame[col]
     return result
+
+
+def int_or_na(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """Whole numbers as a nullable Int64 array; NaN becomes NA."""
+    missing = np.isnan(values)
+    return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
 
 
 def _batch_sharded(frame: pd.DataFrame) -> np.ndarray:
@@ -280,7 +281,7 @@ def critical_batch(
     with np.errstate(invalid="ignore"):
         fine = np.isfinite(guess)
         p = np.where(fine, guess, 1.0)
-        for _ in range(3):  # rounding can misplace the closed form by one step either way
+        for _ in range(2):  # rounding can misplace the closed form by one step either way
             up = fine & ~is_compute(p)
             p = np.where(up, p + 1, p)
             down = fine & (p > 1) & is_compute(p - 1)
