@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import glob
 import sys
+import threading
 from pathlib import Path
 
 import click
 
 from pipeline import __version__
-from pipeline.batch import RunOptions, run_file, sanitize_name, validate_file
+from pipeline.batch import (
+    RunOptions,
+    failed_entry,
+    index_entry,
+    planned_stages,
+    run_file,
+    sanitize_name,
+    validate_file,
+    write_index,
+)
 from pipeline.errors import PipelineError
+from pipeline.excel import DEFAULT_WORKBOOK_ROWS
 from pipeline.hardware import Catalog, catalog_records, load_catalog
+from pipeline.plots import DEFAULT_MAX_CHARTS
+from pipeline.report import DEFAULT_TABLE_ROWS
 from pipeline.scenarios import DEFAULT_MAX_ROWS
 
 _HARDWARE_OPTION = click.option(
@@ -83,7 +96,29 @@ def cli() -> None:
 @click.option("--no-workbook", is_flag=True, help="Skip workbook.xlsx.")
 @click.option("--no-report", is_flag=True, help="Skip report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary lines.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the seconds each stage took.")
 @_MAX_ROWS_OPTION
+@click.option(
+    "--max-charts",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_CHARTS,
+    show_default=True,
+    help="Most charts per run; the summary says which were left out.",
+)
+@click.option(
+    "--workbook-rows",
+    type=click.IntRange(min=0, max=1_048_575),
+    default=DEFAULT_WORKBOOK_ROWS,
+    show_default=True,
+    help="Rows of the workbook's Results and Inputs sheets; results.csv always has all.",
+)
+@click.option(
+    "--report-rows",
+    type=click.IntRange(min=0),
+    default=DEFAULT_TABLE_ROWS,
+    show_default=True,
+    help="Rows of each per-hardware table in report.html; results.csv always has all.",
+)
 def run(
     scenarios: tuple[str, ...],
     output_dir: Path,
@@ -93,7 +128,11 @@ def run(
     no_workbook: bool,
     no_report: bool,
     quiet: bool,
+    verbose: bool,
     max_rows: int,
+    max_charts: int,
+    workbook_rows: int,
+    report_rows: int,
 ) -> None:
     """Compute every scenario of SCENARIOS (CSV files or globs) and write OUTPUT_DIR/<stem>/.
 
@@ -108,41 +147,79 @@ def run(
         report=not no_report,
         strict=strict,
         max_rows=max_rows,
+        max_charts=max_charts,
+        workbook_rows=workbook_rows,
+        report_rows=report_rows,
     )
     names = _output_names(paths)
     show_progress = not quiet and sys.stderr.isatty()
     status = 0
+    runs: list[dict] = []
     for path, name in zip(paths, names, strict=True):
         try:
             if show_progress:
-                with click.progressbar(
-                    length=4, label=f"{path}", file=sys.stderr, show_eta=False
-                ) as bar:
-                    summary = run_file(
-                        path, output_dir, catalog, options, out_name=name,
-                        progress=lambda stage, bar=bar: bar.update(1),
-                    )  # fmt: skip
+                summary = _run_with_progress(path, output_dir, catalog, options, name)
             else:
                 summary = run_file(path, output_dir, catalog, options, out_name=name)
         except PipelineError as exc:
             click.echo(f"Error: {exc}", err=True)
             status = 1
+            runs.append(failed_entry(path, name, str(exc)))
             continue
         _echo_problems(summary.problems, summary.warnings)
         if summary.problems:
             status = 1
+        runs.append(index_entry(summary, name))
         if not quiet:
-            b = summary.bounds
-            files = ", ".join(p.name for p in summary.written)
-            click.echo(
-                f"{path}: {summary.scenarios} scenarios "
-                f"(compute-bound {b['compute']}, memory-bound {b['memory']}, "
-                f"network-bound {b['network']}), {summary.rejected} rejected row(s)"
-                f" -> {summary.out_dir}/ [{files}]"
-            )
-            for notice in summary.notices:
-                click.echo(f"  note: {notice}")
+            _echo_summary(path, summary, verbose)
+    if len(paths) > 1 and options.report:
+        try:
+            index = write_index(output_dir, runs)
+        except PipelineError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            status = 1
+        else:
+            if not quiet:
+                click.echo(f"index of {len(runs)} runs -> {index}")
     sys.exit(status)
+
+
+def _run_with_progress(path: Path, output_dir: Path, catalog: Catalog, options, name: str):
+    stages = planned_stages(options)
+    lock = threading.Lock()
+    with click.progressbar(
+        length=len(stages), label=f"{path}: load", file=sys.stderr, show_eta=False
+    ) as bar:
+        done: list[str] = []
+
+        def advance(stage: str) -> None:
+            with lock:
+                done.append(stage)
+                left = [s for s in stages if s not in done]
+                bar.label = f"{path}: {left[0] if left else 'done'}"
+                bar.update(1)
+
+        return run_file(path, output_dir, catalog, options, out_name=name, progress=advance)
+
+
+def _echo_summary(path: Path, summary, verbose: bool) -> None:
+    b = summary.bounds
+    files = ", ".join(str(p.relative_to(summary.out_dir)) for p in summary.written)
+    if len(files) > 160:
+        shown = [p for p in summary.written if p.parent == summary.out_dir]
+        plots = len(summary.written) - len(shown)
+        files = ", ".join(p.name for p in shown) + f", {plots} charts in plots/"
+    click.echo(
+        f"{path}: {summary.scenarios} scenarios "
+        f"(compute-bound {b['compute']}, memory-bound {b['memory']}, "
+        f"network-bound {b['network']}), {summary.rejected} rejected row(s)"
+        f" -> {summary.out_dir}/ [{files}]"
+    )
+    for notice in summary.notices:
+        click.echo(f"  note: {notice}")
+    if verbose:
+        timings = ", ".join(f"{k} {v:.2f} s" for k, v in summary.timings.items())
+        click.echo(f"  seconds: {timings}")
 
 
 def _output_names(paths: list[Path]) -> list[str]:

@@ -536,12 +536,8 @@ def build_report_context(
             continue
         counts = _bound_counts(rows)
         shown = rows.head(max_table_rows)
-        more = total - len(shown)
-        if more:
-            notices.append(
-                f"The {name} table shows the first {len(shown):,} of {total:,} scenarios; "
-                f"the other {more:,} are in results.csv."
-            )
+        if total > len(shown):
+            notices.append(_cap_notice(name, len(shown), total))
         own_charts = []
         for k, (chart, rec) in enumerate(chart_records):
             if chart.kind in ("roofline", "network") and chart.hardware == name:
@@ -558,7 +554,7 @@ def build_report_context(
                 "charts": own_charts,
                 "rows": _table_rows(shown, dims),
                 "shown": len(shown),
-                "more": more,
+                "more": total - len(shown),
                 **_chip_facts(catalog.get(name, {}), rows),
             }
         )
@@ -637,6 +633,23 @@ def build_report_context(
 
 
 # ---------------------------------------------------------------- rendering
+
+
+def _cap_notice(chip: str, shown: int, total: int) -> str:
+    return (
+        f"The {chip} table shows the first {shown:,} of {total:,} scenarios; "
+        f"the other {total - shown:,} are in results.csv."
+    )
+
+
+def table_cap_notices(results: pd.DataFrame, max_table_rows: int) -> list[str]:
+    """What the per-hardware table cap leaves out, known before the report is rendered."""
+    counts = results["hardware"].astype(str).value_counts(sort=False)
+    return [
+        _cap_notice(chip, max_table_rows, int(total))
+        for chip, total in counts.items()
+        if total > max_table_rows
+    ]
 
 
 def render_report_html(

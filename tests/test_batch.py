@@ -54,3 +54,36 @@ def test_rerun_replaces_outputs(tmp_path, catalog):
     summary = run_file(path, out, catalog, FAST)
     assert not (out / "s" / "errors.csv").exists()  # stale files do not survive a re-run
     assert summary.rejected == 0 and summary.scenarios == 1
+
+
+def test_results_csv_and_parquet_hold_the_same_data(tmp_path, catalog, data_dir):
+    import numpy as np
+    import pandas as pd
+
+    run_file(data_dir / "small.csv", tmp_path, catalog, FAST)
+    csv = pd.read_csv(tmp_path / "small" / "results.csv", keep_default_na=False, na_values=[""])
+    parquet = pd.read_parquet(tmp_path / "small" / "results.parquet")
+    assert list(csv.columns) == list(parquet.columns)
+    assert len(csv) == len(parquet) == 8
+    for col in csv.columns:
+        a, b = csv[col], parquet[col]
+        if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+            np.testing.assert_array_equal(
+                a.to_numpy(dtype=float), b.to_numpy(dtype=float), err_msg=col
+            )
+        else:
+            norm = lambda s: s.astype(object).where(s.notna() & (s.astype(str) != ""), None)  # noqa: E731
+            assert norm(a).map(str).tolist() == norm(b).map(str).tolist(), col
+
+
+def test_caps_are_reported(tmp_path, catalog):
+    path = write_scenarios(tmp_path, f"{HEAD}\nsweep,matmul,1..30,64,64,v5e\n")
+    options = RunOptions(plots=False, workbook=True, report=True, workbook_rows=10, report_rows=5)
+    summary = run_file(path, tmp_path / "out", catalog, options)
+    workbook = "Results sheet holds the first 10 of 30 rows; results.csv has them all."
+    report = "The tpu-v5e table shows the first 5 of 30 scenarios; the other 25 are in results.csv."
+    assert sorted(summary.notices) == sorted([workbook, report])
+    manifest = (tmp_path / "out" / "s" / "manifest.json").read_text()
+    assert workbook in manifest and report in manifest
+    html = (tmp_path / "out" / "s" / "report.html").read_text()
+    assert "holds the first 10 of 30 rows" in html and "first 5 of 30" in html

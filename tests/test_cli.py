@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import openpyxl
 from click.testing import CliRunner
 
 from pipeline import __version__
@@ -35,9 +36,57 @@ def test_run_book_scenarios(tmp_path):
     assert "0 rejected row(s)" in result.stdout
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["rows"]["scenarios"] == 1035 and manifest["rows"]["source_rows"] == 13
-    assert {f["path"] for f in manifest["files"]} == {"results.csv"}
+    assert {f["path"] for f in manifest["files"]} == {"results.csv", "results.parquet"}
     assert len(manifest["input_sha256"]) == 64
     assert set(manifest["timings_seconds"]) >= {"load", "compute", "results", "total"}
+
+
+def test_full_run_writes_every_output(tmp_path):
+    out = tmp_path / "out"
+    result = invoke("run", str(BOOK_SCENARIOS), "-o", str(out), "--verbose")
+    assert result.exit_code == 0, result.output
+    run_dir = out / "q1-q5"
+    names = {p.name for p in run_dir.iterdir()}
+    assert names == {
+        "results.csv",
+        "results.parquet",
+        "workbook.xlsx",
+        "report.html",
+        "manifest.json",
+        "plots",
+    }
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    files = {f["path"] for f in manifest["files"]}
+    assert "plots/roofline-tpu-v5e.png" in files and "workbook.xlsx" in files
+    assert set(manifest["timings_seconds"]) >= {
+        "load",
+        "compute",
+        "results",
+        "plots",
+        "workbook",
+        "report",
+    }
+    assert "  seconds: load " in result.stdout
+    assert "note: The tpu-v5e table shows the first 500 of 1,032 scenarios" in result.stdout
+    assert not (out / "index.html").exists()  # one input: no batch index
+    book = openpyxl.load_workbook(run_dir / "workbook.xlsx")
+    assert book.sheetnames == ["Summary", "Results", "Hardware", "Inputs", "Charts"]
+    assert len(book["Charts"]._images) == 6  # rendered while the data sheets were written
+
+
+def test_batch_of_files_gets_an_index(tmp_path):
+    write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="good.csv")
+    write_scenarios(
+        tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\nbad,matmul,1,2,3,h10\n", name="half.csv"
+    )
+    empty = write_scenarios(tmp_path, "", name="empty.csv")
+    out = tmp_path / "out"
+    result = invoke("run", str(tmp_path / "*.csv"), "-o", str(out), "--no-plots", "--no-workbook")
+    assert result.exit_code == 1  # the worst of the three
+    index = (out / "index.html").read_text()
+    assert 'href="good/report.html"' in index and 'href="half/report.html"' in index
+    assert "failed" in index and str(empty) in index
+    assert f"index of 3 runs -> {out / 'index.html'}" in result.stdout
 
 
 def test_rejected_rows_exit_1_and_still_write(tmp_path):

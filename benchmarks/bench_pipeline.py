@@ -1,0 +1,120 @@
+"""Full-pipeline benchmark (issue 6): 1,000,000 scenarios, every output, default options.
+
+    .venv/bin/python benchmarks/bench_pipeline.py [--rows 1000000]
+
+Generates a scenario file (several ops, dtypes, sharded rows, a dozen chips), runs
+`pipeline run FILE --verbose` in a child process (so its peak memory is its own), and prints
+the per-stage seconds from its manifest, the end-to-end time and the peak RSS. Then, in this
+process, the bare floors on the same data: pandas.read_csv of the input, pyarrow's CSV and
+Parquet writers on the result frame, and a bare XlsxWriter constant-memory dump of the capped
+Results sheet. Targets: end-to-end <= 1.5 x the largest single floor; results.csv +
+results.parquet <= 2 x their two pyarrow floors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import xlsxwriter
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.generate import write  # noqa: E402
+from pipeline.excel import DEFAULT_WORKBOOK_ROWS  # noqa: E402
+from pipeline.hardware import load_catalog  # noqa: E402
+from pipeline.roofline import compute_roofline  # noqa: E402
+from pipeline.scenarios import load_scenarios  # noqa: E402
+
+
+def timed(fn, *args, **kwargs) -> float:
+    start = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - start
+
+
+def bare_xlsx(frame: pd.DataFrame, path: Path) -> None:
+    """The floor: one sheet, constant memory, no formats."""
+    book = xlsxwriter.Workbook(str(path), {"constant_memory": True, "nan_inf_to_errors": True})
+    sheet = book.add_worksheet("Results")
+    sheet.write_row(0, 0, [str(c) for c in frame.columns])
+    columns = []
+    for c in frame.columns:
+        s = frame[c]
+        if s.dtype.kind == "f":
+            columns.append([None if v != v else v for v in s.to_numpy().tolist()])
+        else:
+            columns.append(s.astype(object).where(s.notna(), None).tolist())
+    for r, row in enumerate(zip(*columns, strict=True), start=1):
+        sheet.write_row(r, 0, row)
+    book.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=ROOT) as tmp:
+        tmp = Path(tmp)
+        src = write(args.rows, tmp / "nightly.csv")
+        out = tmp / "out"
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "pipeline", "run", str(src), "-o", str(out), "--verbose"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        end_to_end = time.perf_counter() - start
+        if proc.returncode != 0:
+            sys.exit(f"pipeline failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        manifest = json.loads((out / "nightly" / "manifest.json").read_text())
+        stages = manifest["timings_seconds"]
+        sizes = {f["path"]: f["bytes"] for f in manifest["files"]}
+
+        catalog = load_catalog()
+        floors = {"pandas.read_csv (input)": timed(pd.read_csv, src)}
+        results = compute_roofline(load_scenarios(src, catalog).frame)
+        table = pa.Table.from_pandas(results.astype({"bound": str, "collective": str}))
+        floors["pyarrow CSV write (results)"] = timed(pacsv.write_csv, table, tmp / "f.csv")
+        floors["pyarrow Parquet write (results)"] = timed(pq.write_table, table, tmp / "f.pq")
+        capped = results.head(DEFAULT_WORKBOOK_ROWS)
+        floors[f"XlsxWriter dump ({len(capped):,} rows)"] = timed(bare_xlsx, capped, tmp / "f.xlsx")
+
+    n = args.rows
+    print(f"{n:,} scenarios -> {out.name}/nightly: {len(sizes)} files")
+    print("stage seconds (manifest; output stages overlap):")
+    for stage, seconds in stages.items():
+        print(f"  {stage:<10} {seconds:8.2f} s")
+    print(f"end to end (process)   {end_to_end:8.2f} s  {n / end_to_end:>12,.0f} rows/s")
+    print(f"peak memory (RSS)      {peak_mb:8.0f} MB")
+    print("floors, same data, this process:")
+    for label, seconds in floors.items():
+        print(f"  {label:<36} {seconds:8.2f} s")
+    largest = max(floors.values())
+    table_floor = floors["pyarrow CSV write (results)"] + floors["pyarrow Parquet write (results)"]
+    print(f"end to end / largest floor: {end_to_end / largest:.2f} x (target <= 1.5 x)")
+    print(
+        f"results.csv + results.parquet / pyarrow floors: {stages['results'] / table_floor:.2f} x"
+        " (target <= 2 x)"
+    )
+    print(
+        "output sizes: "
+        + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sizes.items() if "/" not in k)
+    )
+
+
+if __name__ == "__main__":
+    main()
