@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
 import time
+import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +19,8 @@ import pandas as pd
 
 from pipeline import __version__
 from pipeline.csvout import write_csv
-from pipeline.errors import OutputError, RejectedRows, RowProblem
-from pipeline.excel import DEFAULT_WORKBOOK_ROWS, write_workbook
+from pipeline.errors import OutputError, PipelineError, RejectedRows, RowProblem
+from pipeline.excel import DEFAULT_WORKBOOK_ROWS, SUMMARY_COLUMNS, write_workbook
 from pipeline.hardware import Catalog, catalog_records
 from pipeline.meta import Chart, RunMeta
 from pipeline.parquetout import write_parquet
@@ -29,7 +30,8 @@ from pipeline.roofline import compute_roofline
 from pipeline.scenarios import DEFAULT_MAX_ROWS, Loaded, load_scenarios
 
 BOUNDS = ("compute", "memory", "network")
-STAGES = ("load", "compute", "results", "plots", "workbook", "report", "manifest")
+STAGES = ("load", "compute", "plots", "results", "workbook", "report", "manifest")
+WORKBOOK_PROCESS_MIN_ROWS = 20_000  # below this, starting a process costs more than it saves
 Progress = Callable[[str], None]
 
 
@@ -102,8 +104,8 @@ def run_file(
 ) -> RunSummary:
     """Run one scenario file and write its output folder atomically; returns what was done.
 
-    After load and compute, the output stages overlap: charts render in worker processes and
-    the CSV/Parquet writes run in a thread (Arrow releases the GIL) while the workbook is
+    After load and compute, the output stages overlap: for big runs the workbook is written by
+    another process while charts render in worker processes and results.csv/.parquet are
     written here; the report follows once the charts exist.
     """
     step = progress or (lambda stage: None)
@@ -159,45 +161,41 @@ def run_file(
         step(stage)
         return out
 
-    with _atomic_dir(target) as tmp, ThreadPoolExecutor(max_workers=2) as pool:
-        tables = pool.submit(timed, "results", _write_tables, tmp, results, errors)
-        charts = None
-        if options.plots:
-            charts = pool.submit(
-                timed,
-                "plots",
-                render_charts,
-                results,
-                hardware,
-                tmp / "plots",
-                max_charts=options.max_charts,
-                workers=options.chart_workers,
-            )
-
-        def chart_list() -> tuple[list[Chart], list[str]]:
-            if charts is None:
-                return [], []
-            chart_set = charts.result()
-            return chart_set.charts, chart_set.notices
-
-        written: list[Path] = []
+    with _atomic_dir(target) as tmp:
+        workbook = None
         if options.workbook:
-            notices += timed(
-                "workbook",
-                write_workbook,
-                tmp / "workbook.xlsx",
-                meta,
-                results,
-                loaded.inputs,
-                errors,
-                hardware,
-                chart_list if options.plots else [],
-                tmp,
-                max_rows=options.workbook_rows,
-            )
-            written.append(tmp / "workbook.xlsx")
-        chart_objs, chart_notices = chart_list()
-        written[:0] = [tmp / c.path for c in chart_objs]
+            workbook = _Workbook(
+                tmp / "workbook.xlsx", meta, results, loaded.inputs, errors, hardware, tmp,
+                options.workbook_rows, in_process=len(results) < WORKBOOK_PROCESS_MIN_ROWS,
+            )  # fmt: skip
+            workbook.start()
+        try:
+            # charts first, from this single-threaded process, so their workers can fork
+            chart_objs: list[Chart] = []
+            chart_notices: list[str] = []
+            if options.plots:
+                chart_set = timed(
+                    "plots",
+                    render_charts,
+                    results,
+                    hardware,
+                    tmp / "plots",
+                    max_charts=options.max_charts,
+                    workers=_chart_workers(options, workbook),
+                )
+                chart_objs, chart_notices = chart_set.charts, chart_set.notices
+            if workbook is not None:
+                workbook.send_charts(chart_objs, chart_notices)
+            written = timed("results", _write_tables, tmp, results, errors)
+            written += [tmp / c.path for c in chart_objs]
+            if workbook is not None:
+                notices += workbook.finish()
+                timings["workbook"] = workbook.seconds
+                step("workbook")
+                written.append(tmp / "workbook.xlsx")
+        finally:
+            if workbook is not None:
+                workbook.stop()
         notices = list(dict.fromkeys([*chart_notices, *notices]))
         meta = replace(meta, notices=tuple(notices))
         if options.report:
@@ -214,7 +212,6 @@ def run_file(
                 max_table_rows=options.report_rows,
             )
             written.append(tmp / "report.html")
-        written[:0] = tables.result()
         summary.notices = list(dict.fromkeys(notices))
         timings["total"] = time.perf_counter() - t0
         written.append(_write_manifest(tmp, meta, loaded, results, written, timings))
@@ -222,6 +219,96 @@ def run_file(
     summary.written = [target / p.relative_to(tmp) for p in written]
     summary.timings = timings
     return summary
+
+
+def _chart_workers(options: RunOptions, workbook: _Workbook | None) -> int | None:
+    """Chart processes: while a workbook process holds one core, draw on the other only."""
+    if options.chart_workers is not None:
+        return options.chart_workers
+    if workbook is not None and workbook.process is not None:
+        return 1
+    return None
+
+
+class _Workbook:
+    """The workbook stage, in another process for big runs so that its pure-Python writing
+    (XlsxWriter) runs on its own core while charts, CSV and Parquet are written here. The
+    chart list is sent once the charts exist; the workbook embeds them last."""
+
+    def __init__(self, path, meta, results, inputs, errors, hardware, run_dir, cap, in_process):
+        self.args = (path, meta, results, inputs, errors, hardware, run_dir, cap)
+        self.in_process = in_process
+        self.seconds = 0.0
+        self.process = None
+        self.charts: tuple[list[Chart], list[str]] = ([], [])
+
+    def start(self) -> None:
+        if self.in_process:
+            return
+        path, meta, results, inputs, errors, hardware, run_dir, cap = self.args
+        summary = results[[c for c in SUMMARY_COLUMNS if c in results.columns]]
+        job = (path, meta, results.iloc[:cap], inputs.iloc[:cap], errors, hardware, run_dir)
+        context = multiprocessing.get_context("spawn")  # no fork of a process with threads
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_workbook_child, args=(child, job, cap, summary, len(inputs)), daemon=True
+        )
+        self.process.start()
+        child.close()
+
+    def send_charts(self, charts: list[Chart], notices: list[str]) -> None:
+        if self.process is None:
+            self.charts = (charts, notices)
+        else:
+            self.conn.send((charts, notices))
+
+    def finish(self) -> list[str]:
+        """Wait for the workbook; its notices."""
+        if self.process is None:
+            path, meta, results, inputs, errors, hardware, run_dir, cap = self.args
+            start = time.perf_counter()
+            notices = write_workbook(
+                path, meta, results, inputs, errors, hardware, list(self.charts[0]), run_dir,
+                max_rows=cap,
+            )  # fmt: skip
+            self.seconds = time.perf_counter() - start
+            return notices
+        try:
+            status, payload, seconds = self.conn.recv()
+        except EOFError as exc:
+            raise OutputError("the workbook process ended without writing workbook.xlsx") from exc
+        self.process.join()
+        self.seconds = seconds
+        if status != "ok":
+            raise OutputError(payload)
+        return payload
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+
+def _workbook_child(conn, job, cap: int, summary: pd.DataFrame, inputs_total: int) -> None:
+    """Runs in the workbook process: write, then report (status, notices or message, seconds)."""
+    start = time.perf_counter()
+    path, meta, results, inputs, errors, hardware, run_dir = job
+
+    def late_charts():
+        return conn.recv()
+
+    try:
+        notices = write_workbook(
+            path, meta, results, inputs, errors, hardware, late_charts, run_dir,
+            max_rows=cap, summary=summary, inputs_total=inputs_total,
+        )  # fmt: skip
+        conn.send(("ok", notices, time.perf_counter() - start))
+    except PipelineError as exc:
+        conn.send(("error", str(exc), time.perf_counter() - start))
+    except Exception:  # a bug: hand the traceback to the parent rather than dying silently
+        conn.send(("error", traceback.format_exc(), time.perf_counter() - start))
+    finally:
+        conn.close()
 
 
 def _write_tables(tmp: Path, results: pd.DataFrame, errors: pd.DataFrame) -> list[Path]:

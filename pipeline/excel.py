@@ -138,6 +138,8 @@ def write_workbook(
     run_dir: Path,
     *,
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
+    summary: pd.DataFrame | None = None,
+    inputs_total: int | None = None,
 ) -> list[str]:
     """Write workbook.xlsx at `path`; returns notices, plain sentences for the run's summary.
 
@@ -145,11 +147,16 @@ def write_workbook(
     shows them together with meta.notices. The file appears at `path` only once it is whole.
     `charts` may be a callable returning (charts, chart notices): it is called only after the
     data sheets are written, so charts can render in other processes meanwhile.
+    A caller that passes only the first rows of `results` and `inputs` (say, to another
+    process) gives `summary` (every row; the columns the Summary sheet counts) and
+    `inputs_total`, so counts and notices still speak of the whole run.
     """
     if max_rows < 0:
         raise ValueError(f"max_rows must be 0 or more, not {max_rows}")
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
-    notices = _cap_notices(cap, len(results), len(inputs), len(errors))
+    full = results if summary is None else summary
+    n_inputs = len(inputs) if inputs_total is None else inputs_total
+    notices = _cap_notices(cap, len(full), n_inputs, len(errors))
     late = callable(charts)
     path = Path(path)
     # The row data of constant-memory sheets goes to temp files: keep them beside the target
@@ -183,7 +190,7 @@ def write_workbook(
                 if c not in present
             ]
             summary_notices = list(dict.fromkeys([*chart_notices, *notices]))
-            _write_summary(sheets["Summary"], styles, meta, results, summary_notices)
+            _write_summary(sheets["Summary"], styles, meta, full, summary_notices)
             if "Charts" in sheets:
                 _write_charts(sheets["Charts"], styles, present, Path(run_dir))
             book.close()
@@ -551,6 +558,19 @@ def _write_summary(
         *((b, styles.bound[b]) for b in BOUNDS),
         ("fits = FALSE", styles.not_fitting),
     )
+
+
+SUMMARY_COLUMNS = (
+    "series",
+    "op",
+    "hardware",
+    "x_dtype",
+    "y_dtype",
+    "compute_dtype",
+    "bound",
+    "fits",
+    "critical_batch",
+)  # fmt: skip  -- what _write_summary reads of every row
 
 
 def _bound_counts(results: pd.DataFrame, key: str) -> list[tuple[str, list[int]]]:

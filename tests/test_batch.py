@@ -87,3 +87,36 @@ def test_caps_are_reported(tmp_path, catalog):
     assert workbook in manifest and report in manifest
     html = (tmp_path / "out" / "s" / "report.html").read_text()
     assert "holds the first 10 of 30 rows" in html and "first 5 of 30" in html
+
+
+def test_workbook_in_its_own_process(tmp_path, catalog, monkeypatch):
+    import openpyxl
+
+    monkeypatch.setattr(batch, "WORKBOOK_PROCESS_MIN_ROWS", 0)
+    path = write_scenarios(
+        tmp_path, f"{HEAD}\nsweep,matmul,1..30,64,64,v5e\nbad,matmul,1,2,3,h10\n"
+    )
+    options = RunOptions(report=False, workbook_rows=10)
+    summary = run_file(path, tmp_path / "out", catalog, options)
+    book = openpyxl.load_workbook(tmp_path / "out" / "s" / "workbook.xlsx")
+    assert book.sheetnames == ["Summary", "Results", "Hardware", "Inputs", "Errors", "Charts"]
+    assert book["Results"].max_row == 11  # header + the capped 10 rows
+    summary_text = [c.value for row in book["Summary"].iter_rows() for c in row if c.value]
+    assert "Bound per hardware (all 30 scenarios)" in summary_text  # counts speak of every row
+    assert len(book["Charts"]._images) >= 2
+    assert (
+        "Results sheet holds the first 10 of 30 rows; results.csv has them all." in summary.notices
+    )
+    assert summary.timings["workbook"] > 0
+
+
+def test_workbook_process_failure_is_reported(tmp_path, catalog, monkeypatch):
+    monkeypatch.setattr(batch, "WORKBOOK_PROCESS_MIN_ROWS", 0)
+    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n")
+    out = tmp_path / "out"
+    (out / "s").mkdir(parents=True)
+    (out / "s" / "results.csv").write_text("previous")
+    options = RunOptions(plots=False, report=False, workbook_rows=-1)  # the child refuses it
+    with pytest.raises(OutputError, match="max_rows must be 0 or more"):
+        run_file(path, out, catalog, options)
+    assert (out / "s" / "results.csv").read_text() == "previous"

@@ -386,3 +386,20 @@ def test_a_run_without_results_still_gives_a_workbook(book_run, tmp_path):
     assert "No scenario in this run becomes compute-bound by growing its batch." in sheet_text(
         wb["Summary"]
     )
+
+
+def test_charts_may_arrive_late_with_the_plot_notices(book_run, tmp_path):
+    """A callable is asked for (charts, notices) only after the data sheets are written."""
+    small_png(tmp_path / "plots" / "roofline-h100.png", dpi=100)
+    chart = Chart("roofline", "Roofline: H100", "plots/roofline-h100.png", "h100")
+    asked = []
+
+    def late():
+        asked.append(True)
+        return [chart], ["Plots: the sweep chart draws the first 20 series only."]
+
+    wb, notices = write(book_run, tmp_path, charts=late)
+    assert asked == [True]
+    assert wb.sheetnames == [*BASE_SHEETS, "Charts"]
+    assert notices == []  # the plot stage reports its own notices
+    assert "Plots: the sweep chart draws the first 20 series only." in sheet_text(wb["Summary"])
