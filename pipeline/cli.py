@@ -259,9 +259,6 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
     sys.exit(status)
 
 
-_UNITS = {"peak_": 1e12, "hbm_capacity": 1e9, "hbm_bandwidth": 1e9, "_bandwidth": 1e9}
-
-
 @cli.command()
 @click.argument("name", required=False)
 @_HARDWARE_OPTION
@@ -269,19 +266,21 @@ def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
     """List the hardware catalog, or show every field of chip NAME with its sources."""
     catalog = _load_catalog(hardware_files)
     if name is None:
-        header = (
-            f"{'name':<10} {'aliases':<34} {'bf16 TFLOP/s':>12} {'HBM GB/s':>9} {'HBM GB':>7}  link"
+        click.echo(
+            f"{'name':<9} {'aliases':<28} {'bf16 TFLOP/s':>12} {'HBM GB/s':>9} {'HBM GB':>7}"
+            "  default link (one-way)"
         )
-        click.echo(header)
         for rec in catalog_records(catalog):
-            bf16 = rec["peak_bf16"]
+            aliases = rec["aliases"].replace(";", ", ")
+            if len(aliases) > 28:
+                aliases = aliases[:27] + "…"
             link = rec["default_link"]
             bw = rec.get(f"{link}_bandwidth") if link else None
+            bf16 = f"{rec['peak_bf16'] / 1e12:.1f}" if rec["peak_bf16"] else "-"
+            capacity = f"{rec['hbm_capacity'] / 1e9:.0f}" if rec["hbm_capacity"] else "-"
             click.echo(
-                f"{rec['name']:<10} {rec['aliases'].replace(';', ', '):<34} "
-                f"{(bf16 or 0) / 1e12:>12.1f} {rec['hbm_bandwidth'] / 1e9:>9.0f} "
-                f"{(rec['hbm_capacity'] or 0) / 1e9:>7.0f}  "
-                f"{link} {((bw or 0) / 1e9):.0f} GB/s one-way"
+                f"{rec['name']:<9} {aliases:<28} {bf16:>12} {rec['hbm_bandwidth'] / 1e9:>9.0f} "
+                f"{capacity:>7}  {link} {(bw or 0) / 1e9:.0f} GB/s"
             )
         click.echo(f"catalog version {catalog.version}; `pipeline hardware NAME` shows sources")
         return

@@ -116,10 +116,10 @@ WIDTHS = {
     PLAIN_INTEGER: 7,
 }
 # fill, font: Excel's "good", "neutral" and a blue for network; "bad" for fits = FALSE
-BOUND_COLOURS = {
-    "compute": ("#C6EFCE", "#006100"),
-    "memory": ("#FFEB9C", "#9C5700"),
-    "network": ("#DDEBF7", "#1F4E78"),
+BOUND_COLOURS = {  # light tints of the charts' Okabe-Ito colours (plots.BOUND_COLORS)
+    "compute": ("#CCE3F0", "#003E61"),
+    "memory": ("#FBE5B3", "#6B4A00"),
+    "network": ("#F3DDE9", "#6E2A52"),
 }
 NOT_FITTING_COLOURS = ("#FFC7CE", "#9C0006")
 LateCharts = Callable[[], tuple[list[Chart], list[str]]]  # charts rendered meanwhile, notices

@@ -618,7 +618,7 @@ def build_report_context(
     meta_record = {k: v for k, v in meta.as_dict().items() if k != "notices"}
     context = {
         "meta": meta_record,
-        "notices": [*meta.notices, *notices],
+        "notices": list(dict.fromkeys([*meta.notices, *notices])),
         "headline": headline,
         "split": split,
         "summary_charts": summary_charts,
