@@ -96,7 +96,9 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     shard = frame["shard"].to_numpy(dtype=object)
     xb, yb, ob = (_bytes_of(frame[c]) for c in ("x_dtype", "y_dtype", "out_dtype"))
 
-    for einsum, idx in frame.groupby("einsum", sort=False).indices.items():
+    groups = frame.groupby("einsum", sort=False).indices  # one op signature per group
+    batch_sharded = np.zeros(n, dtype=bool)  # split along one of its batch dims
+    for einsum, idx in groups.items():
         if einsum == "":
             continue
         sig = parse_op(einsum)
@@ -116,11 +118,13 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         cols["bytes_written"][idx] = o
         if sig.batch:
             cols["batch"][idx] = _prod([local[d] for d in sig.batch], m)
+            batch_sharded[idx] = np.isin(s, list(sig.batch))
         if sig.contracted:
             reduce = np.isin(s, list(sig.contracted)) & (c > 1)
             collective[idx[reduce]] = ALL_REDUCE
 
-    custom = (frame["einsum"] == "").to_numpy()
+    custom = np.zeros(n, dtype=bool)
+    custom[groups.get("", [])] = True
     cols["flops"][custom] = frame["flops"].to_numpy(dtype=float)[custom]
     cols["flops_per_chip"][custom] = cols["flops"][custom]
     cols["bytes_read"][custom] = frame["bytes"].to_numpy(dtype=float)[custom]
@@ -160,7 +164,6 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         latency=latency,
         phases=phases,
     )
-    batch_sharded = _batch_sharded(frame)
     critical = np.where(batch_sharded, (critical - 1) * chips + 1, critical)
 
     result = pd.DataFrame(
@@ -220,17 +223,6 @@ def int_or_na(values: np.ndarray) -> pd.arrays.IntegerArray:
     """Whole numbers as a nullable Int64 array; NaN becomes NA."""
     missing = np.isnan(values)
     return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
-
-
-def _batch_sharded(frame: pd.DataFrame) -> np.ndarray:
-    """Rows split across chips along one of their batch dims."""
-    out = np.zeros(len(frame), dtype=bool)
-    shard = frame["shard"].to_numpy(dtype=object)
-    for einsum, idx in frame.groupby("einsum", sort=False).indices.items():
-        if einsum:
-            batch = parse_op(einsum).batch
-            out[idx] = np.isin(shard[idx], list(batch)) & (shard[idx] != "")
-    return out
 
 
 def critical_batch(
