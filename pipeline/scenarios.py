@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -107,6 +108,15 @@ def _read_table(path: Path) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InvalidScenario(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from exc
+    plain = _plain_body(text)
+    if plain is not None:  # no comment or blank line: no per-line Python work
+        header_line, body = plain
+        count = body.count("\n") + (0 if body.endswith("\n") else 1)
+        table = None
+        if not _may_span_lines(body):
+            table = _read_fast(next(csv.reader([header_line])), body)
+        if table is not None and table.num_rows == count:
+            return table, np.arange(2, count + 2, dtype=np.int64), None
     lines = text.splitlines()
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
     if not keep:
@@ -121,6 +131,24 @@ def _read_table(path: Path) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
         if table is not None and table.num_rows == len(line_numbers):
             return table, line_numbers, None
     return _read_slow(header, lines, keep)
+
+
+_LINE_STARTS = ("\n#", "\n\n", "\n\r\n", "\n ", "\n\t")
+
+
+def _plain_body(text: str) -> tuple[str, str] | None:
+    """(header, body) when the text has a header, data rows, "\n" or "\r\n" line ends and
+    no comment or blank line, else None (the general path then counts lines one by one)."""
+    end = text.find("\n")
+    if end < 0 or end == len(text) - 1:
+        return None
+    body = text.rstrip("\r\n")
+    # a comment, a blank line or a line starting with white space: the general path decides
+    if body[:1] in ("#", " ", "\t") or any(m in body for m in _LINE_STARTS):
+        return None
+    if text.count("\r") != text.count("\r\n"):
+        return None
+    return text[:end].rstrip("\r"), text[end + 1 :]
 
 
 def _may_span_lines(body: str) -> bool:
@@ -251,25 +279,13 @@ def _parse_sweep(text: str) -> list[int]:
     return values
 
 
-def per_unique(fn, *arrays: np.ndarray, dtype=object) -> np.ndarray:
-    """fn(*values) evaluated once per distinct combination of the arrays' values, per row."""
-    key = np.zeros(len(arrays[0]), dtype=np.int64)
-    for a in arrays:
-        codes, uniques = pd.factorize(a, use_na_sentinel=False)
-        key = key * max(len(uniques), 1) + codes
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    values = np.empty(len(first), dtype=dtype)
-    for k, i in enumerate(first):
-        values[k] = fn(*(a[i] for a in arrays))
-    return values[inverse]
-
-
 class Col:
-    """A text column factorized once: every check runs on its few distinct values."""
+    """A column as codes into a few distinct values: every check and lookup runs once per
+    distinct value (or combination of values), then is broadcast to the rows by the codes."""
 
     def __init__(self, codes: np.ndarray, uniques: np.ndarray):
         self.codes = codes
-        self.uniques = uniques  # object array of stripped strings
+        self.uniques = uniques  # per distinct value: stripped text, or a derived value
 
     @classmethod
     def from_arrow(cls, arr: pa.ChunkedArray | pa.Array) -> Col:
@@ -283,19 +299,63 @@ class Col:
     def blank(cls, n: int) -> Col:
         return cls(np.zeros(n, dtype=np.intp), np.array([""], dtype=object))
 
-    def at(self, pos: int) -> str:
+    @classmethod
+    def of(cls, uniques: np.ndarray, codes: np.ndarray) -> Col:
+        return cls(codes, uniques)
+
+    def at(self, pos: int):
         return self.uniques[self.codes[pos]]
 
     def per_row(self, per_unique: np.ndarray) -> np.ndarray:
         """Broadcast a per-distinct-value array to rows."""
         return np.asarray(per_unique)[self.codes]
 
-    def map(self, fn, dtype=object) -> np.ndarray:
-        """fn applied once per distinct value, broadcast to rows."""
-        return self.per_row(np.array([fn(u) for u in self.uniques], dtype=dtype))
+    def values(self) -> np.ndarray:
+        return self.uniques[self.codes]
 
-    def is_(self, value: str) -> np.ndarray:
-        return self.per_row(self.uniques == value)
+    def derive(self, fn, dtype=object) -> Col:
+        """fn applied once per distinct value."""
+        out = np.empty(len(self.uniques), dtype=dtype)
+        for k, u in enumerate(self.uniques):
+            out[k] = fn(u)
+        return Col(self.codes, out)
+
+    def is_(self, value) -> np.ndarray:
+        if value is None:
+            return self.per_row(np.array([u is None for u in self.uniques], dtype=bool))
+        return self.per_row(np.array([u == value for u in self.uniques], dtype=bool))
+
+    def categorical(self) -> pd.Categorical:
+        """The rows as a pandas Categorical, built from the codes (no per-row work)."""
+        cats, inverse = np.unique(self.uniques.astype(str), return_inverse=True)
+        return pd.Categorical.from_codes(inverse[self.codes], categories=cats)
+
+
+def combine(fn, *cols: Col, dtype=object) -> Col:
+    """fn(*values) evaluated once per combination of the columns' values that occurs."""
+    sizes = [max(len(c.uniques), 1) for c in cols]
+    key = np.zeros(len(cols[0].codes), dtype=np.int64)
+    for c, size in zip(cols, sizes, strict=True):
+        key = key * size + c.codes
+    total = int(np.prod(sizes, dtype=np.int64))
+    if total <= 1 << 22:  # a dense look-up table: no sort
+        present = np.zeros(total, dtype=bool)
+        present[key] = True
+        keys = np.flatnonzero(present)
+        lut = np.zeros(total, dtype=np.intp)
+        lut[keys] = np.arange(len(keys))
+        codes = lut[key]
+    else:
+        keys, codes = np.unique(key, return_inverse=True)
+    values = np.empty(len(keys), dtype=dtype)
+    for k, packed in enumerate(keys.tolist()):
+        parts = []
+        for size in reversed(sizes):
+            packed, rest = divmod(packed, size)
+            parts.append(rest)
+        parts.reverse()
+        values[k] = fn(*(c.uniques[i] for c, i in zip(cols, parts, strict=True)))
+    return Col(codes.astype(np.intp), values)
 
 
 class _Checker:
@@ -308,7 +368,15 @@ class _Checker:
         self.catalog = catalog
         self.n = table.num_rows
         self.problems: list[tuple[int, str, str]] = []  # (row position, column, reason)
-        self._cols: dict[str, Col] = {}
+        # every coded column at once: Arrow's hashing releases the GIL, so two threads help
+        coded = [
+            c
+            for c in table.column_names
+            if (c in KNOWN or _DIM.match(c)) and c not in ("name", "notes")
+        ]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            encoded = pool.map(Col.from_arrow, (table.column(c) for c in coded))
+            self._cols: dict[str, Col] = dict(zip(coded, encoded, strict=True))
         self.ragged: set[int] = set()
         if fields is not None:
             width = table.num_columns
@@ -346,12 +414,13 @@ class _Checker:
         items = sorted(kept, key=lambda p: (p[0], order.get(p[1], len(order)), p[2]))
         names = self.names
         return [
-            RowProblem(self.file, int(self.lines[pos]), str(names[pos]), column, reason)
+            RowProblem(self.file, int(self.lines[pos]), names[pos].as_py(), column, reason)
             for pos, column, reason in items
         ]
 
-    def numbers(self, name: str, *, integer: bool = False, what: str = "a positive number"):
-        """Parse an optional numeric column: float array, NaN for blank or bad (bad reported)."""
+    def number_col(self, name: str, *, integer: bool = False, what: str = "a positive number"):
+        """Parse an optional numeric column (per distinct value): a Col of floats, NaN for
+        blank or bad (bad ones reported)."""
         col = self.col(name)
         u = col.uniques
         nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
@@ -361,34 +430,43 @@ class _Checker:
             bad |= (u != "") & (nums > 0) & (np.floor(nums) != nums)
         if bad.any():
             self.add(col.per_row(bad), name, lambda p: f"{_quote(col.at(p))} is not {what}")
-        return col.per_row(np.where(bad, np.nan, nums))
+        return Col(col.codes, np.where(bad, np.nan, nums))
+
+    def numbers(self, name: str) -> np.ndarray:
+        return self.number_col(name).values()
 
     # -- the checks
     def run(self, dims: list[str], max_rows: int) -> pd.DataFrame:
         out: dict[str, object] = {"line": self.lines}
         self._check_names()
-        sig = self._check_op(out)
+        self._check_op(out)
         self._check_hardware(out)
         self._check_dtypes(out)
-        chips = self.numbers("chips", integer=True, what="a whole number of chips (1 or more)")
-        out["chips"] = np.where(np.isnan(chips), 1.0, chips)
+        chips = self.number_col(
+            "chips", integer=True, what="a whole number of chips (1 or more)"
+        ).derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
+        out["chips"] = chips
         for col in (*OVERRIDES, "flops", "bytes", "measured_seconds"):
             out[col] = self.numbers(col)
         self._check_custom(out)
-        self._check_shard_and_link(out, sig)
-        values, sweeps = self._check_dims(out, sig, dims)
+        self._check_shard_and_link(out)
+        values, sweeps = self._check_dims(out, dims)
         self._check_peak(out)
         bad_rows = np.zeros(self.n, dtype=bool)
         for pos, _, _ in self.problems:
             bad_rows[pos] = True
         for d in dims:
             out[d] = values[d]
-        # text columns stay numpy object arrays: no per-cell conversion to pandas' str dtype
-        frame = pd.DataFrame(
-            {k: pd.Series(v, dtype=object) if v.dtype == object else v for k, v in out.items()},
-            copy=False,
-        )
-        frame.insert(1, "name", self.table.column("name").to_pandas().str.strip())
+        columns = {}
+        for key, value in out.items():
+            if isinstance(value, Col):  # text: categorical; numbers: a plain array
+                columns[key] = (
+                    value.categorical() if value.uniques.dtype == object else value.values()
+                )
+            else:
+                columns[key] = value
+        frame = pd.DataFrame(columns, copy=False)
+        frame.insert(1, "name", self.names.to_pandas())
         frame["notes"] = self._text("notes")
         for col in self.table.column_names:
             if col not in KNOWN and col not in dims:
@@ -401,13 +479,13 @@ class _Checker:
         return pd.Series([""] * self.n, dtype=object)
 
     def _check_names(self) -> None:
-        arr = pc.utf8_trim_whitespace(self.table.column("name"))
-        self.names = arr.to_numpy(zero_copy_only=False)
+        arr = pc.utf8_trim_whitespace(self.table.column("name")).combine_chunks()
+        self.names = arr
         empty = pc.equal(arr, "").to_numpy(zero_copy_only=False)
         self.add(empty, "name", "empty name; every scenario needs a unique name")
         if pc.count_distinct(arr).as_py() == self.n:
             return
-        names = pd.Series(self.names, dtype=object)
+        names = pd.Series(arr.to_numpy(zero_copy_only=False), dtype=object)
         dup = (names.duplicated() & ~empty).to_numpy()
         first = names.drop_duplicates()
         first_line = dict(zip(first.to_numpy(), self.lines[first.index.to_numpy()], strict=True))
@@ -415,12 +493,12 @@ class _Checker:
             dup,
             "name",
             lambda p: (
-                f"duplicate name {_quote(self.names[p])} "
-                f"(first on line {first_line[self.names[p]]}); names must be unique"
+                f"duplicate name {_quote(names.iat[p])} "
+                f"(first on line {first_line[names.iat[p]]}); names must be unique"
             ),
         )
 
-    def _check_op(self, out: dict) -> np.ndarray:
+    def _check_op(self, out: dict) -> None:
         ops = self.col("op")
         errors: dict[str, str] = {}
 
@@ -441,17 +519,14 @@ class _Checker:
                 errors[text] = msg
                 return None
 
-        sig_u = np.array([resolve(u) for u in ops.uniques] + [None], dtype=object)[:-1]
-        ok_u = np.array([x is not None for x in sig_u])
-        self.add(ops.per_row(~ok_u), "op", lambda p: errors[ops.at(p)])
-        out["op"] = ops.per_row(np.array([x.op if x else "" for x in sig_u], dtype=object))
-        out["einsum"] = ops.per_row(np.array([x.einsum if x else "" for x in sig_u], dtype=object))
-        self.sig_u = sig_u
-        return ops.per_row(sig_u)
+        self.sig = ops.derive(resolve)
+        self.add(self.sig.is_(None), "op", lambda p: errors[ops.at(p)])
+        out["op"] = self.sig.derive(lambda s: s.op if s else "")
+        out["einsum"] = self.sig.derive(lambda s: s.einsum if s else "")
 
     def _check_hardware(self, out: dict) -> None:
         hw = self.col("hardware")
-        resolved_u = np.array([self.catalog.resolve(u) or "" for u in hw.uniques], dtype=object)
+        resolved = hw.derive(lambda u: self.catalog.resolve(u) or "")
 
         def reason(p: int) -> str:
             text = hw.at(p)
@@ -462,16 +537,14 @@ class _Checker:
                 f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
             )
 
-        self.add(hw.per_row(resolved_u == ""), "hardware", reason)
-        out["hardware"] = hw.per_row(resolved_u)
+        self.add(resolved.is_(""), "hardware", reason)
+        out["hardware"] = resolved
 
     def _check_dtypes(self, out: dict) -> None:
         parsed = {}
         for name in DTYPE_COLUMNS:
             col = self.col(name)
-            resolved_u = np.array(
-                [(canonical_dtype(u) or None) if u else "" for u in col.uniques], dtype=object
-            )
+            resolved = col.derive(lambda u: (canonical_dtype(u) or None) if u else "")
 
             def reason(p: int, col=col) -> str:
                 hint = did_you_mean(col.at(p).lower(), known_dtype_names())
@@ -481,76 +554,73 @@ class _Checker:
                     else f"; use one of {', '.join(sorted(DTYPES))}"
                 )
 
-            bad_u = np.array([r is None for r in resolved_u], dtype=bool)
-            self.add(col.per_row(bad_u), name, reason)
-            parsed[name] = col.per_row(np.where(bad_u, "", resolved_u).astype(object))
-        base = np.where(parsed["dtype"] != "", parsed["dtype"], "bf16").astype(object)
+            self.add(resolved.is_(None), name, reason)
+            parsed[name] = resolved.derive(lambda r: r or "")
+        base = parsed["dtype"].derive(lambda d: d or "bf16")
         for name in ("x_dtype", "y_dtype", "out_dtype"):
-            out[name] = np.where(parsed[name] != "", parsed[name], base).astype(object)
-        wider = per_unique(
-            lambda x, y: wider_dtype(x, y) if x and y else "", out["x_dtype"], out["y_dtype"]
+            out[name] = combine(lambda own, b: own or b, parsed[name], base)
+        out["compute_dtype"] = combine(
+            lambda c, x, y: c or wider_dtype(x, y),
+            parsed["compute_dtype"],
+            out["x_dtype"],
+            out["y_dtype"],
         )
-        compute = parsed["compute_dtype"]
-        out["compute_dtype"] = np.where(compute != "", compute, wider).astype(object)
 
     def _check_custom(self, out: dict) -> None:
-        custom = out["op"] == "custom"
+        custom = out["op"].is_("custom")
         for name in ("flops", "bytes"):
             missing = custom & np.isnan(out[name]) & self.col(name).is_("")
             self.add(missing, name, f"op custom needs a positive {name} total in column {name}")
         self.add(
-            custom & (out["chips"] > 1),
+            custom & (out["chips"].values() > 1),
             "chips",
             "custom ops run on one chip; give per-chip flops and bytes with chips = 1",
         )
 
-    def _check_shard_and_link(self, out: dict, sig: np.ndarray) -> None:
+    def _check_shard_and_link(self, out: dict) -> None:
         shard_col = self.col("shard")
-        shard = shard_col.per_row(np.array([u.upper() for u in shard_col.uniques], dtype=object))
-        chips = out["chips"]
-        op_dims_u = np.array([s.dims if s else None for s in self.sig_u] + [None], dtype=object)
-        op_dims = self.col("op").per_row(op_dims_u[:-1])
-        has_shard = shard != ""
-        known_op = np.array([d is not None for d in op_dims_u[:-1]])[self.col("op").codes]
-        custom = out["op"] == "custom"
-        in_op = per_unique(
+        shard = shard_col.derive(str.upper)
+        chips = out["chips"].values()
+        op_dims = self.sig.derive(lambda s: s.dims if s and not s.is_custom else None)
+        dims_of = op_dims.values()
+        has_shard = ~shard.is_("")
+        splittable = ~op_dims.is_(None)
+        in_op = combine(
             lambda s, d: bool(s) and d is not None and len(s) == 1 and s in d,
             shard,
             op_dims,
             dtype=bool,
-        )
+        ).values()
         self.add(
-            has_shard & known_op & ~custom & ~in_op,
+            has_shard & splittable & ~in_op,
             "shard",
             lambda p: (
                 f"{_quote(shard_col.at(p))} is not a dim of op "
-                f"{out['op'][p]} (its dims: {', '.join(op_dims[p])})"
+                f"{out['op'].at(p)} (its dims: {', '.join(dims_of[p])})"
             ),
         )
         self.add(
-            (chips > 1) & ~has_shard & known_op & ~custom,
+            (chips > 1) & ~has_shard & splittable,
             "shard",
             lambda p: (
                 f"chips = {int(chips[p])} needs a shard dim to split "
-                f"(one of {', '.join(op_dims[p])})"
+                f"(one of {', '.join(dims_of[p])})"
             ),
         )
-        out["shard"] = np.where(chips > 1, shard, "").astype(object)
+        out["shard"] = combine(lambda s, c: s if c > 1 else "", shard, out["chips"])
 
-        link_col = self.col("link")
-        link = link_col.per_row(np.array([u.lower() for u in link_col.uniques], dtype=object))
+        link = self.col("link").derive(str.lower)
         hw = out["hardware"]
         table = self.catalog.chips
-        default = per_unique(lambda c: table["default_link"].get(c, ""), hw)
-        chosen = np.where(link != "", link, default).astype(object)
+        chosen = combine(lambda lk, c: lk or table["default_link"].get(c, ""), link, hw)
         self.add(
-            (link != "") & ~np.isin(link, LINKS),
+            ~link.is_("") & ~np.isin(link.values(), LINKS),
             "link",
             lambda p: (
-                f"unknown link {_quote(link[p])}"
+                f"unknown link {_quote(link.at(p))}"
                 + (
                     f" (did you mean '{h}'?)"
-                    if (h := did_you_mean(link[p], list(LINKS)))
+                    if (h := did_you_mean(link.at(p), list(LINKS)))
                     else f"; use one of {', '.join(LINKS)}"
                 )
             ),
@@ -558,42 +628,39 @@ class _Checker:
 
         def link_fields(chip: str, lk: str) -> tuple:
             if chip not in table.index or lk not in LINKS:
-                return (np.nan, "", np.nan)
+                return (np.nan, "ring" if lk == "ici" else "switch", np.nan)
             row = table.loc[chip]
-            return (row[f"{lk}_bandwidth"], row[f"{lk}_topology"], row[f"{lk}_latency"])
+            topology = row[f"{lk}_topology"] or ("ring" if lk == "ici" else "switch")
+            return (row[f"{lk}_bandwidth"], topology, row[f"{lk}_latency"])
 
-        bw, topo, lat = (
-            per_unique(lambda c, lk, i=i: link_fields(c, lk)[i], hw, chosen, dtype=t)
-            for i, t in ((0, float), (1, object), (2, float))
-        )
+        fields = combine(link_fields, hw, chosen)
+        bw = fields.per_row(np.array([f[0] for f in fields.uniques], dtype=float))
+        lat = fields.per_row(np.array([f[2] for f in fields.uniques], dtype=float))
         override = out["link_bandwidth"]
         bw = np.where(np.isnan(override), bw, override)
-        topo = np.where(topo == "", np.where(chosen == "ici", "ring", "switch"), topo)
-        lat = np.where(np.isnan(lat), 0.0, lat)
-        needs_link = (chips > 1) & (hw != "") & np.isin(chosen, LINKS)
+        needs_link = (chips > 1) & ~hw.is_("") & np.isin(chosen.values(), LINKS)
         self.add(
             needs_link & np.isnan(bw),
             "link",
             lambda p: (
-                f"chip {hw[p]} has no bandwidth for link '{chosen[p]}'"
-                f" (it has {', '.join(self.catalog.links_of(hw[p])) or 'none'});"
+                f"chip {hw.at(p)} has no bandwidth for link '{chosen.at(p)}'"
+                f" (it has {', '.join(self.catalog.links_of(hw.at(p))) or 'none'});"
                 " pick one of those or give link_bandwidth"
             ),
         )
         out["link"] = chosen
         out["link_bandwidth"] = bw
-        out["link_topology"] = topo.astype(object)
-        out["link_latency"] = lat
+        out["link_topology"] = fields.derive(lambda f: f[1])
+        out["link_latency"] = np.where(np.isnan(lat), 0.0, lat)
 
-    def _check_dims(self, out: dict, sig: np.ndarray, dims: list[str]):
+    def _check_dims(self, out: dict, dims: list[str]):
         values: dict[str, np.ndarray] = {}
         sweeps: dict[str, dict[int, list[int]]] = {}
         needed: dict[str, np.ndarray] = {d: np.zeros(self.n, dtype=bool) for d in dims}
-        op = self.col("op")
-        for code, s in enumerate(self.sig_u):
+        for code, s in enumerate(self.sig.uniques):
             if s is None:
                 continue
-            rows = op.codes == code
+            rows = self.sig.codes == code
             if not rows.any():
                 continue
             for d in s.dims:
@@ -613,7 +680,7 @@ class _Checker:
             self.add(
                 need & col.is_(""),
                 d,
-                lambda p, d=d: f"empty; op {out['op'][p]} needs a value for dim {d}",
+                lambda p, d=d: f"empty; op {out['op'].at(p)} needs a value for dim {d}",
             )
             self.add(
                 need & col.per_row((u != "") & ~sweep_u & ~ok_u),
@@ -636,33 +703,33 @@ class _Checker:
         chips = self.catalog.chips
         hw = out["hardware"]
         compute = out["compute_dtype"]
-        fam = per_unique(lambda c: peak_family(c) if c in DTYPES else "", compute)
-        peak = per_unique(
-            lambda c, f: chips.at[c, f"peak_{f}"] if c in chips.index and f else np.nan,
-            hw,
-            fam,
-            dtype=float,
-        )
+
+        def catalog_peak(chip: str, dtype: str) -> float:
+            if chip not in chips.index or dtype not in DTYPES:
+                return np.nan
+            return chips.at[chip, f"peak_{peak_family(dtype)}"]
+
+        peak = combine(catalog_peak, hw, compute, dtype=float).values()
         override = out["peak_flops"]
         peak = np.where(np.isnan(override), peak, override)
-        known = (hw != "") & (fam != "")
+        known = ~hw.is_("") & ~compute.is_("")
         self.add(
             known & np.isnan(peak) & self.col("peak_flops").is_(""),
             "compute_dtype",
             lambda p: (
-                f"chip {hw[p]} has no {compute[p]} peak in the catalog;"
+                f"chip {hw.at(p)} has no {compute.at(p)} peak in the catalog;"
                 " give a peak_flops column (FLOP/s) or a --hardware file with "
-                f"peak_{fam[p]}"
+                f"peak_{peak_family(compute.at(p))}"
             ),
         )
         out["peak_flops"] = peak
         for name in ("hbm_bandwidth", "hbm_capacity"):
-            cat = per_unique(lambda c, n=name: chips[n].get(c, np.nan), hw, dtype=float)
+            cat = hw.derive(lambda c, n=name: chips[n].get(c, np.nan), dtype=float).values()
             out[name] = np.where(np.isnan(out[name]), cat, out[name])
         self.add(
-            (hw != "") & np.isnan(out["hbm_bandwidth"]),
+            ~hw.is_("") & np.isnan(out["hbm_bandwidth"]),
             "hbm_bandwidth",
-            lambda p: f"chip {hw[p]} has no HBM bandwidth; give hbm_bandwidth (bytes/s)",
+            lambda p: f"chip {hw.at(p)} has no HBM bandwidth; give hbm_bandwidth (bytes/s)",
         )
 
     def _expand(self, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame:
