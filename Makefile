@@ -25,6 +25,9 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_engine.py
+	$(VENV)/bin/python benchmarks/bench_plots.py
+	$(VENV)/bin/python benchmarks/bench_workbook.py
+	$(VENV)/bin/python benchmarks/bench_pipeline.py
 
 clean:
 	rm -rf $(VENV) output .pytest_cache

@@ -134,7 +134,16 @@ def run(
     workbook_rows: int,
     report_rows: int,
 ) -> None:
-    """Compute every scenario of SCENARIOS (CSV files or globs) and write OUTPUT_DIR/<stem>/.
+    """Compute every scenario of SCENARIOS (CSV files or quoted globs).
+
+    Each input gets OUTPUT_DIR/<stem>/ with results.csv and results.parquet (every scenario,
+    SI units), errors.csv (rejected rows, if any), plots/*.png, workbook.xlsx, report.html
+    and manifest.json, written atomically. Several inputs also get OUTPUT_DIR/index.html.
+
+    \b
+    Examples:
+      pipeline run scenarios/q1-q5.csv
+      pipeline run 'nightly/*.csv' -o out/ --verbose --report-rows 100
 
     Exit status: 0 all rows valid and all outputs written; 1 some rows rejected (outputs still
     written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
