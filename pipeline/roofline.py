@@ -15,6 +15,15 @@ from pipeline.ops import parse_op
 
 ALL_REDUCE = "all_reduce"
 BOUNDS = ("compute", "memory", "network")
+# results.csv's fixed leading columns (DESIGN §6); dims, measured_*, notes and extras follow
+RESULT_COLUMNS = (
+    "name", "series", "op", "einsum", "hardware", "chips", "shard", "link", "x_dtype",
+    "y_dtype", "out_dtype", "compute_dtype", "flops", "flops_per_chip", "bytes_read",
+    "bytes_written", "hbm_bytes", "network_bytes", "collective", "peak_flops", "hbm_bandwidth",
+    "link_bandwidth", "intensity", "critical_intensity", "t_math", "t_hbm", "t_network",
+    "t_lower", "t_upper", "bound", "attainable_flops", "peak_fraction", "critical_batch",
+    "memory_footprint", "hbm_capacity", "fits",
+)  # fmt: skip
 # columns of the validated scenario frame that are inputs to the model, not carried through
 INTERNAL = frozenset(
     {

@@ -20,6 +20,7 @@ from pipeline.dtypes import DTYPES, canonical_dtype, known_dtype_names, peak_fam
 from pipeline.errors import InvalidScenario, RowProblem
 from pipeline.hardware import LINKS, Catalog, did_you_mean
 from pipeline.ops import OpError, known_op_names, parse_op
+from pipeline.roofline import RESULT_COLUMNS
 
 REQUIRED = ("name", "op", "hardware")
 DTYPE_COLUMNS = ("dtype", "x_dtype", "y_dtype", "out_dtype", "compute_dtype")
@@ -72,10 +73,11 @@ def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROW
     path = Path(path)
     table, lines, fields = _read_table(path)
     columns = _normalize_headers(table.column_names, path)
+    columns, renamed = _rename_reserved(columns, path)
     table = table.rename_columns(columns)
     dims = sorted(c for c in columns if _DIM.match(c))
     extras = [c for c in columns if c not in KNOWN and c not in dims]
-    warnings = _check_columns(columns, extras, path)
+    warnings = renamed + _check_columns(columns, extras, path)
     checker = _Checker(table, lines, fields, str(path), catalog)
     frame = checker.run(dims, max_rows)
     return Loaded(
@@ -219,6 +221,25 @@ def _normalize_headers(columns: list[str], path: Path) -> list[str]:
     if dups:
         raise InvalidScenario(f"{path}:1: column names appear twice: {', '.join(dups)}")
     return out
+
+
+def _rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str]]:
+    """Extra columns named like an output column are kept as input_<name>, with a warning."""
+    reserved = set(RESULT_COLUMNS) | {
+        "line", "link_topology", "link_latency", "measured_over_predicted",
+    }  # fmt: skip
+    out, warnings = [], []
+    for c in columns:
+        if c in reserved and c not in KNOWN:
+            new = f"input_{c}"
+            while new in columns or new in out:
+                new = f"input_{new}"
+            warnings.append(
+                f"{path}:1: column '{c}' is also an output column; it is carried through as '{new}'"
+            )
+            c = new
+        out.append(c)
+    return out, warnings
 
 
 def _check_columns(columns, extras: list[str], path: Path) -> list[str]:

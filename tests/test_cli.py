@@ -199,3 +199,13 @@ def test_bad_hardware_file_is_an_error(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(BOOK_SCENARIOS), "--hardware", str(hw)])
     assert result.exit_code == 1
     assert "unknown column 'hbm_bandwdth' (did you mean 'hbm_bandwidth'?)" in result.stderr
+
+
+def test_every_row_rejected_still_writes_the_run(tmp_path):
+    path = write_scenarios(tmp_path, f"{HEAD}\nbad,matmul,1,2,3,h10\n")
+    result = invoke("run", str(path), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    run_dir = tmp_path / "out" / "s"
+    assert (run_dir / "results.csv").read_text().startswith("name,series,op,")
+    assert (run_dir / "errors.csv").exists() and (run_dir / "report.html").exists()
+    assert "0 scenarios" in result.stdout

@@ -313,3 +313,14 @@ def test_input_file_is_not_modified(tmp_path, catalog):
     before = path.read_bytes()
     load_scenarios(path, catalog)
     assert path.read_bytes() == before
+
+
+def test_extra_columns_named_like_outputs_are_kept_renamed(tmp_path, catalog):
+    loaded = load_text(tmp_path, catalog, f"{HEAD},bound,series,line\na,matmul,1,2,3,v5e,x,y,z\n")
+    assert loaded.extras == ["input_bound", "input_series", "input_line"]
+    row = loaded.frame.iloc[0]
+    assert (row["input_bound"], row["input_series"], row["input_line"]) == ("x", "y", "z")
+    assert row["line"] == 2 and row["series"] == "a"
+    assert loaded.warnings[0].endswith(
+        ":1: column 'bound' is also an output column; it is carried through as 'input_bound'"
+    )
