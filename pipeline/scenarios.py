@@ -446,7 +446,7 @@ class _Checker:
         u = col.uniques
         nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
         nums = nums.to_numpy(dtype=float)
-        bad = (u != "") & ~(nums > 0)
+        bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
         if integer:
             bad |= (u != "") & (nums > 0) & (np.floor(nums) != nums)
         if bad.any():
@@ -696,7 +696,7 @@ class _Checker:
             nums_u = pd.to_numeric(
                 pd.Series(u, dtype=object).where((u != "") & ~sweep_u), errors="coerce"
             ).to_numpy(dtype=float)
-            ok_u = (nums_u >= 1) & (np.floor(nums_u) == nums_u)
+            ok_u = (nums_u >= 1) & np.isfinite(nums_u) & (np.floor(nums_u) == nums_u)
             need = needed[d]
             self.add(
                 need & col.is_(""),

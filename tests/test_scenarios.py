@@ -146,6 +146,16 @@ def test_quoted_newline_in_notes_keeps_line_numbers(tmp_path, catalog):
         ),
         (
             HEAD,
+            "a,matmul,1,inf,3,v5e",
+            "column D: 'inf' is not a positive integer or a sweep (128|256, 1..512, 1..4096*2)",
+        ),
+        (
+            f"{HEAD},hbm_bandwidth",
+            "a,matmul,1,2,3,v5e,inf",
+            "column hbm_bandwidth: 'inf' is not a positive number",
+        ),
+        (
+            HEAD,
             "a,matmul,1,2.5,3,v5e",
             "column D: '2.5' is not a positive integer or a sweep (128|256, 1..512, 1..4096*2)",
         ),
