@@ -167,7 +167,7 @@ def _normalize(frame: pd.DataFrame, path: Path, first_line: int | None) -> pd.Da
     for col in NUMERIC_COLUMNS:
         text = out[col]
         nums = pd.to_numeric(text.where(text != ""), errors="coerce")
-        bad = (text != "") & ~(nums > 0)
+        bad = (text != "") & ~((nums > 0) & np.isfinite(nums))
         for i in np.flatnonzero(bad.to_numpy()):
             problems.append(
                 f"{where(i)}: column {col}: '{text.iat[i]}' is not a positive number (SI units)"
