@@ -39,6 +39,7 @@ from PIL import Image as PILImage
 
 from pipeline.dtypes import PEAK_FAMILIES, peak_family
 from pipeline.meta import Chart
+from pipeline.plot_labels import chart_text, cluster_labels, place_labels
 
 BOUNDS = ("compute", "memory", "network")
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies); the marker
@@ -107,14 +108,6 @@ def _unique(stem: str, taken: set[str]) -> str:
         name = f"{stem}-{n}"
     taken.add(name)
     return name
-
-
-def _text(value: object, limit: int = 48) -> str:
-    """Untrusted text for a chart: one line, bounded, '$' escaped so it is never mathtext."""
-    text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(value)).strip()
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text.replace("$", r"\$")
 
 
 _PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -294,7 +287,7 @@ def roofline_data(results: pd.DataFrame, chip: dict) -> dict:
     return {
         "kind": "roofline",
         "hardware": name,
-        "title": f"{_text(name)} roofline: {_count(len(rows), 'scenario')}",
+        "title": f"{chart_text(name)} roofline: {_count(len(rows), 'scenario')}",
         "subtitle": _chip_title(chip, ceilings, f"HBM {si(bw, 'B/s')}"),
         "x_label": "Arithmetic intensity (FLOP/byte)",
         "y_label": "Attainable FLOP/s (per chip)",
@@ -343,7 +336,7 @@ def network_data(results: pd.DataFrame, chip: dict) -> dict | None:
     return {
         "kind": "network",
         "hardware": name,
-        "title": f"{_text(name)} network roofline: {_count(len(rows), 'multi-chip scenario')}",
+        "title": f"{chart_text(name)} network roofline: {_count(len(rows), 'multi-chip scenario')}",
         "subtitle": _chip_title(chip, ceilings, " · ".join(s["label"] for s in slopes)),
         "x_label": "Network intensity (FLOP per byte sent between chips)",
         "y_label": "Attainable FLOP/s (per chip)",
@@ -391,14 +384,14 @@ def _sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[_Line]]:
             continue
         others = dims[1:]
         if not others:
-            groups.setdefault((hw, dims[0]), []).append(_Line(str(s), _text(s), rows))
+            groups.setdefault((hw, dims[0]), []).append(_Line(str(s), chart_text(s), rows))
             continue
         values = np.column_stack([_floats(results[d])[rows] for d in others])
         combos, inverse = np.unique(values, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         for k, combo in enumerate(combos):
             what = ", ".join(f"{d}={int(v)}" for d, v in zip(others, combo, strict=True))
-            label = f"{_text(s, 36)} ({what})"
+            label = f"{chart_text(s, 36)} ({what})"
             groups.setdefault((hw, dims[0]), []).append(_Line(str(s), label, rows[inverse == k]))
     return groups
 
@@ -444,7 +437,7 @@ def _sweep_page(
         "kind": "sweep",
         "hardware": hw,
         "dim": dim,
-        "title": f"{_text(hw)}: attainable FLOP/s as {dim} grows{page_text}",
+        "title": f"{chart_text(hw)}: attainable FLOP/s as {dim} grows{page_text}",
         "subtitle": _chip_title(chip, ceilings, f"HBM {si(chip['hbm_bandwidth'], 'B/s')}")
         if chip.get("hbm_bandwidth")
         else "",
@@ -513,7 +506,9 @@ def _save(fig: Figure, path: Path) -> Path:
 def _titles(fig: Figure, title: str, subtitle: str, height: float = FIGSIZE[1]) -> None:
     fig.text(0.02, 1 - 0.19 / height, title, fontsize=12.5, fontweight="bold", va="top")
     if subtitle:
-        fig.text(0.02, 1 - 0.46 / height, _text(subtitle, 140), fontsize=9, va="top", color="#444")
+        fig.text(
+            0.02, 1 - 0.46 / height, chart_text(subtitle, 140), fontsize=9, va="top", color="#444"
+        )
 
 
 def _flops_axis(ax, axis: str) -> None:
@@ -668,7 +663,7 @@ def _draw_points(ax, data: dict, xlim, ylim) -> tuple[list, str]:
             )
         )
     if data["trails"]:  # named in the legend: their own sweep charts show them in full
-        names = [_text(t["text"], 24) for t in data["trails"]]
+        names = [chart_text(t["text"], 24) for t in data["trails"]]
         shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
         handles.append(Line2D([], [], color="#999", lw=1.5, label=f"sweep: {shown}"))
     if dense:
@@ -708,184 +703,6 @@ def _draw_density(ax, p: dict, xlim, ylim) -> None:
 
 def _rgb(color: str) -> tuple[float, float, float]:
     return tuple(int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
-
-
-def _offsets() -> list[tuple[float, float, str, str]]:
-    """Label offsets (points) to try, nearest first, in eight directions; further out, below
-    first: under a roof is where a roofline chart has room."""
-    out = []
-    near = ((1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1), (0, -1), (1, 0), (-1, 0))
-    far = ((1, -1), (0, -1), (-1, -1), (1, 0), (-1, 0), (1, 1), (0, 1), (-1, 1))
-    for r in (7, 24, 42, 62, 84, 110):
-        for dx, dy in near if r == 7 else far:
-            ha = "left" if dx > 0 else "right" if dx < 0 else "center"
-            va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
-            scale = 0.75 if dx and dy else 1.0
-            out.append((dx * r * scale, dy * r * scale, ha, va))
-    return out
-
-
-_OFFSETS = _offsets()
-
-
-def _place_labels(
-    fig, ax, items: list[dict], boxes: list, faint: list, obstacles: np.ndarray
-) -> None:
-    """Put each label at one of the `_OFFSETS` around its point, with a leader when far.
-
-    Candidate boxes come from the measured text size. A box over another text, or a leader
-    crossing another leader or text, costs far more than covering a line or a point; leaders
-    may cross the `faint` texts (ridge labels) cheaply. Greedy placement in a few item orders;
-    the cheapest layout wins (deterministic: fixed orders, ties to the first).
-    """
-    renderer = fig.canvas.get_renderer()
-    frame = ax.get_window_extent(renderer)
-    scale = fig.dpi / 72.0
-    hard = [(b.x0, b.y0, b.x1, b.y1) for b in boxes]
-    soft = [(b.x0, b.y0, b.x1, b.y1) for b in faint]
-    ox, oy = (obstacles[:, 0], obstacles[:, 1]) if len(obstacles) else (np.array([]),) * 2
-    anchors = np.array([ax.transData.transform((it["x"], it["y"])) for it in items])
-    candidates = []  # per item: [(box, leader or None, fixed cost)]
-    for i, item in enumerate(items):
-        probe = fig.text(0, 0, item["text"], fontsize=7.5)
-        ext = probe.get_window_extent(renderer)
-        probe.remove()
-        w, h = ext.width + 4, ext.height + 4
-        px, py = ax.transData.transform((item["x"], item["y"]))
-        options = []
-        for k, (dx, dy, ha, va) in enumerate(_OFFSETS):
-            x0 = px + dx * scale - {"left": 0, "right": w, "center": w / 2}[ha]
-            y0 = py + dy * scale - {"bottom": 0, "top": h, "center": h / 2}[va]
-            box = (x0, y0, x0 + w, y0 + h)
-            far = abs(dx) > 10 or abs(dy) > 10
-            leader = (px, py, min(max(px, box[0]), box[2]), min(max(py, box[1]), box[3]))
-            leader = leader if far else None
-            inside = frame.x0 <= box[0] and box[2] <= frame.x1 and frame.y0 <= box[1]
-            inside = inside and box[3] <= frame.y1
-            cost = 1000 * (not inside) + 0.5 * k
-            cost += int(((ox > box[0]) & (ox < box[2]) & (oy > box[1]) & (oy < box[3])).sum())
-            cost += 100 * sum(_overlap(box, o) for o in [*hard, *soft])
-            if not leader and len(items) > 1:  # a label nearer another point misleads
-                others = np.delete(anchors, i, axis=0)
-                cx = np.clip(others[:, 0], box[0], box[2])
-                cy = np.clip(others[:, 1], box[1], box[3])
-                own = np.hypot(np.clip(px, box[0], box[2]) - px, np.clip(py, box[1], box[3]) - py)
-                if np.hypot(cx - others[:, 0], cy - others[:, 1]).min() < own + 12:
-                    cost += 60
-            if leader:  # a leader along a roof line or through points would be lost
-                cost += _near(leader, ox, oy)
-                cost += 100 * sum(_through(leader, o) for o in hard)
-                cost += 3 * sum(_through(leader, o) for o in soft)
-            options.append((box, leader, cost))
-        candidates.append(options)
-
-    def layout(order: list[int]) -> tuple[float, dict[int, int]]:
-        boxes_: list[tuple] = []
-        leaders: list[tuple] = []
-        chosen: dict[int, int] = {}
-        total = 0.0
-        for i in order:
-            best = None
-            for k, (box, leader, cost) in enumerate(candidates[i]):
-                clashes = sum(_overlap(box, o) for o in boxes_)
-                clashes += sum(_through(seg, box) for seg in leaders)
-                if leader:
-                    clashes += sum(_crosses(leader, seg) for seg in leaders)
-                    clashes += sum(_through(leader, o) for o in boxes_)
-                score = cost + 100 * clashes
-                if best is None or score < best[0]:
-                    best = (score, k)
-                if score < 1:  # a free spot at the nearest offsets: take it
-                    break
-            total += best[0]
-            chosen[i] = best[1]
-            box, leader, _ = candidates[i][best[1]]
-            boxes_.append(box)
-            if leader:
-                leaders.append(leader)
-        return total, chosen
-
-    n = len(items)
-    orders = [
-        list(range(n)),
-        list(range(n))[::-1],
-        sorted(range(n), key=lambda i: -items[i]["y"]),
-        sorted(range(n), key=lambda i: min(c[2] for c in candidates[i]), reverse=True),
-    ]
-    _, chosen = min((layout(order) for order in orders), key=lambda t: t[0])
-    for i, item in enumerate(items):
-        dx, dy, ha, va = _OFFSETS[chosen[i]]
-        leader = candidates[i][chosen[i]][1]
-        ax.annotate(
-            item["text"],
-            (item["x"], item["y"]),
-            xytext=(dx, dy),
-            textcoords="offset points",
-            ha=ha,
-            va=va,
-            fontsize=7.5,
-            color="#222",
-            zorder=7,
-            arrowprops=dict(arrowstyle="-", color="#555", lw=0.7, shrinkA=1, shrinkB=4)
-            if leader
-            else None,
-        )
-
-
-def _near(seg: tuple, ox: np.ndarray, oy: np.ndarray, within: float = 4.0) -> int:
-    """How many obstacle points lie within `within` pixels of a segment's middle part."""
-    if not len(ox):
-        return 0
-    x0, y0, x1, y1 = seg
-    dx, dy = x1 - x0, y1 - y0
-    t = np.clip(((ox - x0) * dx + (oy - y0) * dy) / max(dx * dx + dy * dy, 1e-9), 0.15, 1.0)
-    return int((np.hypot(ox - (x0 + t * dx), oy - (y0 + t * dy)) < within).sum())
-
-
-def _overlap(a: tuple, b: tuple) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def _crosses(s: tuple, t: tuple) -> bool:
-    """Whether two segments (x0, y0, x1, y1) properly intersect."""
-
-    def side(ax_, ay, bx, by, cx, cy):
-        return np.sign((bx - ax_) * (cy - ay) - (by - ay) * (cx - ax_))
-
-    d1 = side(*t[:2], *t[2:], *s[:2])
-    d2 = side(*t[:2], *t[2:], *s[2:])
-    d3 = side(*s[:2], *s[2:], *t[:2])
-    d4 = side(*s[:2], *s[2:], *t[2:])
-    return bool(d1 * d2 < 0 and d3 * d4 < 0)
-
-
-def _through(seg: tuple, box: tuple) -> bool:
-    """Whether a segment passes through a box (sampled; the ends are the label's own)."""
-    t = np.linspace(0.1, 0.9, 9)
-    x = seg[0] + (seg[2] - seg[0]) * t
-    y = seg[1] + (seg[3] - seg[1]) * t
-    return bool(((x > box[0]) & (x < box[2]) & (y > box[1]) & (y < box[3])).any())
-
-
-def _cluster_labels(ax, labels: list[dict]) -> list[dict]:
-    """Labels of points within a few pixels of each other become one label."""
-    items = [dict(lb) for lb in labels]
-    items.sort(key=lambda it: (it["x"], -it["y"], it["text"]))
-    merged: list[dict] = []
-    for it in items:
-        px = ax.transData.transform((it["x"], it["y"]))
-        for m in merged:
-            if np.hypot(*(m["px"] - px)) < 8:
-                m["names"].append(it["text"])
-                break
-        else:
-            merged.append({**it, "px": px, "names": [it["text"]]})
-    out = []
-    for m in merged:
-        names = [_text(n, 36) for n in m["names"]]
-        text = "\n".join(names[:3]) + (f"\n+{len(names) - 3} more" if len(names) > 3 else "")
-        out.append({"text": text, "x": m["x"], "y": m["y"]})
-    return out
 
 
 def _roofline_figure(data: dict, path: Path) -> Path:
@@ -936,8 +753,8 @@ def _roofline_figure(data: dict, path: Path) -> Path:
         faint = [t.get_window_extent(renderer).padded(1) for t in ridge_texts]
         pts = [ax.transData.transform(np.column_stack([p["x"], p["y"]]))]
         pts += [_axis_points(ax, t["x"], t["y"], step=8) for t in data["trails"]]
-        items = _cluster_labels(ax, data["labels"])
-        _place_labels(fig, ax, items, boxes, faint, np.concatenate([*obstacles, *pts]))
+        items = cluster_labels(ax, data["labels"])
+        place_labels(fig, ax, items, boxes, faint, np.concatenate([*obstacles, *pts]))
     return _save(fig, path)
 
 
@@ -1115,7 +932,7 @@ def plot_summary(data: dict, path: Path) -> Path:
         left = left + vals
     for y, total in zip(pos, totals, strict=True):
         ax.text(total + biggest * 0.01, y, f"{int(total):,}", va="center", fontsize=8)
-    ax.set_yticks(pos, labels=[_text(n, 28) for n in names], fontsize=9)
+    ax.set_yticks(pos, labels=[chart_text(n, 28) for n in names], fontsize=9)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, biggest * 1.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
