@@ -20,7 +20,12 @@ import pandas as pd
 from pipeline import __version__
 from pipeline.csvout import write_csv
 from pipeline.errors import OutputError, PipelineError, RejectedRows, RowProblem
-from pipeline.excel import DEFAULT_WORKBOOK_ROWS, SUMMARY_COLUMNS, write_workbook
+from pipeline.excel import (
+    DEFAULT_WORKBOOK_INPUT_ROWS,
+    DEFAULT_WORKBOOK_ROWS,
+    SUMMARY_COLUMNS,
+    write_workbook,
+)
 from pipeline.hardware import Catalog, catalog_records
 from pipeline.meta import Chart, RunMeta
 from pipeline.parquetout import write_parquet
@@ -46,6 +51,7 @@ class RunOptions:
     max_rows: int = DEFAULT_MAX_ROWS
     max_charts: int = DEFAULT_MAX_CHARTS
     workbook_rows: int = DEFAULT_WORKBOOK_ROWS
+    workbook_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS
     report_rows: int = DEFAULT_TABLE_ROWS
     chart_workers: int | None = None  # None: every core when it pays
 
@@ -166,7 +172,8 @@ def run_file(
         if options.workbook:
             workbook = _Workbook(
                 tmp / "workbook.xlsx", meta, results, loaded.inputs, errors, hardware, tmp,
-                options.workbook_rows, in_process=len(results) < WORKBOOK_PROCESS_MIN_ROWS,
+                (options.workbook_rows, options.workbook_input_rows),
+                in_process=len(results) < WORKBOOK_PROCESS_MIN_ROWS,
             )  # fmt: skip
             workbook.start()
         try:
@@ -235,8 +242,8 @@ class _Workbook:
     (XlsxWriter) runs on its own core while charts, CSV and Parquet are written here. The
     chart list is sent once the charts exist; the workbook embeds them last."""
 
-    def __init__(self, path, meta, results, inputs, errors, hardware, run_dir, cap, in_process):
-        self.args = (path, meta, results, inputs, errors, hardware, run_dir, cap)
+    def __init__(self, path, meta, results, inputs, errors, hardware, run_dir, caps, in_process):
+        self.args = (path, meta, results, inputs, errors, hardware, run_dir, caps)
         self.in_process = in_process
         self.seconds = 0.0
         self.process = None
@@ -245,13 +252,14 @@ class _Workbook:
     def start(self) -> None:
         if self.in_process:
             return
-        path, meta, results, inputs, errors, hardware, run_dir, cap = self.args
+        path, meta, results, inputs, errors, hardware, run_dir, caps = self.args
         summary = results[[c for c in SUMMARY_COLUMNS if c in results.columns]]
-        job = (path, meta, results.iloc[:cap], inputs.iloc[:cap], errors, hardware, run_dir)
+        head = (results.iloc[: caps[0]], inputs.iloc[: min(caps)])
+        job = (path, meta, *head, errors, hardware, run_dir)
         context = multiprocessing.get_context("spawn")  # no fork of a process with threads
         self.conn, child = context.Pipe()
         self.process = context.Process(
-            target=_workbook_child, args=(child, job, cap, summary, len(inputs)), daemon=True
+            target=_workbook_child, args=(child, job, caps, summary, len(inputs)), daemon=True
         )
         self.process.start()
         child.close()
@@ -265,11 +273,11 @@ class _Workbook:
     def finish(self) -> list[str]:
         """Wait for the workbook; its notices."""
         if self.process is None:
-            path, meta, results, inputs, errors, hardware, run_dir, cap = self.args
+            path, meta, results, inputs, errors, hardware, run_dir, caps = self.args
             start = time.perf_counter()
             notices = write_workbook(
                 path, meta, results, inputs, errors, hardware, list(self.charts[0]), run_dir,
-                max_rows=cap,
+                max_rows=caps[0], max_input_rows=caps[1],
             )  # fmt: skip
             self.seconds = time.perf_counter() - start
             return notices
@@ -289,7 +297,7 @@ class _Workbook:
             self.process.join()
 
 
-def _workbook_child(conn, job, cap: int, summary: pd.DataFrame, inputs_total: int) -> None:
+def _workbook_child(conn, job, caps, summary: pd.DataFrame, inputs_total: int) -> None:
     """Runs in the workbook process: write, then report (status, notices or message, seconds)."""
     start = time.perf_counter()
     path, meta, results, inputs, errors, hardware, run_dir = job
@@ -300,7 +308,8 @@ def _workbook_child(conn, job, cap: int, summary: pd.DataFrame, inputs_total: in
     try:
         notices = write_workbook(
             path, meta, results, inputs, errors, hardware, late_charts, run_dir,
-            max_rows=cap, summary=summary, inputs_total=inputs_total,
+            max_rows=caps[0], max_input_rows=caps[1], summary=summary,
+            inputs_total=inputs_total,
         )  # fmt: skip
         conn.send(("ok", notices, time.perf_counter() - start))
     except PipelineError as exc:

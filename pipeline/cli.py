@@ -21,7 +21,7 @@ from pipeline.batch import (
     write_index,
 )
 from pipeline.errors import PipelineError
-from pipeline.excel import DEFAULT_WORKBOOK_ROWS
+from pipeline.excel import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.hardware import Catalog, catalog_records, load_catalog
 from pipeline.plots import DEFAULT_MAX_CHARTS
 from pipeline.report import DEFAULT_TABLE_ROWS
@@ -113,6 +113,14 @@ def cli() -> None:
     help="Rows of the workbook's Results and Inputs sheets; results.csv always has all.",
 )
 @click.option(
+    "--workbook-input-rows",
+    type=click.IntRange(min=0, max=1_048_575),
+    default=DEFAULT_WORKBOOK_INPUT_ROWS,
+    show_default=True,
+    help="Rows of the workbook's Inputs sheet (at most --workbook-rows); the scenario file "
+    "has all.",
+)
+@click.option(
     "--report-rows",
     type=click.IntRange(min=0),
     default=DEFAULT_TABLE_ROWS,
@@ -132,6 +140,7 @@ def run(
     max_rows: int,
     max_charts: int,
     workbook_rows: int,
+    workbook_input_rows: int,
     report_rows: int,
 ) -> None:
     """Compute every scenario of SCENARIOS (CSV files or quoted globs).
@@ -158,6 +167,7 @@ def run(
         max_rows=max_rows,
         max_charts=max_charts,
         workbook_rows=workbook_rows,
+        workbook_input_rows=workbook_input_rows,
         report_rows=report_rows,
     )
     names = _output_names(paths)

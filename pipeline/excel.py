@@ -42,6 +42,7 @@ from pipeline.hardware import COLUMNS as HARDWARE_COLUMNS
 from pipeline.meta import Chart, RunMeta
 
 DEFAULT_WORKBOOK_ROWS = 100_000
+DEFAULT_WORKBOOK_INPUT_ROWS = 10_000  # the scenario file itself has every input row
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
 BOUNDS = ("compute", "memory", "network")
 CRITICAL_BATCH_LINES = 50  # series listed on the Summary sheet
@@ -140,6 +141,7 @@ def write_workbook(
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
     summary: pd.DataFrame | None = None,
     inputs_total: int | None = None,
+    max_input_rows: int | None = None,
 ) -> list[str]:
     """Write workbook.xlsx at `path`; returns notices, plain sentences for the run's summary.
 
@@ -149,14 +151,16 @@ def write_workbook(
     data sheets are written, so charts can render in other processes meanwhile.
     A caller that passes only the first rows of `results` and `inputs` (say, to another
     process) gives `summary` (every row; the columns the Summary sheet counts) and
-    `inputs_total`, so counts and notices still speak of the whole run.
+    `inputs_total`, so counts and notices still speak of the whole run. `max_input_rows` caps
+    the Inputs sheet on its own (default: `max_rows`); the scenario file has every input row.
     """
     if max_rows < 0:
         raise ValueError(f"max_rows must be 0 or more, not {max_rows}")
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
     full = results if summary is None else summary
     n_inputs = len(inputs) if inputs_total is None else inputs_total
-    notices = _cap_notices(cap, len(full), n_inputs, len(errors))
+    input_cap = cap if max_input_rows is None else min(max(max_input_rows, 0), cap)
+    notices = _cap_notices(cap, len(full), n_inputs, len(errors), input_cap)
     late = callable(charts)
     path = Path(path)
     # The row data of constant-memory sheets goes to temp files: keep them beside the target
@@ -178,7 +182,7 @@ def write_workbook(
             hw = _hardware_frame(hardware)
             _write_table(sheets["Hardware"], styles, hw, HW_FORMATS, 1, wrap=("source",))
             inputs_formats = {"line": PLAIN_INTEGER}
-            _write_table(sheets["Inputs"], styles, inputs.iloc[:cap], inputs_formats, 2)
+            _write_table(sheets["Inputs"], styles, inputs.iloc[:input_cap], inputs_formats, 2)
             if "Errors" in sheets:
                 errors_formats = {"line": PLAIN_INTEGER}
                 _write_table(sheets["Errors"], styles, errors.iloc[:cap], errors_formats, 0)
@@ -209,15 +213,18 @@ def _sheet_names(errors: pd.DataFrame, charts: bool) -> list[str]:
     return names
 
 
-def _cap_notices(cap: int, results: int, inputs: int, errors: int) -> list[str]:
+def _cap_notices(
+    cap: int, results: int, inputs: int, errors: int, input_cap: int | None = None
+) -> list[str]:
     notices = []
+    input_cap = cap if input_cap is None else input_cap
     if results > cap:
         notices.append(
             f"Results sheet holds the first {cap:,} of {results:,} rows; results.csv has them all."
         )
-    if inputs > cap:
+    if inputs > input_cap:
         notices.append(
-            f"Inputs sheet holds the first {cap:,} of {inputs:,} input rows; "
+            f"Inputs sheet holds the first {input_cap:,} of {inputs:,} input rows; "
             "the scenario file has them all."
         )
     if errors > cap:

@@ -121,3 +121,17 @@ def test_workbook_process_failure_is_reported(tmp_path, catalog, monkeypatch):
     with pytest.raises(OutputError, match="max_rows must be 0 or more"):
         run_file(path, out, catalog, options)
     assert (out / "s" / "results.csv").read_text() == "previous"
+
+
+def test_inputs_sheet_has_its_own_cap(tmp_path, catalog):
+    import openpyxl
+
+    rows = "".join(f"r{i},matmul,{i + 1},64,64,v5e\n" for i in range(30))
+    path = write_scenarios(tmp_path, f"{HEAD}\n{rows}")
+    options = RunOptions(plots=False, report=False, workbook_rows=20, workbook_input_rows=5)
+    summary = run_file(path, tmp_path / "out", catalog, options)
+    book = openpyxl.load_workbook(tmp_path / "out" / "s" / "workbook.xlsx", read_only=True)
+    assert book["Results"].max_row == 21 and book["Inputs"].max_row == 6
+    assert "Inputs sheet holds the first 5 of 30 input rows; the scenario file has them all." in (
+        summary.notices
+    )
