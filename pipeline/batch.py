@@ -11,11 +11,13 @@ import shutil
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.csvout import write_csv
@@ -24,6 +26,7 @@ from pipeline.excel import (
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
     SUMMARY_COLUMNS,
+    workbook_cap_notices,
     write_workbook,
 )
 from pipeline.hardware import Catalog, catalog_records
@@ -35,7 +38,7 @@ from pipeline.roofline import compute_roofline
 from pipeline.scenarios import DEFAULT_MAX_ROWS, Loaded, load_scenarios
 
 BOUNDS = ("compute", "memory", "network")
-STAGES = ("load", "compute", "plots", "results", "workbook", "report", "manifest")
+STAGES = ("load", "compute", "plots", "results", "report", "workbook", "manifest")
 WORKBOOK_PROCESS_MIN_ROWS = 20_000  # below this, starting a process costs more than it saves
 Progress = Callable[[str], None]
 
@@ -142,7 +145,15 @@ def run_file(
     summary.not_fitting = int((~results["fits"].fillna(True)).sum())
     errors = errors_frame(loaded.problems)
     hardware = catalog_records(catalog, sorted(results["hardware"].astype(str).unique()))
-    notices: list[str] = []  # what the caps leave out; the workbook says its own
+    notices: list[str] = []  # what the caps leave out, known before any output is written
+    if options.workbook:
+        notices += workbook_cap_notices(
+            options.workbook_rows,
+            options.workbook_input_rows,
+            len(results),
+            loaded.source_rows,
+            len(errors),
+        )
     if options.report:
         notices += table_cap_notices(results, options.report_rows)
     meta = RunMeta(
@@ -193,8 +204,25 @@ def run_file(
                 chart_objs, chart_notices = chart_set.charts, chart_set.notices
             if workbook is not None:
                 workbook.send_charts(chart_objs, chart_notices)
-            written = timed("results", _write_tables, tmp, results, errors)
+            with _one_arrow_thread(workbook is not None and workbook.process is not None):
+                written = timed("results", _write_tables, tmp, results, errors)
             written += [tmp / c.path for c in chart_objs]
+            notices = list(dict.fromkeys([*chart_notices, *notices]))
+            meta = replace(meta, notices=tuple(notices))
+            if options.report:  # while the workbook process is still writing
+                notices += timed(
+                    "report",
+                    render_report,
+                    tmp / "report.html",
+                    meta,
+                    results,
+                    errors,
+                    hardware,
+                    chart_objs,
+                    tmp,
+                    max_table_rows=options.report_rows,
+                )
+                written.append(tmp / "report.html")
             if workbook is not None:
                 notices += workbook.finish()
                 timings["workbook"] = workbook.seconds
@@ -203,22 +231,6 @@ def run_file(
         finally:
             if workbook is not None:
                 workbook.stop()
-        notices = list(dict.fromkeys([*chart_notices, *notices]))
-        meta = replace(meta, notices=tuple(notices))
-        if options.report:
-            notices += timed(
-                "report",
-                render_report,
-                tmp / "report.html",
-                meta,
-                results,
-                errors,
-                hardware,
-                chart_objs,
-                tmp,
-                max_table_rows=options.report_rows,
-            )
-            written.append(tmp / "report.html")
         summary.notices = list(dict.fromkeys(notices))
         timings["total"] = time.perf_counter() - t0
         written.append(_write_manifest(tmp, meta, loaded, results, written, timings))
@@ -226,6 +238,20 @@ def run_file(
     summary.written = [target / p.relative_to(tmp) for p in written]
     summary.timings = timings
     return summary
+
+
+@contextmanager
+def _one_arrow_thread(active: bool):
+    """While the workbook process holds one of the cores, keep Arrow's writers to the other."""
+    if not active:
+        yield
+        return
+    before = pa.cpu_count()
+    pa.set_cpu_count(1)
+    try:
+        yield
+    finally:
+        pa.set_cpu_count(before)
 
 
 def _chart_workers(options: RunOptions, workbook: _Workbook | None) -> int | None:

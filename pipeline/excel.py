@@ -213,6 +213,15 @@ def _sheet_names(errors: pd.DataFrame, charts: bool) -> list[str]:
     return names
 
 
+def workbook_cap_notices(
+    max_rows: int, max_input_rows: int | None, results: int, inputs: int, errors: int
+) -> list[str]:
+    """What the workbook's row caps will leave out, before it is written."""
+    cap = min(max_rows, EXCEL_MAX_ROWS - 1)
+    input_cap = cap if max_input_rows is None else min(max(max_input_rows, 0), cap)
+    return _cap_notices(cap, results, inputs, errors, input_cap)
+
+
 def _cap_notices(
     cap: int, results: int, inputs: int, errors: int, input_cap: int | None = None
 ) -> list[str]:
