@@ -135,6 +135,33 @@ def run_file(
         raise RejectedRows(
             f"{path}: {loaded.rejected_lines} row(s) rejected and --strict is set; nothing written"
         )
+    workbook = None
+    if options.workbook:  # a big run's workbook process starts while the model is computed
+        workbook = _Workbook(in_process=len(loaded.frame) < WORKBOOK_PROCESS_MIN_ROWS)
+        workbook.start()
+    try:
+        return _run_outputs(
+            path, out_root, loaded, catalog, options, out_name, step, timings, t0, started,
+            summary, workbook,
+        )  # fmt: skip
+    finally:
+        if workbook is not None:
+            workbook.stop()
+
+
+def _run_outputs(
+    path, out_root, loaded, catalog, options, out_name, step, timings, t0, started, summary,
+    workbook,
+) -> RunSummary:  # fmt: skip
+    """Compute, then write every output of one run into its folder (see run_file)."""
+
+    def timed(stage: str, fn, *args, **kwargs):
+        start = time.perf_counter()
+        out = fn(*args, **kwargs)
+        timings[stage] = time.perf_counter() - start
+        step(stage)
+        return out
+
     t = time.perf_counter()
     results = compute_roofline(loaded.frame)
     timings["compute"] = time.perf_counter() - t
@@ -171,22 +198,12 @@ def run_file(
     target = Path(out_root) / meta.run_name
     summary.out_dir = target
 
-    def timed(stage: str, fn, *args, **kwargs):
-        start = time.perf_counter()
-        out = fn(*args, **kwargs)
-        timings[stage] = time.perf_counter() - start
-        step(stage)
-        return out
-
     with _atomic_dir(target) as tmp:
-        workbook = None
-        if options.workbook:
-            workbook = _Workbook(
+        if workbook is not None:
+            workbook.submit(
                 tmp / "workbook.xlsx", meta, results, loaded.inputs, errors, hardware, tmp,
                 (options.workbook_rows, options.workbook_input_rows),
-                in_process=len(results) < WORKBOOK_PROCESS_MIN_ROWS,
             )  # fmt: skip
-            workbook.start()
         try:
             # charts first, from this single-threaded process, so their workers can fork
             chart_objs: list[Chart] = []
@@ -265,30 +282,34 @@ def _chart_workers(options: RunOptions, workbook: _Workbook | None) -> int | Non
 
 class _Workbook:
     """The workbook stage, in another process for big runs so that its pure-Python writing
-    (XlsxWriter) runs on its own core while charts, CSV and Parquet are written here. The
-    chart list is sent once the charts exist; the workbook embeds them last."""
+    (XlsxWriter) runs on its own core while charts, CSV, Parquet and the report are written
+    here. The process starts (and imports) while the model is computed, then gets the capped
+    rows; the chart list follows once the charts exist, and the workbook embeds them last."""
 
-    def __init__(self, path, meta, results, inputs, errors, hardware, run_dir, caps, in_process):
-        self.args = (path, meta, results, inputs, errors, hardware, run_dir, caps)
+    def __init__(self, in_process: bool):
         self.in_process = in_process
         self.seconds = 0.0
         self.process = None
+        self.args: tuple = ()
         self.charts: tuple[list[Chart], list[str]] = ([], [])
 
     def start(self) -> None:
         if self.in_process:
             return
-        path, meta, results, inputs, errors, hardware, run_dir, caps = self.args
-        summary = results[[c for c in SUMMARY_COLUMNS if c in results.columns]]
-        head = (results.iloc[: caps[0]], inputs.iloc[: min(caps)])
-        job = (path, meta, *head, errors, hardware, run_dir)
         context = multiprocessing.get_context("spawn")  # no fork of a process with threads
         self.conn, child = context.Pipe()
-        self.process = context.Process(
-            target=_workbook_child, args=(child, job, caps, summary, len(inputs)), daemon=True
-        )
+        self.process = context.Process(target=_workbook_child, args=(child,), daemon=True)
         self.process.start()
         child.close()
+
+    def submit(self, path, meta, results, inputs, errors, hardware, run_dir, caps) -> None:
+        """The data to write: all of it here, only the capped rows to the process."""
+        if self.process is None:
+            self.args = (path, meta, results, inputs, errors, hardware, run_dir, caps)
+            return
+        summary = results[[c for c in SUMMARY_COLUMNS if c in results.columns]]
+        head = (results.iloc[: caps[0]], inputs.iloc[: min(caps)])
+        self.conn.send(((path, meta, *head, errors, hardware, run_dir), caps, summary, len(inputs)))
 
     def send_charts(self, charts: list[Chart], notices: list[str]) -> None:
         if self.process is None:
@@ -323,8 +344,13 @@ class _Workbook:
             self.process.join()
 
 
-def _workbook_child(conn, job, caps, summary: pd.DataFrame, inputs_total: int) -> None:
-    """Runs in the workbook process: write, then report (status, notices or message, seconds)."""
+def _workbook_child(conn) -> None:
+    """Runs in the workbook process: wait for the data, write, then report back
+    (status, notices or message, seconds)."""
+    try:
+        job, caps, summary, inputs_total = conn.recv()
+    except EOFError:  # the parent gave up before sending anything
+        return
     start = time.perf_counter()
     path, meta, results, inputs, errors, hardware, run_dir = job
 
