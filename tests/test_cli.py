@@ -86,6 +86,7 @@ def test_batch_of_files_gets_an_index(tmp_path):
     index = (out / "index.html").read_text()
     assert 'href="good/report.html"' in index and 'href="half/report.html"' in index
     assert "failed" in index and str(empty) in index
+    assert 'href="empty' not in index and 'href=""' not in index  # nothing to link to
     assert f"index of 3 runs -> {out / 'index.html'}" in result.stdout
 
 
