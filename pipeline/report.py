@@ -663,10 +663,8 @@ def render_report_html(
     max_table_rows: int = DEFAULT_TABLE_ROWS,
 ) -> str:
     """The report as an HTML string (see render_report)."""
-    context, _ = build_report_context(
-        meta, results, errors, hardware, charts, run_dir, max_table_rows=max_table_rows
-    )
-    return environment().get_template(REPORT_TEMPLATE).render(**context)
+    html, _ = _render(meta, results, errors, hardware, charts, run_dir, max_table_rows)
+    return html
 
 
 def render_report(
@@ -681,12 +679,16 @@ def render_report(
     max_table_rows: int = DEFAULT_TABLE_ROWS,
 ) -> list[str]:
     """Write the self-contained report.html; returns notices saying what the table cap left out."""
+    html, notices = _render(meta, results, errors, hardware, charts, run_dir, max_table_rows)
+    Path(path).write_text(html, encoding="utf-8", newline="\n")
+    return notices
+
+
+def _render(meta, results, errors, hardware, charts, run_dir, max_table_rows):
     context, notices = build_report_context(
         meta, results, errors, hardware, charts, run_dir, max_table_rows=max_table_rows
     )
-    html = environment().get_template(REPORT_TEMPLATE).render(**context)
-    Path(path).write_text(html, encoding="utf-8", newline="\n")
-    return notices
+    return environment().get_template(REPORT_TEMPLATE).render(**context), notices
 
 
 def _relative_href(href: str) -> str:

@@ -320,10 +320,6 @@ class Col:
     def blank(cls, n: int) -> Col:
         return cls(np.zeros(n, dtype=np.intp), np.array([""], dtype=object))
 
-    @classmethod
-    def of(cls, uniques: np.ndarray, codes: np.ndarray) -> Col:
-        return cls(codes, uniques)
-
     def at(self, pos: int):
         return self.uniques[self.codes[pos]]
 
