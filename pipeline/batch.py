@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import shutil
 import time
-import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -19,15 +17,13 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from pipeline import __version__
+from pipeline import __version__, workbook_job
 from pipeline.csvout import write_csv
-from pipeline.errors import OutputError, PipelineError, RejectedRows, RowProblem
+from pipeline.errors import OutputError, RejectedRows, RowProblem
 from pipeline.excel import (
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
-    SUMMARY_COLUMNS,
     workbook_cap_notices,
-    write_workbook,
 )
 from pipeline.hardware import Catalog, catalog_records
 from pipeline.meta import Chart, RunMeta
@@ -39,7 +35,6 @@ from pipeline.scenarios import DEFAULT_MAX_ROWS, Loaded, load_scenarios
 
 BOUNDS = ("compute", "memory", "network")
 STAGES = ("load", "compute", "plots", "results", "report", "workbook", "manifest")
-WORKBOOK_PROCESS_MIN_ROWS = 20_000  # below this, starting a process costs more than it saves
 Progress = Callable[[str], None]
 
 
@@ -113,47 +108,60 @@ def run_file(
 ) -> RunSummary:
     """Run one scenario file and write its output folder atomically; returns what was done.
 
-    After load and compute, the output stages overlap: for big runs the workbook is written by
-    another process while charts render in worker processes and results.csv/.parquet are
-    written here; the report follows once the charts exist.
+    The output stages overlap: for big inputs the workbook is written by another process,
+    started before the file is loaded (see workbook_job), while charts render in worker
+    processes and results.csv/.parquet and the report are written here.
     """
     step = progress or (lambda stage: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    loaded = load_scenarios(path, catalog, max_rows=options.max_rows)
-    timings["load"] = time.perf_counter() - t0
-    step("load")
-    summary = RunSummary(
-        input_path=Path(path),
-        out_dir=None,
-        problems=loaded.problems,
-        warnings=loaded.warnings,
-        rejected=loaded.rejected_lines,
-    )
-    if options.strict and loaded.problems:
-        raise RejectedRows(
-            f"{path}: {loaded.rejected_lines} row(s) rejected and --strict is set; nothing written"
-        )
-    workbook = None
-    if options.workbook:  # a big run's workbook process starts while the model is computed
-        workbook = _Workbook(in_process=len(loaded.frame) < WORKBOOK_PROCESS_MIN_ROWS)
-        workbook.start()
-    try:
-        return _run_outputs(
-            path, out_root, loaded, catalog, options, out_name, step, timings, t0, started,
-            summary, workbook,
-        )  # fmt: skip
-    finally:
-        if workbook is not None:
-            workbook.stop()
+    run_name = out_name or sanitize_name(Path(path).stem)
+    target = Path(out_root) / run_name
+    with _atomic_dir(target) as tmp:
+        workbook = None
+        if options.workbook:
+            job = workbook_job.Job(
+                Path(path), tmp / "workbook.xlsx", tmp, catalog, options.max_rows,
+                options.workbook_rows, options.workbook_input_rows,
+            )  # fmt: skip
+            workbook = workbook_job.start(job)
+        try:
+            loaded = load_scenarios(path, catalog, max_rows=options.max_rows)
+            timings["load"] = time.perf_counter() - t0
+            step("load")
+            summary = RunSummary(
+                input_path=Path(path),
+                out_dir=target,
+                problems=loaded.problems,
+                warnings=loaded.warnings,
+                rejected=loaded.rejected_lines,
+            )
+            if options.strict and loaded.problems:
+                raise RejectedRows(
+                    f"{path}: {loaded.rejected_lines} row(s) rejected and --strict is set; "
+                    "nothing written"
+                )
+            written, meta, results = _run_outputs(
+                tmp, loaded, catalog, options, run_name, started, step, timings, summary,
+                workbook,
+            )  # fmt: skip
+        finally:
+            if workbook is not None:
+                workbook.stop()
+        timings["total"] = time.perf_counter() - t0
+        written.append(_write_manifest(tmp, meta, loaded, results, written, timings))
+        step("manifest")
+    summary.written = [target / p.relative_to(tmp) for p in written]
+    summary.timings = timings
+    return summary
 
 
 def _run_outputs(
-    path, out_root, loaded, catalog, options, out_name, step, timings, t0, started, summary,
-    workbook,
-) -> RunSummary:  # fmt: skip
-    """Compute, then write every output of one run into its folder (see run_file)."""
+    tmp, loaded, catalog, options, run_name, started, step, timings, summary, workbook
+) -> tuple[list[Path], RunMeta, pd.DataFrame]:
+    """Compute, then write every output of one run into `tmp`; the paths written, the run's
+    metadata and its results."""
 
     def timed(stage: str, fn, *args, **kwargs):
         start = time.perf_counter()
@@ -162,10 +170,8 @@ def _run_outputs(
         step(stage)
         return out
 
-    t = time.perf_counter()
-    results = compute_roofline(loaded.frame)
-    timings["compute"] = time.perf_counter() - t
-    step("compute")
+    results = timed("compute", compute_roofline, loaded.frame)
+    path = loaded.path
     summary.scenarios = len(results)
     counts = results["bound"].value_counts()
     summary.bounds = {b: int(counts.get(b, 0)) for b in BOUNDS}
@@ -184,7 +190,7 @@ def _run_outputs(
     if options.report:
         notices += table_cap_notices(results, options.report_rows)
     meta = RunMeta(
-        run_name=out_name or sanitize_name(Path(path).stem),
+        run_name=run_name,
         input_path=str(path),
         input_sha256=file_sha256(Path(path)),
         started=started,
@@ -195,66 +201,51 @@ def _run_outputs(
         rejected_rows=loaded.rejected_lines,
         notices=tuple(notices),
     )
-    target = Path(out_root) / meta.run_name
-    summary.out_dir = target
-
-    with _atomic_dir(target) as tmp:
-        if workbook is not None:
-            workbook.submit(
-                tmp / "workbook.xlsx", meta, results, loaded.inputs, errors, hardware, tmp,
-                (options.workbook_rows, options.workbook_input_rows),
-            )  # fmt: skip
-        try:
-            # charts first, from this single-threaded process, so their workers can fork
-            chart_objs: list[Chart] = []
-            chart_notices: list[str] = []
-            if options.plots:
-                chart_set = timed(
-                    "plots",
-                    render_charts,
-                    results,
-                    hardware,
-                    tmp / "plots",
-                    max_charts=options.max_charts,
-                    workers=_chart_workers(options, workbook),
-                )
-                chart_objs, chart_notices = chart_set.charts, chart_set.notices
-            if workbook is not None:
-                workbook.send_charts(chart_objs, chart_notices)
-            with _one_arrow_thread(workbook is not None and workbook.process is not None):
-                written = timed("results", _write_tables, tmp, results, errors)
-            written += [tmp / c.path for c in chart_objs]
-            notices = list(dict.fromkeys([*chart_notices, *notices]))
-            meta = replace(meta, notices=tuple(notices))
-            if options.report:  # while the workbook process is still writing
-                notices += timed(
-                    "report",
-                    render_report,
-                    tmp / "report.html",
-                    meta,
-                    results,
-                    errors,
-                    hardware,
-                    chart_objs,
-                    tmp,
-                    max_table_rows=options.report_rows,
-                )
-                written.append(tmp / "report.html")
-            if workbook is not None:
-                notices += workbook.finish()
-                timings["workbook"] = workbook.seconds
-                step("workbook")
-                written.append(tmp / "workbook.xlsx")
-        finally:
-            if workbook is not None:
-                workbook.stop()
-        summary.notices = list(dict.fromkeys(notices))
-        timings["total"] = time.perf_counter() - t0
-        written.append(_write_manifest(tmp, meta, loaded, results, written, timings))
-        step("manifest")
-    summary.written = [target / p.relative_to(tmp) for p in written]
-    summary.timings = timings
-    return summary
+    if workbook is not None:
+        workbook.submit(meta, results, loaded.inputs, errors, hardware, loaded.frame["line"])
+    # charts first, from this single-threaded process, so their workers can fork
+    chart_objs: list[Chart] = []
+    chart_notices: list[str] = []
+    if options.plots:
+        chart_set = timed(
+            "plots",
+            render_charts,
+            results,
+            hardware,
+            tmp / "plots",
+            max_charts=options.max_charts,
+            workers=_chart_workers(options, workbook),
+        )
+        chart_objs, chart_notices = chart_set.charts, chart_set.notices
+    if workbook is not None:
+        workbook.send_charts(chart_objs, chart_notices)
+    separate = workbook is not None and workbook.process is not None
+    with _one_arrow_thread(separate):
+        written = timed("results", _write_tables, tmp, results, errors)
+    written += [tmp / c.path for c in chart_objs]
+    notices = list(dict.fromkeys([*chart_notices, *notices]))
+    meta = replace(meta, notices=tuple(notices))
+    if options.report:  # while the workbook process is still writing
+        notices += timed(
+            "report",
+            render_report,
+            tmp / "report.html",
+            meta,
+            results,
+            errors,
+            hardware,
+            chart_objs,
+            tmp,
+            max_table_rows=options.report_rows,
+        )
+        written.append(tmp / "report.html")
+    if workbook is not None:
+        notices += workbook.finish()
+        timings["workbook"] = workbook.seconds
+        step("workbook")
+        written.append(tmp / "workbook.xlsx")
+    summary.notices = list(dict.fromkeys(notices))
+    return written, meta, results
 
 
 @contextmanager
@@ -271,105 +262,13 @@ def _one_arrow_thread(active: bool):
         pa.set_cpu_count(before)
 
 
-def _chart_workers(options: RunOptions, workbook: _Workbook | None) -> int | None:
+def _chart_workers(options: RunOptions, workbook) -> int | None:
     """Chart processes: while a workbook process holds one core, draw on the other only."""
     if options.chart_workers is not None:
         return options.chart_workers
     if workbook is not None and workbook.process is not None:
         return 1
     return None
-
-
-class _Workbook:
-    """The workbook stage, in another process for big runs so that its pure-Python writing
-    (XlsxWriter) runs on its own core while charts, CSV, Parquet and the report are written
-    here. The process starts (and imports) while the model is computed, then gets the capped
-    rows; the chart list follows once the charts exist, and the workbook embeds them last."""
-
-    def __init__(self, in_process: bool):
-        self.in_process = in_process
-        self.seconds = 0.0
-        self.process = None
-        self.args: tuple = ()
-        self.charts: tuple[list[Chart], list[str]] = ([], [])
-
-    def start(self) -> None:
-        if self.in_process:
-            return
-        context = multiprocessing.get_context("spawn")  # no fork of a process with threads
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_workbook_child, args=(child,), daemon=True)
-        self.process.start()
-        child.close()
-
-    def submit(self, path, meta, results, inputs, errors, hardware, run_dir, caps) -> None:
-        """The data to write: all of it here, only the capped rows to the process."""
-        if self.process is None:
-            self.args = (path, meta, results, inputs, errors, hardware, run_dir, caps)
-            return
-        summary = results[[c for c in SUMMARY_COLUMNS if c in results.columns]]
-        head = (results.iloc[: caps[0]], inputs.iloc[: min(caps)])
-        self.conn.send(((path, meta, *head, errors, hardware, run_dir), caps, summary, len(inputs)))
-
-    def send_charts(self, charts: list[Chart], notices: list[str]) -> None:
-        if self.process is None:
-            self.charts = (charts, notices)
-        else:
-            self.conn.send((charts, notices))
-
-    def finish(self) -> list[str]:
-        """Wait for the workbook; its notices."""
-        if self.process is None:
-            path, meta, results, inputs, errors, hardware, run_dir, caps = self.args
-            start = time.perf_counter()
-            notices = write_workbook(
-                path, meta, results, inputs, errors, hardware, list(self.charts[0]), run_dir,
-                max_rows=caps[0], max_input_rows=caps[1],
-            )  # fmt: skip
-            self.seconds = time.perf_counter() - start
-            return notices
-        try:
-            status, payload, seconds = self.conn.recv()
-        except EOFError as exc:
-            raise OutputError("the workbook process ended without writing workbook.xlsx") from exc
-        self.process.join()
-        self.seconds = seconds
-        if status != "ok":
-            raise OutputError(payload)
-        return payload
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.is_alive():
-            self.process.terminate()
-            self.process.join()
-
-
-def _workbook_child(conn) -> None:
-    """Runs in the workbook process: wait for the data, write, then report back
-    (status, notices or message, seconds)."""
-    try:
-        job, caps, summary, inputs_total = conn.recv()
-    except EOFError:  # the parent gave up before sending anything
-        return
-    start = time.perf_counter()
-    path, meta, results, inputs, errors, hardware, run_dir = job
-
-    def late_charts():
-        return conn.recv()
-
-    try:
-        notices = write_workbook(
-            path, meta, results, inputs, errors, hardware, late_charts, run_dir,
-            max_rows=caps[0], max_input_rows=caps[1], summary=summary,
-            inputs_total=inputs_total,
-        )  # fmt: skip
-        conn.send(("ok", notices, time.perf_counter() - start))
-    except PipelineError as exc:
-        conn.send(("error", str(exc), time.perf_counter() - start))
-    except Exception:  # a bug: hand the traceback to the parent rather than dying silently
-        conn.send(("error", traceback.format_exc(), time.perf_counter() - start))
-    finally:
-        conn.close()
 
 
 def _write_tables(tmp: Path, results: pd.DataFrame, errors: pd.DataFrame) -> list[Path]:

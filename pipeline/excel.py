@@ -23,7 +23,8 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -123,7 +124,7 @@ BOUND_COLOURS = {  # light tints of the charts' Okabe-Ito colours (plots.BOUND_C
     "network": ("#F3DDE9", "#6E2A52"),
 }
 NOT_FITTING_COLOURS = ("#FFC7CE", "#9C0006")
-LateCharts = Callable[[], tuple[list[Chart], list[str]]]  # charts rendered meanwhile, notices
+BOOK_SHEETS = ("Summary", "Results", "Hardware", "Inputs")  # then Errors, Charts if any
 FORMULA_STARTS = "=+-@\t\r"  # first characters a spreadsheet may read as a formula (OWASP)
 _HOSTILE = "[" + re.escape(FORMULA_STARTS) + "]"
 
@@ -135,82 +136,120 @@ def write_workbook(
     inputs: pd.DataFrame,
     errors: pd.DataFrame,
     hardware: list[dict],
-    charts: Sequence[Chart] | LateCharts,
+    charts: Sequence[Chart],
     run_dir: Path,
     *,
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
-    summary: pd.DataFrame | None = None,
-    inputs_total: int | None = None,
     max_input_rows: int | None = None,
 ) -> list[str]:
-    """Write workbook.xlsx at `path`; returns notices, plain sentences for the run's summary.
+    """Write workbook.xlsx at `path` in one go; returns notices, plain sentences for the run's
+    summary (what the row caps left out, which chart PNGs were missing). The Summary sheet shows
+    them together with meta.notices. The file appears at `path` only once it is whole.
+    `max_input_rows` caps the Inputs sheet on its own (default: `max_rows`)."""
+    writer = WorkbookWriter(path, max_rows=max_rows, max_input_rows=max_input_rows)
+    writer.write_rows(results, inputs)
+    counts = summary_counts(results)
+    return writer.finish(
+        meta, counts, len(inputs), errors, len(errors), hardware, charts, [], run_dir
+    )
 
-    Notices say what the row cap left out and which chart PNGs were missing; the Summary sheet
-    shows them together with meta.notices. The file appears at `path` only once it is whole.
-    `charts` may be a callable returning (charts, chart notices): it is called only after the
-    data sheets are written, so charts can render in other processes meanwhile.
-    A caller that passes only the first rows of `results` and `inputs` (say, to another
-    process) gives `summary` (every row; the columns the Summary sheet counts) and
-    `inputs_total`, so counts and notices still speak of the whole run. `max_input_rows` caps
-    the Inputs sheet on its own (default: `max_rows`); the scenario file has every input row.
+
+class WorkbookWriter:
+    """workbook.xlsx in two steps, so its slow part can start before the run is complete.
+
+    `write_rows` writes the Results and Inputs sheets from the first rows of the run (those
+    under the caps are all it needs); `finish` then writes what needs the whole run (Summary,
+    Hardware, Errors, Charts), closes the book and moves it into place. Sheets may be written
+    in any order in constant-memory mode: each has its own temp file, beside the target (not
+    in a RAM-backed /tmp). `discard` drops a book that will not be finished.
     """
-    if max_rows < 0:
-        raise ValueError(f"max_rows must be 0 or more, not {max_rows}")
-    cap = min(max_rows, EXCEL_MAX_ROWS - 1)
-    full = results if summary is None else summary
-    n_inputs = len(inputs) if inputs_total is None else inputs_total
-    input_cap = cap if max_input_rows is None else min(max(max_input_rows, 0), cap)
-    notices = _cap_notices(cap, len(full), n_inputs, len(errors), input_cap)
-    late = callable(charts)
-    path = Path(path)
-    # The row data of constant-memory sheets goes to temp files: keep them beside the target
-    # (not in a RAM-backed /tmp) and move the finished file into place only when it is whole.
-    try:
-        with tempfile.TemporaryDirectory(
-            dir=path.parent, prefix=f".{path.name}.", ignore_cleanup_errors=True
-        ) as tmp:
-            staged = Path(tmp) / path.name
-            book = xlsxwriter.Workbook(str(staged), {**WORKBOOK_OPTIONS, "tmpdir": tmp})
-            _set_properties(book, meta)
-            styles = _Styles(book)
-            expect_charts = late or any((Path(run_dir) / c.path).is_file() for c in charts)
-            sheets = {
-                name: book.add_worksheet(name) for name in _sheet_names(errors, expect_charts)
-            }
-            _write_table(sheets["Results"], styles, results.iloc[:cap], RESULT_FORMATS, 1)
-            _colour_results(sheets["Results"], styles, results.columns, min(cap, len(results)))
-            hw = _hardware_frame(hardware)
-            _write_table(sheets["Hardware"], styles, hw, HW_FORMATS, 1, wrap=("source",))
+
+    def __init__(self, path: Path, *, max_rows: int = DEFAULT_WORKBOOK_ROWS, max_input_rows=None):
+        if max_rows < 0:
+            raise ValueError(f"max_rows must be 0 or more, not {max_rows}")
+        self.path = Path(path)
+        self.cap = min(max_rows, EXCEL_MAX_ROWS - 1)
+        self.input_cap = (
+            self.cap if max_input_rows is None else min(max(max_input_rows, 0), self.cap)
+        )
+        self.columns: list[str] = []
+        with _output_errors(self.path):
+            self.tmp = tempfile.TemporaryDirectory(
+                dir=self.path.parent, prefix=f".{self.path.name}.", ignore_cleanup_errors=True
+            )
+            self.staged = Path(self.tmp.name) / self.path.name
+            self.book = xlsxwriter.Workbook(
+                str(self.staged), {**WORKBOOK_OPTIONS, "tmpdir": self.tmp.name}
+            )
+            self.styles = _Styles(self.book)
+            self.sheets = {n: self.book.add_worksheet(n) for n in BOOK_SHEETS}
+
+    def write_rows(self, results: pd.DataFrame, inputs: pd.DataFrame) -> None:
+        """The Results and Inputs sheets: the first rows under each cap (give at least those)."""
+        head = results.iloc[: self.cap]
+        self.columns = list(results.columns)
+        with _output_errors(self.path):
+            _write_table(self.sheets["Results"], self.styles, head, RESULT_FORMATS, 1)
+            _colour_results(self.sheets["Results"], self.styles, head.columns, len(head))
             inputs_formats = {"line": PLAIN_INTEGER}
-            _write_table(sheets["Inputs"], styles, inputs.iloc[:input_cap], inputs_formats, 2)
-            if "Errors" in sheets:
+            _write_table(
+                self.sheets["Inputs"], self.styles, inputs.iloc[: self.input_cap], inputs_formats, 2
+            )
+
+    def finish(
+        self,
+        meta: RunMeta,
+        counts: SummaryCounts,
+        inputs_total: int,
+        errors: pd.DataFrame,
+        errors_total: int,
+        hardware: list[dict],
+        charts: Sequence[Chart],
+        chart_notices: Sequence[str],
+        run_dir: Path,
+    ) -> list[str]:
+        """The sheets that speak of the whole run, then close; returns the notices.
+
+        `counts` are summary_counts() of every row of the run; `errors` holds at least the
+        first rejected rows under the cap; the totals count every input row and problem."""
+        notices = _cap_notices(
+            self.cap, counts.scenarios, inputs_total, errors_total, self.input_cap
+        )
+        present = [c for c in charts if (Path(run_dir) / c.path).is_file()]
+        notices += [
+            f"Chart '{c.title}' was not embedded: {c.path} is missing."
+            for c in charts
+            if c not in present
+        ]
+        summary_notices = list(dict.fromkeys([*chart_notices, *notices]))
+        with _output_errors(self.path):
+            _set_properties(self.book, meta)
+            hw = _hardware_frame(hardware)
+            _write_table(self.sheets["Hardware"], self.styles, hw, HW_FORMATS, 1, wrap=("source",))
+            if len(errors):
+                sheet = self.book.add_worksheet("Errors")
                 errors_formats = {"line": PLAIN_INTEGER}
-                _write_table(sheets["Errors"], styles, errors.iloc[:cap], errors_formats, 0)
-            chart_list, chart_notices = charts() if late else (list(charts), [])
-            present = [c for c in chart_list if (Path(run_dir) / c.path).is_file()]
-            notices += [
-                f"Chart '{c.title}' was not embedded: {c.path} is missing."
-                for c in chart_list
-                if c not in present
-            ]
-            summary_notices = list(dict.fromkeys([*chart_notices, *notices]))
-            _write_summary(sheets["Summary"], styles, meta, full, summary_notices)
-            if "Charts" in sheets:
-                _write_charts(sheets["Charts"], styles, present, Path(run_dir))
-            book.close()
-            os.replace(staged, path)
+                _write_table(sheet, self.styles, errors.iloc[: self.cap], errors_formats, 0)
+            _write_summary(self.sheets["Summary"], self.styles, meta, counts, summary_notices)
+            if present:
+                _write_charts(self.book.add_worksheet("Charts"), self.styles, present, run_dir)
+            self.book.close()
+            os.replace(self.staged, self.path)
+            self.tmp.cleanup()
+        return notices
+
+    def discard(self) -> None:
+        """Drop the book unwritten, with its temp files."""
+        self.tmp.cleanup()
+
+
+@contextmanager
+def _output_errors(path: Path):
+    """A failed write is the run's OutputError, naming the workbook."""
+    try:
+        yield
     except (OSError, XlsxWriterException) as exc:
         raise OutputError(f"writing {path} failed: {exc}") from exc
-    return notices
-
-
-def _sheet_names(errors: pd.DataFrame, charts: bool) -> list[str]:
-    names = ["Summary", "Results", "Hardware", "Inputs"]
-    if len(errors):
-        names.append("Errors")
-    if charts:
-        names.append("Charts")
-    return names
 
 
 def workbook_cap_notices(
@@ -499,7 +538,7 @@ class _Lines:
 
 
 def _write_summary(
-    sheet: Worksheet, styles: _Styles, meta: RunMeta, results: pd.DataFrame, notices: list[str]
+    sheet: Worksheet, styles: _Styles, meta: RunMeta, counts: SummaryCounts, notices: list[str]
 ) -> None:
     """Run metadata, notices, bound counts per hardware and op, critical batches, a legend."""
     for col, width in enumerate((34, 14, 14, 16, 20, 14)):
@@ -518,7 +557,7 @@ def _write_summary(
         ("Tool version", meta.tool_version, None),
         ("Hardware catalog version", meta.catalog_version, None),
         ("Source rows", meta.source_rows, None),
-        ("Scenarios computed", len(results), None),
+        ("Scenarios computed", counts.scenarios, None),
         ("Rejected rows", meta.rejected_rows, rejected),
     ):
         value_cell = (value, styles.count) if isinstance(value, int) else value
@@ -529,25 +568,24 @@ def _write_summary(
         out.put(("Notices", styles.section))
         for text in all_notices:
             out.put((text, styles.notice))
-    for key in ("hardware", "op"):
+    for key, rows in (("hardware", counts.per_hardware), ("op", counts.per_op)):
         out.skip()
-        out.put((f"Bound per {key} (all {len(results):,} scenarios)", styles.section))
+        out.put((f"Bound per {key} (all {counts.scenarios:,} scenarios)", styles.section))
         out.put(
             (key, styles.header),
             *((b, styles.bound_header[b]) for b in BOUNDS),
             ("not fitting", styles.header_right),
             ("total", styles.header_right),
         )
-        rows = _bound_counts(results, key)
-        for name, counts in rows:
-            out.put(name, *((n, integer) for n in counts))
+        for name, numbers in rows:
+            out.put(name, *((n, integer) for n in numbers))
         if len(rows) > 1:
-            totals = [sum(column) for column in zip(*(counts for _, counts in rows), strict=True)]
+            totals = [sum(column) for column in zip(*(n for _, n in rows), strict=True)]
             out.put(("all", styles.label), *((n, integer) for n in totals))
     out.skip()
     out.put(("Critical batch sizes", styles.section))
     out.put("The smallest batch at which a series becomes compute-bound, every other input fixed.")
-    lines, more = _critical_batches(results)
+    lines, more = counts.critical_batches, counts.more_series
     if lines:
         out.put(
             *((h, styles.header) for h in ("series", "hardware", "op", "dtypes")),
@@ -576,17 +614,22 @@ def _write_summary(
     )
 
 
-SUMMARY_COLUMNS = (
-    "series",
-    "op",
-    "hardware",
-    "x_dtype",
-    "y_dtype",
-    "compute_dtype",
-    "bound",
-    "fits",
-    "critical_batch",
-)  # fmt: skip  -- what _write_summary reads of every row
+class SummaryCounts(NamedTuple):
+    """What the Summary sheet says of every row of a run: small, whatever the run's size."""
+
+    scenarios: int
+    per_hardware: list[tuple[str, list[int]]]  # name: compute, memory, network, not fitting, all
+    per_op: list[tuple[str, list[int]]]
+    critical_batches: list[tuple]  # (series, hardware, op, dtypes, batch) of the first series
+    more_series: int  # series with a critical batch that are not listed
+
+
+def summary_counts(results: pd.DataFrame) -> SummaryCounts:
+    """The Summary sheet's counts of every row (vectorized: grouped, never row by row)."""
+    lines, more = _critical_batches(results)
+    return SummaryCounts(
+        len(results), _bound_counts(results, "hardware"), _bound_counts(results, "op"), lines, more
+    )
 
 
 def _bound_counts(results: pd.DataFrame, key: str) -> list[tuple[str, list[int]]]:
@@ -631,8 +674,6 @@ def _write_charts(sheet: Worksheet, styles: _Styles, charts: Sequence[Chart], ru
     """Each chart's title and file in cells, its PNG below them, one under another."""
     sheet.fit_to_pages(1, 0)
     row = 0
-    if not charts:
-        sheet.write_string(0, 0, "No charts were drawn for this run.")
     for chart in charts:
         image = Image(str(run_dir / chart.path))
         width = image.width * 96.0 / image.x_dpi

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -71,7 +72,33 @@ class Loaded:
 def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROWS) -> Loaded:
     """Read and validate one scenario CSV (DESIGN §2). Raises InvalidScenario for a useless file."""
     path = Path(path)
-    table, lines, fields = _read_table(path)
+    return _load(path, _read_bytes(path), catalog, max_rows)
+
+
+def load_head(
+    path: Path, catalog: Catalog, lines: int, max_rows: int = DEFAULT_MAX_ROWS
+) -> tuple[Loaded, bool] | None:
+    """The file's first `lines` lines after the header, loaded as load_scenarios loads the
+    whole file, and whether the file goes on past them.
+
+    Every check is made row by row (a duplicate name rejects the later row; --max-rows rejects
+    the rows past the limit), so these rows come out exactly as at the top of the whole file.
+    None when the cut may fall inside a quoted value that spans lines.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            data = b"".join(itertools.islice(fh, lines + 1))
+            more = fh.read(1) != b""
+    except OSError as exc:
+        raise InvalidScenario(f"{path}: cannot read: {exc.strerror}") from exc
+    if more and b'"' in data and _may_span_lines(data.decode("utf-8", errors="replace")):
+        return None
+    return _load(path, data, catalog, max_rows), more
+
+
+def _load(path: Path, data: bytes, catalog: Catalog, max_rows: int) -> Loaded:
+    table, lines, fields = _read_table(path, data)
     columns = _normalize_headers(table.column_names, path)
     columns, renamed = _rename_reserved(columns, path)
     table = table.rename_columns(columns)
@@ -96,15 +123,18 @@ def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROW
 # ---------------------------------------------------------------- reading
 
 
-def _read_table(path: Path) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
-    """All cells as strings, each row's line number as an editor counts it, and field counts
-    (None when every row had the header's width)."""
+def _read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError as exc:
         raise InvalidScenario(f"{path}: no such file") from exc
     except OSError as exc:
         raise InvalidScenario(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def _read_table(path: Path, data: bytes) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
+    """All cells as strings, each row's line number as an editor counts it, and field counts
+    (None when every row had the header's width)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

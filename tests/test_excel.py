@@ -16,7 +16,7 @@ from openpyxl.utils import get_column_letter
 from pipeline import excel
 from pipeline.csvout import write_csv
 from pipeline.errors import OutputError
-from pipeline.excel import write_workbook
+from pipeline.excel import WorkbookWriter, summary_counts, write_workbook
 from pipeline.meta import Chart
 from tests.conftest import compute_file
 
@@ -388,18 +388,35 @@ def test_a_run_without_results_still_gives_a_workbook(book_run, tmp_path):
     )
 
 
-def test_charts_may_arrive_late_with_the_plot_notices(book_run, tmp_path):
-    """A callable is asked for (charts, notices) only after the data sheets are written."""
+def test_rows_first_then_the_whole_run(book_run, tmp_path):
+    """WorkbookWriter: the row sheets from the first rows, then what needs the whole run."""
     small_png(tmp_path / "plots" / "roofline-h100.png", dpi=100)
     chart = Chart("roofline", "Roofline: H100", "plots/roofline-h100.png", "h100")
-    asked = []
-
-    def late():
-        asked.append(True)
-        return [chart], ["Plots: the sweep chart draws the first 20 series only."]
-
-    wb, notices = write(book_run, tmp_path, charts=late)
-    assert asked == [True]
+    path = tmp_path / "workbook.xlsx"
+    writer = WorkbookWriter(path, max_rows=10, max_input_rows=4)
+    writer.write_rows(book_run.results.iloc[:10], book_run.loaded.inputs.iloc[:4])
+    assert not path.exists()
+    notices = writer.finish(
+        book_run.meta, summary_counts(book_run.results), 13, book_run.errors, 0, book_run.hardware, [chart],
+        ["Plots: the sweep chart draws the first 20 series only."], tmp_path,
+    )  # fmt: skip
+    wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == [*BASE_SHEETS, "Charts"]
-    assert notices == []  # the plot stage reports its own notices
-    assert "Plots: the sweep chart draws the first 20 series only." in sheet_text(wb["Summary"])
+    assert wb["Results"].max_row == 11 and wb["Inputs"].max_row == 5
+    assert notices == [
+        f"Results sheet holds the first 10 of {len(book_run.results):,} rows; "
+        "results.csv has them all.",
+        "Inputs sheet holds the first 4 of 13 input rows; the scenario file has them all.",
+    ]
+    text = sheet_text(wb["Summary"])
+    assert f"Bound per hardware (all {len(book_run.results):,} scenarios)" in text
+    assert "Plots: the sweep chart draws the first 20 series only." in text
+    assert wb.properties.title == f"Roofline run {book_run.meta.run_name}"
+
+
+def test_a_discarded_writer_leaves_nothing(book_run, tmp_path):
+    path = tmp_path / "workbook.xlsx"
+    writer = WorkbookWriter(path, max_rows=10)
+    writer.write_rows(book_run.results, book_run.loaded.inputs)
+    writer.discard()
+    assert list(tmp_path.iterdir()) == []

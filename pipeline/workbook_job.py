@@ -1,0 +1,247 @@
+"""The workbook stage of a run: in this process for small runs, in its own process for big ones.
+
+XlsxWriter is pure Python and the slowest writer of a big run, so it gets a core of its own
+while this process computes, draws the charts and writes results.csv, results.parquet and the
+report. The process starts before the scenario file is loaded and loads the file's first lines
+itself (`scenarios.load_head`): the Results and Inputs sheets only hold the rows under their
+caps, and every check is made row by row, so those rows can be computed and written while this
+process is still loading the whole file.
+
+Once the whole run is computed, `submit` checks that the process holds the rows the run has at
+the top (by their line numbers; should they differ, it sends the right ones and the process
+starts the book again) and sends what needs the whole run, all of it small: the Summary
+sheet's counts, the hardware records, the first rejected rows, the run's metadata. The chart
+list follows once the charts exist; the book is then finished.
+The child imports only what the workbook needs (no matplotlib, no Jinja).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import queue
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import OutputError, PipelineError
+from pipeline.excel import WorkbookWriter, summary_counts
+from pipeline.hardware import Catalog
+from pipeline.meta import Chart
+from pipeline.roofline import compute_roofline
+from pipeline.scenarios import load_head
+
+PROCESS_MIN_BYTES = 2_000_000  # ~25,000 rows; below this a process costs more than it saves
+HEAD_MARGIN = 1.05  # lines read per row the workbook keeps, for rejected rows
+HEAD_EXTRA_LINES = 1000
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the workbook of one run needs before the run is loaded."""
+
+    scenarios: Path  # the input file
+    path: Path  # where workbook.xlsx goes
+    run_dir: Path  # the folder chart paths are relative to
+    catalog: Catalog
+    max_rows: int  # --max-rows
+    rows_cap: int  # --workbook-rows
+    input_rows_cap: int  # --workbook-input-rows
+
+
+def start(job: Job, in_process: bool | None = None) -> InProcess | Process:
+    """The workbook stage of a run; in its own process when the input is big (or asked to be)."""
+    if in_process is None:
+        try:
+            in_process = job.scenarios.stat().st_size < PROCESS_MIN_BYTES
+        except OSError:  # the load reports it
+            in_process = True
+    return InProcess(job) if in_process else Process(job)
+
+
+class InProcess:
+    """Small runs: the book is written here, at `finish`."""
+
+    process = None
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.seconds = 0.0
+        self.run: tuple = ()
+        self.charts: tuple[list[Chart], list[str]] = ([], [])
+
+    def submit(self, meta, results, inputs, errors, hardware, lines=None) -> None:
+        """The whole run: its metadata, results, input rows, rejected rows, hardware records
+        (and each result's line in the input)."""
+        self.run = (meta, results, inputs, errors, hardware)
+
+    def send_charts(self, charts: list[Chart], notices: list[str]) -> None:
+        self.charts = (charts, notices)
+
+    def finish(self) -> list[str]:
+        """Write the book; its notices."""
+        start_time = time.perf_counter()
+        meta, results, inputs, errors, hardware = self.run
+        writer = _writer(self.job)
+        writer.write_rows(results, inputs)
+        notices = writer.finish(
+            meta, summary_counts(results), len(inputs), errors, len(errors), hardware, *self.charts,
+            self.job.run_dir,
+        )  # fmt: skip
+        self.seconds = time.perf_counter() - start_time
+        return notices
+
+    def stop(self) -> None:
+        pass
+
+
+class Process:
+    """Big runs: the book is written by a process of its own, started here (see the module)."""
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.seconds = 0.0
+        self.rows_sent = False  # True when the process could not use its own first rows
+        context = multiprocessing.get_context("spawn")  # no fork of a process with threads
+        inbox, child_outbox = context.Pipe(duplex=False)
+        child_inbox, self.outbox = context.Pipe(duplex=False)
+        self.process = context.Process(
+            target=_child, args=(child_inbox, child_outbox, job), daemon=True
+        )
+        self.process.start()
+        self.inbox = inbox
+        child_inbox.close()
+        child_outbox.close()
+
+    def submit(self, meta, results, inputs, errors, hardware, lines) -> None:
+        """As InProcess.submit; what is sent is small whatever the run's size (see the module)."""
+        job = self.job
+        _, written = self._receive()
+        rows = (results.iloc[: job.rows_cap], inputs.iloc[: job.input_rows_cap])
+        same = written == _rows_digest(np.asarray(lines)[: job.rows_cap], rows[1]["line"])
+        self.rows_sent = not same
+        self._send(None if same else rows)
+        counts, errors_head = summary_counts(results), errors.iloc[: job.rows_cap]
+        self._send((meta, counts, len(inputs), errors_head, len(errors), hardware))
+
+    def send_charts(self, charts: list[Chart], notices: list[str]) -> None:
+        self._send((charts, notices))
+
+    def finish(self) -> list[str]:
+        """Wait for the book; its notices."""
+        _, notices, self.seconds = self._receive()
+        self.process.join()
+        return notices
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+    def _send(self, message) -> None:
+        try:
+            self.outbox.send(message)
+        except OSError as exc:  # the process has stopped: it sent why before it did
+            self._receive()
+            raise OutputError("the workbook process stopped before it was done") from exc
+
+    def _receive(self) -> tuple:
+        try:
+            message = self.inbox.recv()
+        except EOFError as exc:
+            raise OutputError("the workbook process ended without writing workbook.xlsx") from exc
+        if message[0] == "error":
+            raise OutputError(message[1])
+        return message
+
+
+def _rows_digest(result_lines, input_lines) -> str:
+    """Which rows a book holds: the input lines of its results and of its input rows."""
+    h = hashlib.sha256()
+    for lines in (result_lines, input_lines):
+        data = np.ascontiguousarray(lines, dtype=np.int64)
+        h.update(len(data).to_bytes(8, "little") + data.tobytes())
+    return h.hexdigest()
+
+
+def _writer(job: Job) -> WorkbookWriter:
+    return WorkbookWriter(job.path, max_rows=job.rows_cap, max_input_rows=job.input_rows_cap)
+
+
+def head_rows(job: Job) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray] | None:
+    """The results and input rows the workbook keeps, from the file's first lines alone, and
+    each result's line; None when those lines cannot tell (see the module)."""
+    want = max(job.rows_cap, job.input_rows_cap)
+    try:
+        head = load_head(
+            job.scenarios, job.catalog, int(want * HEAD_MARGIN) + HEAD_EXTRA_LINES, job.max_rows
+        )
+    except PipelineError:  # the whole load says what is wrong with the file
+        return None
+    if head is None:
+        return None
+    loaded, more = head
+    results = compute_roofline(loaded.frame)
+    if more and (len(results) < job.rows_cap or loaded.source_rows < job.input_rows_cap):
+        return None  # too many rejected rows in the first lines
+    lines = loaded.frame["line"].to_numpy()[: job.rows_cap]
+    return results.iloc[: job.rows_cap], loaded.inputs.iloc[: job.input_rows_cap], lines
+
+
+def _child(inbox, outbox, job: Job) -> None:
+    """Runs in the workbook process. Messages from the parent are read as they come, by a
+    thread, so the parent never waits while rows are written; every message back is a small
+    tuple, ("error", text) on failure."""
+    start_time = time.perf_counter()
+    received: queue.Queue = queue.Queue()
+    threading.Thread(target=_read_all, args=(inbox, received), daemon=True).start()
+
+    def receive():
+        message = received.get()
+        if isinstance(message, EOFError):
+            raise message
+        return message
+
+    try:
+        rows = head_rows(job)
+        outbox.send(("head", None if rows is None else _rows_digest(rows[2], rows[1]["line"])))
+        writer = None
+        if rows is not None:
+            writer = _writer(job)
+            writer.write_rows(rows[0], rows[1])
+        correct = receive()  # None: the rows written are the run's
+        if correct is not None:
+            if writer is not None:
+                writer.discard()
+            writer = _writer(job)
+            writer.write_rows(*correct)
+        meta, counts, inputs_total, errors, errors_total, hardware = receive()
+        charts, chart_notices = receive()
+        notices = writer.finish(
+            meta, counts, inputs_total, errors, errors_total, hardware, charts, chart_notices,
+            job.run_dir,
+        )  # fmt: skip
+        outbox.send(("ok", notices, time.perf_counter() - start_time))
+    except EOFError:  # the parent gave up
+        return
+    except PipelineError as exc:
+        outbox.send(("error", str(exc)))
+    except Exception:  # a bug: hand the traceback to the parent rather than dying silently
+        outbox.send(("error", traceback.format_exc()))
+    finally:
+        outbox.close()
+
+
+def _read_all(inbox, received: queue.Queue) -> None:
+    """Every message from the parent, in order; then the EOFError that ends them."""
+    while True:
+        try:
+            received.put(inbox.recv())
+        except (EOFError, OSError) as exc:
+            received.put(EOFError(str(exc)))
+            return
