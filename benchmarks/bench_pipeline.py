@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -61,6 +62,25 @@ def bare_xlsx(frame: pd.DataFrame, path: Path) -> None:
     book.close()
 
 
+def tree_rss_mb(root: int) -> float:
+    """RSS of a process and all its descendants, from Linux's /proc (0 elsewhere)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process has gone
+            continue
+        pid = int(stat.parent.name)
+        parents[pid], rss[pid] = int(fields[1]), int(fields[21])
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, ppid in parents.items() if ppid in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sum(rss.get(pid, 0) for pid in tree) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -70,15 +90,21 @@ def main() -> None:
         src = write(args.rows, tmp / "nightly.csv")
         out = tmp / "out"
         start = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-m", "pipeline", "run", str(src), "-o", str(out), "--verbose"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-        )
-        end_to_end = time.perf_counter() - start
-        if proc.returncode != 0:
-            sys.exit(f"pipeline failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        with tempfile.TemporaryFile() as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pipeline", "run", str(src), "-o", str(out), "--verbose"],
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                cwd=ROOT,
+            )
+            tree_mb = 0.0
+            while proc.poll() is None:
+                tree_mb = max(tree_mb, tree_rss_mb(proc.pid))
+                time.sleep(0.1)
+            end_to_end = time.perf_counter() - start
+            if proc.returncode != 0:
+                stderr.seek(0)
+                sys.exit(f"pipeline failed ({proc.returncode}):\n{stderr.read()[-3000:]}")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         manifest = json.loads((out / "nightly" / "manifest.json").read_text())
         stages = manifest["timings_seconds"]
@@ -99,7 +125,8 @@ def main() -> None:
     for stage, seconds in stages.items():
         print(f"  {stage:<10} {seconds:8.2f} s")
     print(f"end to end (process)   {end_to_end:8.2f} s  {n / end_to_end:>12,.0f} rows/s")
-    print(f"peak memory (RSS)      {peak_mb:8.0f} MB")
+    print(f"peak memory (RSS)      {peak_mb:8.0f} MB  largest process")
+    print(f"                       {tree_mb:8.0f} MB  all its processes together (sampled)")
     print("floors, same data, this process:")
     for label, seconds in floors.items():
         print(f"  {label:<36} {seconds:8.2f} s")

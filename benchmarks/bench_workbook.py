@@ -39,8 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.batch import errors_frame  # noqa: E402
-from pipeline.excel import DEFAULT_WORKBOOK_INPUT_ROWS, write_workbook  # noqa: E402
+from pipeline.excel import write_workbook  # noqa: E402
 from pipeline.hardware import catalog_records, load_catalog  # noqa: E402
+from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS  # noqa: E402
 from pipeline.meta import RunMeta  # noqa: E402
 from pipeline.roofline import compute_roofline  # noqa: E402
 from pipeline.scenarios import load_scenarios  # noqa: E402

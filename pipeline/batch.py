@@ -9,7 +9,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,18 +20,22 @@ import pyarrow as pa
 from pipeline import __version__, workbook_job
 from pipeline.csvout import write_csv
 from pipeline.errors import OutputError, RejectedRows, RowProblem
-from pipeline.excel import (
+from pipeline.excel import workbook_cap_notices
+from pipeline.hardware import Catalog, catalog_records
+from pipeline.limits import (
+    DEFAULT_MAX_CHARTS,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TABLE_ROWS,
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
-    workbook_cap_notices,
 )
-from pipeline.hardware import Catalog, catalog_records
 from pipeline.meta import Chart, RunMeta
 from pipeline.parquetout import write_parquet
-from pipeline.plots import DEFAULT_MAX_CHARTS, render_charts
-from pipeline.report import DEFAULT_TABLE_ROWS, render_index, render_report, table_cap_notices
+from pipeline.plots import render_charts
+from pipeline.report import render_index, render_report, table_cap_notices
 from pipeline.roofline import compute_roofline
-from pipeline.scenarios import DEFAULT_MAX_ROWS, Loaded, load_scenarios
+from pipeline.scenarios import Loaded, load_scenarios
+from pipeline.workbook_process import Spawned
 
 BOUNDS = ("compute", "memory", "network")
 STAGES = ("load", "compute", "plots", "results", "report", "workbook", "manifest")
@@ -105,13 +109,23 @@ def run_file(
     *,
     out_name: str | None = None,
     progress: Progress | None = None,
+    spawned: Spawned | None = None,
 ) -> RunSummary:
     """Run one scenario file and write its output folder atomically; returns what was done.
 
     The output stages overlap: for big inputs the workbook is written by another process,
-    started before the file is loaded (see workbook_job), while charts render in worker
-    processes and results.csv/.parquet and the report are written here.
+    started before the file is loaded (see workbook_job; `spawned` is one started already),
+    while charts render in worker processes and results.csv/.parquet and the report are
+    written here.
     """
+    try:
+        return _run_file(path, out_root, catalog, options, out_name, progress, spawned)
+    finally:
+        if spawned is not None:  # stopped here whether or not the run got as far as using it
+            spawned.stop()
+
+
+def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> RunSummary:
     step = progress or (lambda stage: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -125,7 +139,7 @@ def run_file(
                 Path(path), tmp / "workbook.xlsx", tmp, catalog, options.max_rows,
                 options.workbook_rows, options.workbook_input_rows,
             )  # fmt: skip
-            workbook = workbook_job.start(job)
+            workbook = workbook_job.start(job, spawned)
         try:
             loaded = load_scenarios(path, catalog, max_rows=options.max_rows)
             timings["load"] = time.perf_counter() - t0
@@ -370,6 +384,7 @@ class _atomic_dir:
         self.tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
 
     def __enter__(self) -> Path:
+        self.made_parent = not self.target.parent.exists()
         try:
             self.target.parent.mkdir(parents=True, exist_ok=True)
             if self.tmp.exists():
@@ -382,6 +397,9 @@ class _atomic_dir:
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc_type is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.made_parent:  # a run that failed leaves no empty output folder behind
+                with suppress(OSError):
+                    self.target.parent.rmdir()
             if isinstance(exc, OSError):
                 raise OutputError(f"writing {self.target} failed: {exc}") from exc
             return False

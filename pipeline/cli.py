@@ -1,31 +1,33 @@
-"""The command line: parse options, call the batch functions, echo what was written."""
+"""The command line: parse options, call the batch functions, echo what was written.
+
+Only click and the light modules are imported here; the batch functions (pandas, pyarrow,
+matplotlib, XlsxWriter) are imported by the commands. So `--help` answers at once, and `run`
+can start the workbook process of a big input before this interpreter's own heavy imports.
+"""
 
 from __future__ import annotations
 
 import glob
 import sys
 import threading
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from pipeline import __version__
-from pipeline.batch import (
-    RunOptions,
-    failed_entry,
-    index_entry,
-    planned_stages,
-    run_file,
-    sanitize_name,
-    validate_file,
-    write_index,
-)
+from pipeline import __version__, workbook_process
 from pipeline.errors import PipelineError
-from pipeline.excel import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
-from pipeline.hardware import Catalog, catalog_records, load_catalog
-from pipeline.plots import DEFAULT_MAX_CHARTS
-from pipeline.report import DEFAULT_TABLE_ROWS
-from pipeline.scenarios import DEFAULT_MAX_ROWS
+from pipeline.limits import (
+    DEFAULT_MAX_CHARTS,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TABLE_ROWS,
+    DEFAULT_WORKBOOK_INPUT_ROWS,
+    DEFAULT_WORKBOOK_ROWS,
+)
+
+if TYPE_CHECKING:
+    from pipeline.hardware import Catalog
 
 _HARDWARE_OPTION = click.option(
     "--hardware",
@@ -58,6 +60,8 @@ def _expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
 
 
 def _load_catalog(files: tuple[Path, ...]) -> Catalog:
+    from pipeline.hardware import load_catalog
+
     try:
         return load_catalog(files)
     except PipelineError as exc:
@@ -158,6 +162,11 @@ def run(
     written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
     """
     paths = _expand_inputs(scenarios)
+    spawned = None  # a big first input: its workbook process starts up while we import
+    if not no_workbook and workbook_process.wants_process(paths[0]):
+        spawned = workbook_process.spawn()
+    from pipeline.batch import RunOptions, failed_entry, index_entry, run_file, write_index
+
     catalog = _load_catalog(hardware_files)
     options = RunOptions(
         plots=not no_plots,
@@ -176,15 +185,17 @@ def run(
     runs: list[dict] = []
     for path, name in zip(paths, names, strict=True):
         try:
-            if show_progress:
-                summary = _run_with_progress(path, output_dir, catalog, options, name)
-            else:
-                summary = run_file(path, output_dir, catalog, options, out_name=name)
+            run = partial(
+                run_file, path, output_dir, catalog, options, out_name=name, spawned=spawned
+            )
+            summary = _with_progress(run, path, options) if show_progress else run()
         except PipelineError as exc:
             click.echo(f"Error: {exc}", err=True)
             status = 1
             runs.append(failed_entry(path, name, str(exc)))
             continue
+        finally:
+            spawned = None  # the first run had it
         _echo_problems(summary.problems, summary.warnings)
         if summary.problems:
             status = 1
@@ -203,7 +214,10 @@ def run(
     sys.exit(status)
 
 
-def _run_with_progress(path: Path, output_dir: Path, catalog: Catalog, options, name: str):
+def _with_progress(run, path: Path, options):
+    """run(progress=...) under a progress bar of its stages."""
+    from pipeline.batch import planned_stages
+
     stages = planned_stages(options)
     lock = threading.Lock()
     with click.progressbar(
@@ -218,7 +232,7 @@ def _run_with_progress(path: Path, output_dir: Path, catalog: Catalog, options, 
                 bar.label = f"{path}: {left[0] if left else 'done'}"
                 bar.update(1)
 
-        return run_file(path, output_dir, catalog, options, out_name=name, progress=advance)
+        return run(progress=advance)
 
 
 def _echo_summary(path: Path, summary, verbose: bool) -> None:
@@ -243,6 +257,8 @@ def _echo_summary(path: Path, summary, verbose: bool) -> None:
 
 def _output_names(paths: list[Path]) -> list[str]:
     """One output folder name per input: its sanitized stem, made unique with -2, -3, ..."""
+    from pipeline.batch import sanitize_name
+
     names: list[str] = []
     for path in paths:
         base = sanitize_name(path.stem)
@@ -259,6 +275,8 @@ def _output_names(paths: list[Path]) -> list[str]:
 @_MAX_ROWS_OPTION
 def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_rows: int) -> None:
     """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem."""
+    from pipeline.batch import validate_file
+
     catalog = _load_catalog(hardware_files)
     status = 0
     for path in _expand_inputs(scenarios):
@@ -283,6 +301,8 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
 @_HARDWARE_OPTION
 def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
     """List the hardware catalog, or show every field of chip NAME with its sources."""
+    from pipeline.hardware import catalog_records
+
     catalog = _load_catalog(hardware_files)
     if name is None:
         click.echo(

@@ -40,10 +40,9 @@ from xlsxwriter.worksheet import Worksheet
 
 from pipeline.errors import OutputError
 from pipeline.hardware import COLUMNS as HARDWARE_COLUMNS
+from pipeline.limits import DEFAULT_WORKBOOK_ROWS
 from pipeline.meta import Chart, RunMeta
 
-DEFAULT_WORKBOOK_ROWS = 100_000
-DEFAULT_WORKBOOK_INPUT_ROWS = 10_000  # the scenario file itself has every input row
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
 BOUNDS = ("compute", "memory", "network")
 CRITICAL_BATCH_LINES = 50  # series listed on the Summary sheet

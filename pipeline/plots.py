@@ -38,6 +38,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from PIL import Image as PILImage
 
 from pipeline.dtypes import PEAK_FAMILIES, peak_family
+from pipeline.limits import DEFAULT_MAX_CHARTS
 from pipeline.meta import Chart
 from pipeline.plot_labels import chart_text, cluster_labels, place_labels
 
@@ -50,7 +51,6 @@ SERIES_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9
 SERIES_STYLES = ("-", "--", ":")
 ROOF_COLOR = "#333333"
 
-DEFAULT_MAX_CHARTS = 200
 LABEL_LIMIT = 20  # at most this many labelled items (points + sweep series) get name labels
 SCATTER_LIMIT = 5_000  # above this many points a chart shows binned density instead
 SWEEP_LINES_PER_CHART = 10  # more lines than this go onto further pages of the same sweep

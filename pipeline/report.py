@@ -26,11 +26,11 @@ import pandas as pd
 from pipeline.dtypes import DTYPES, PEAK_FAMILIES, wider_dtype
 from pipeline.errors import OutputError, PipelineError
 from pipeline.hardware import LINKS
+from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.meta import Chart, RunMeta
 
 REPORT_TEMPLATE = "report.html.j2"
 INDEX_TEMPLATE = "index.html.j2"
-DEFAULT_TABLE_ROWS = 500  # scenario rows shown per hardware; the rest are in results.csv
 SLOWEST_ROWS = 10  # series listed in "slowest scenarios"
 FINDING_ROWS = 20  # series listed per finding; its heading gives the full count
 MEASURED_RANGE = (0.5, 2.0)  # measured / predicted outside this is called out

@@ -20,6 +20,7 @@ import pyarrow.csv as pacsv
 from pipeline.dtypes import DTYPES, canonical_dtype, known_dtype_names, peak_family, wider_dtype
 from pipeline.errors import InvalidScenario, RowProblem
 from pipeline.hardware import LINKS, Catalog, did_you_mean
+from pipeline.limits import DEFAULT_MAX_ROWS
 from pipeline.ops import OpError, known_op_names, parse_op
 from pipeline.roofline import RESULT_COLUMNS
 
@@ -38,7 +39,6 @@ KNOWN = (
     "measured_seconds",
     "notes",
 )
-DEFAULT_MAX_ROWS = 1_000_000
 _DIM = re.compile(r"^[A-Z]$")
 _RANGE = re.compile(r"^(\d+)\s*\.\.\s*(\d+)(?:\s*\*\s*(\d+))?$")
 

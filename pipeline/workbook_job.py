@@ -18,7 +18,6 @@ The child imports only what the workbook needs (no matplotlib, no Jinja).
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import queue
 import threading
 import time
@@ -29,14 +28,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline import workbook_process
 from pipeline.errors import OutputError, PipelineError
 from pipeline.excel import WorkbookWriter, summary_counts
 from pipeline.hardware import Catalog
 from pipeline.meta import Chart
 from pipeline.roofline import compute_roofline
 from pipeline.scenarios import load_head
+from pipeline.workbook_process import Spawned
 
-PROCESS_MIN_BYTES = 2_000_000  # ~25,000 rows; below this a process costs more than it saves
 HEAD_MARGIN = 1.05  # lines read per row the workbook keeps, for rejected rows
 HEAD_EXTRA_LINES = 1000
 
@@ -54,14 +54,12 @@ class Job:
     input_rows_cap: int  # --workbook-input-rows
 
 
-def start(job: Job, in_process: bool | None = None) -> InProcess | Process:
-    """The workbook stage of a run; in its own process when the input is big (or asked to be)."""
-    if in_process is None:
-        try:
-            in_process = job.scenarios.stat().st_size < PROCESS_MIN_BYTES
-        except OSError:  # the load reports it
-            in_process = True
-    return InProcess(job) if in_process else Process(job)
+def start(job: Job, spawned: Spawned | None = None) -> InProcess | Process:
+    """The workbook stage of a run: in its own process when the input is big, in `spawned`
+    when one was started already (the command line starts one before its own imports)."""
+    if spawned is not None:
+        return Process(job, spawned)
+    return Process(job) if workbook_process.wants_process(job.scenarios) else InProcess(job)
 
 
 class InProcess:
@@ -103,20 +101,15 @@ class InProcess:
 class Process:
     """Big runs: the book is written by a process of its own, started here (see the module)."""
 
-    def __init__(self, job: Job):
+    def __init__(self, job: Job, spawned: Spawned | None = None):
         self.job = job
         self.seconds = 0.0
         self.rows_sent = False  # True when the process could not use its own first rows
-        context = multiprocessing.get_context("spawn")  # no fork of a process with threads
-        inbox, child_outbox = context.Pipe(duplex=False)
-        child_inbox, self.outbox = context.Pipe(duplex=False)
-        self.process = context.Process(
-            target=_child, args=(child_inbox, child_outbox, job), daemon=True
-        )
-        self.process.start()
-        self.inbox = inbox
-        child_inbox.close()
-        child_outbox.close()
+        self.spawned = spawned or workbook_process.spawn()
+        self.process, self.inbox, self.outbox = (
+            self.spawned.process, self.spawned.inbox, self.spawned.outbox
+        )  # fmt: skip
+        self._send(job)
 
     def submit(self, meta, results, inputs, errors, hardware, lines) -> None:
         """As InProcess.submit; what is sent is small whatever the run's size (see the module)."""
@@ -139,9 +132,7 @@ class Process:
         return notices
 
     def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.terminate()
-            self.process.join()
+        self.spawned.stop()
 
     def _send(self, message) -> None:
         try:
@@ -193,11 +184,10 @@ def head_rows(job: Job) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray] | None:
     return results.iloc[: job.rows_cap], loaded.inputs.iloc[: job.input_rows_cap], lines
 
 
-def _child(inbox, outbox, job: Job) -> None:
-    """Runs in the workbook process. Messages from the parent are read as they come, by a
-    thread, so the parent never waits while rows are written; every message back is a small
-    tuple, ("error", text) on failure."""
-    start_time = time.perf_counter()
+def serve(inbox, outbox) -> None:
+    """Runs in the workbook process: its job first, then the run's messages. They are read as
+    they come, by a thread, so the parent never waits while rows are written; every message
+    back is a small tuple, ("error", text) on failure."""
     received: queue.Queue = queue.Queue()
     threading.Thread(target=_read_all, args=(inbox, received), daemon=True).start()
 
@@ -208,6 +198,8 @@ def _child(inbox, outbox, job: Job) -> None:
         return message
 
     try:
+        job = receive()
+        start_time = time.perf_counter()
         rows = head_rows(job)
         outbox.send(("head", None if rows is None else _rows_digest(rows[2], rows[1]["line"])))
         writer = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import batch, workbook_job
+from pipeline import batch, workbook_process
 from pipeline.batch import RunOptions, run_file, sanitize_name
 from pipeline.errors import OutputError
 from tests.helpers import write_scenarios
@@ -93,7 +93,7 @@ def test_caps_are_reported(tmp_path, catalog):
 def test_workbook_in_its_own_process(tmp_path, catalog, monkeypatch):
     import openpyxl
 
-    monkeypatch.setattr(workbook_job, "PROCESS_MIN_BYTES", 0)
+    monkeypatch.setattr(workbook_process, "PROCESS_MIN_BYTES", 0)
     path = write_scenarios(
         tmp_path, f"{HEAD}\nsweep,matmul,1..30,64,64,v5e\nbad,matmul,1,2,3,h10\n"
     )
@@ -112,7 +112,7 @@ def test_workbook_in_its_own_process(tmp_path, catalog, monkeypatch):
 
 
 def test_workbook_process_failure_is_reported(tmp_path, catalog, monkeypatch):
-    monkeypatch.setattr(workbook_job, "PROCESS_MIN_BYTES", 0)
+    monkeypatch.setattr(workbook_process, "PROCESS_MIN_BYTES", 0)
     path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n")
     out = tmp_path / "out"
     (out / "s").mkdir(parents=True)

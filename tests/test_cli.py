@@ -210,3 +210,38 @@ def test_every_row_rejected_still_writes_the_run(tmp_path):
     assert (run_dir / "results.csv").read_text().startswith("name,series,op,")
     assert (run_dir / "errors.csv").exists() and (run_dir / "report.html").exists()
     assert "0 scenarios" in result.stdout
+
+
+def test_big_inputs_get_a_workbook_process_started_before_the_imports(tmp_path, monkeypatch):
+    """The first big input's process is started by the command; later inputs start their own;
+    a run that fails early stops the one it was given."""
+    import multiprocessing
+
+    from pipeline import workbook_process
+
+    spawned = []
+    spawn = workbook_process.spawn
+
+    def counting_spawn():
+        spawned.append(spawn())
+        return spawned[-1]
+
+    monkeypatch.setattr(workbook_process, "PROCESS_MIN_BYTES", 0)
+    monkeypatch.setattr(workbook_process, "spawn", counting_spawn)
+    for name in ("a", "b"):
+        write_scenarios(tmp_path, f"{HEAD}\n{name},matmul,1,2,3,v5e\n", name=f"{name}.csv")
+    out = tmp_path / "out"
+    result = invoke("run", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert len(spawned) == 2
+    for name in ("a", "b"):
+        book = openpyxl.load_workbook(out / name / "workbook.xlsx")
+        assert book["Results"]["A2"].value == name
+    empty = write_scenarios(tmp_path, f"{HEAD}\n", name="empty.csv")
+    result = invoke("run", str(empty), "-o", str(out))
+    assert result.exit_code == 1 and "a header but no scenario rows" in result.output
+    assert len(spawned) == 3 and not spawned[-1].process.is_alive()
+    assert multiprocessing.active_children() == []
+    assert sorted(p.name for p in out.iterdir()) == ["a", "b", "index.html"]  # nothing left
+    result = invoke("run", str(empty), "-o", str(tmp_path / "new"))
+    assert result.exit_code == 1 and not (tmp_path / "new").exists()

@@ -9,7 +9,7 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from pipeline import workbook_job
+from pipeline import workbook_job, workbook_process
 from pipeline.batch import RunOptions, errors_frame, run_file
 from pipeline.excel import summary_counts
 from pipeline.hardware import catalog_records
@@ -84,12 +84,13 @@ def test_no_head_rows_when_the_first_lines_are_mostly_rejected(tmp_path, catalog
 
 
 def child_in_a_thread(job):
-    """workbook_job._child on a thread of this process; the parent's ends of its pipes."""
+    """workbook_job.serve on a thread of this process, given `job`; the parent's pipe ends."""
     inbox, child_outbox = multiprocessing.Pipe(duplex=False)
     child_inbox, outbox = multiprocessing.Pipe(duplex=False)
     worker = threading.Thread(
-        target=workbook_job._child, args=(child_inbox, child_outbox, job), daemon=True
+        target=workbook_job.serve, args=(child_inbox, child_outbox), daemon=True
     )
+    outbox.send(job)
     worker.start()
     return worker, inbox, outbox
 
@@ -185,7 +186,7 @@ def test_the_process_writes_what_one_process_writes(
     monkeypatch.setattr(workbook_job, "Process", Spy)
     sheets = {}
     for in_process, threshold in (("one", 1 << 40), ("two", 0)):
-        monkeypatch.setattr(workbook_job, "PROCESS_MIN_BYTES", threshold)
+        monkeypatch.setattr(workbook_process, "PROCESS_MIN_BYTES", threshold)
         run_file(path, tmp_path / in_process, catalog, options)
         book = openpyxl.load_workbook(tmp_path / in_process / "s" / "workbook.xlsx")
         sheets[in_process] = {

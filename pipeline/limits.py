@@ -1,0 +1,7 @@
+"""Default limits of a run: light to import, so the command line starts fast."""
+
+DEFAULT_MAX_ROWS = 1_000_000  # scenarios a file may expand to (--max-rows)
+DEFAULT_MAX_CHARTS = 200  # PNGs per run (--max-charts)
+DEFAULT_WORKBOOK_ROWS = 100_000  # Results and Errors sheet rows (--workbook-rows)
+DEFAULT_WORKBOOK_INPUT_ROWS = 10_000  # Inputs sheet rows; the scenario file has every one
+DEFAULT_TABLE_ROWS = 500  # report rows per hardware table; the rest are in results.csv

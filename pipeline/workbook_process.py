@@ -1,0 +1,51 @@
+"""Starting the workbook process (see workbook_job): light to import, so the command line can
+start it first and the new interpreter's start-up and imports overlap this one's."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROCESS_MIN_BYTES = 2_000_000  # ~25,000 rows; below this a process costs more than it saves
+
+
+def wants_process(scenarios: Path) -> bool:
+    """Whether a run of this input writes its workbook in a process of its own."""
+    try:
+        return os.stat(scenarios).st_size >= PROCESS_MIN_BYTES
+    except OSError:  # the load reports it
+        return False
+
+
+@dataclass
+class Spawned:
+    """A workbook process waiting for its job, and this side's ends of its two pipes."""
+
+    process: multiprocessing.Process
+    inbox: object  # Connection: messages from the process
+    outbox: object  # Connection: messages to the process
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+
+def spawn() -> Spawned:
+    """A new workbook process (spawned: no fork of a process that may have threads)."""
+    context = multiprocessing.get_context("spawn")
+    inbox, child_outbox = context.Pipe(duplex=False)
+    child_inbox, outbox = context.Pipe(duplex=False)
+    process = context.Process(target=_entry, args=(child_inbox, child_outbox), daemon=True)
+    process.start()
+    child_inbox.close()
+    child_outbox.close()
+    return Spawned(process, inbox, outbox)
+
+
+def _entry(inbox, outbox) -> None:
+    from pipeline.workbook_job import serve  # the heavy imports happen in the new process
+
+    serve(inbox, outbox)
