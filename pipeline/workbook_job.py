@@ -38,7 +38,7 @@ from pipeline.scenarios import load_head
 from pipeline.workbook_process import Spawned
 
 HEAD_MARGIN = 1.05  # lines read per row the workbook keeps, for rejected rows
-HEAD_EXTRA_LINES = 1000
+HEAD_EXTRA_LINES = 1000  # and these, so that small caps still read a few lines more
 
 
 @dataclass(frozen=True)
