@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 
@@ -15,8 +16,8 @@ def to_arrow(frame: pd.DataFrame) -> pa.Table:
     columns = {}
     for name in frame.columns:
         series = frame[name]
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            arr = pa.array(series.astype(object), type=pa.string(), from_pandas=True)
+        if isinstance(series.dtype, pd.CategoricalDtype):  # cast by Arrow, no Python objects
+            arr = pc.cast(pa.array(series, from_pandas=True), pa.string())
         elif series.dtype == object:
             arr = pa.array(series, type=pa.string(), from_pandas=True)
         else:
