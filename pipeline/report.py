@@ -440,21 +440,26 @@ def _series_summary(results: pd.DataFrame, names: list[str]) -> dict[str, dict]:
     return {r["name"]: r for r in _records(table.reset_index())}
 
 
-def _worst_per_series(table: pd.DataFrame, key: str, n: int) -> pd.DataFrame:
+def _worst_per_series(table: pd.DataFrame, key: str, n: int, series: pd.Series) -> pd.DataFrame:
     """The rows with the n largest `key` values, one per series (a sweep shows its worst point),
-    each with `in_series`: how many of the table's rows belong to its series."""
-    in_series = table.groupby("series", sort=False)["series"].transform("size")
-    ranked = table.assign(in_series=in_series).sort_values(key, ascending=False, kind="stable")
-    return ranked.drop_duplicates("series").head(n)
+    each with `in_series`: how many of the table's rows belong to its series. `series` numbers
+    the series of every row of the run (its index holds the table's)."""
+    codes = series.loc[table.index].to_numpy()
+    counts = np.bincount(codes)[codes] if len(codes) else codes
+    order = np.argsort(-table[key].to_numpy(float), kind="stable")  # NaN last, ties in order
+    first = np.unique(codes[order], return_index=True)[1]  # each series' worst row, ranked
+    picks = order[np.sort(first)[:n]]
+    return table.iloc[picks].assign(in_series=counts[picks])
 
 
 def _findings(results: pd.DataFrame) -> dict:
     """What a reviewer should look at first (issue 5 §4); lists capped, counts complete."""
     base = results[["name", "series", "hardware", "bound", "chips"]]
+    series = pd.Series(pd.factorize(results["series"])[0], index=results.index)
     slow = base.assign(
         t_lower=results["t_lower"], t_upper=results["t_upper"], t_math=results["t_math"]
     )
-    slow_top = _worst_per_series(slow, "t_lower", SLOWEST_ROWS)
+    slow_top = _worst_per_series(slow, "t_lower", SLOWEST_ROWS, series)
 
     comm = results.loc[results["bound"] != "compute"]
     t_comm = np.maximum(comm["t_hbm"].to_numpy(float), comm["t_network"].to_numpy(float))
@@ -463,7 +468,7 @@ def _findings(results: pd.DataFrame) -> dict:
     comm_table = base.loc[comm.index].assign(
         t_math=comm["t_math"], t_comm=t_comm, factor=np.where(np.isnan(factor), np.inf, factor)
     )
-    comm_top = _worst_per_series(comm_table, "factor", FINDING_ROWS)
+    comm_top = _worst_per_series(comm_table, "factor", FINDING_ROWS, series)
 
     nofit = results.loc[_not_fitting_mask(results)]
     nofit_table = base.loc[nofit.index].assign(
@@ -471,7 +476,7 @@ def _findings(results: pd.DataFrame) -> dict:
         capacity=nofit["hbm_capacity"],
         over=nofit["memory_footprint"] / nofit["hbm_capacity"],
     )
-    nofit_top = _worst_per_series(nofit_table, "over", FINDING_ROWS)
+    nofit_top = _worst_per_series(nofit_table, "over", FINDING_ROWS, series)
 
     measured = results.loc[results["measured_seconds"].notna()]
     ratio = measured["measured_over_predicted"]
@@ -483,7 +488,7 @@ def _findings(results: pd.DataFrame) -> dict:
         ratio=off["measured_over_predicted"],
         distance=np.abs(np.log(off["measured_over_predicted"].to_numpy(float))),
     )
-    off_top = _worst_per_series(off_table, "distance", FINDING_ROWS)
+    off_top = _worst_per_series(off_table, "distance", FINDING_ROWS, series)
 
     return {
         "slowest": _records(slow_top),

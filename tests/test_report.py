@@ -505,3 +505,27 @@ def test_records_hold_plain_python_values(small_run, tmp_path):
     plain = (str, int, float, bool, type(None))
     assert all(isinstance(v, plain) for v in row.values()), row
     assert not any(isinstance(v, (pd.DataFrame, pd.Series, np.ndarray)) for v in context.values())
+
+
+def test_worst_per_series_is_the_stable_sort_and_first_per_series():
+    """Against the plain pandas statement of it, with ties, NaN and repeated series."""
+    rng = np.random.default_rng(7)
+    n = 2_000
+    table = pd.DataFrame(
+        {
+            "series": rng.choice([f"s{i}" for i in range(300)], n),
+            "value": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 50, n).astype(float)),
+        },
+        index=rng.permutation(n) + 10,  # a subset's own index, as in the findings
+    )
+    sizes = table.groupby("series")["series"].transform("size")
+    expected = (
+        table.assign(in_series=sizes)
+        .sort_values("value", ascending=False, kind="stable")
+        .drop_duplicates("series")
+        .head(25)
+    )
+    codes = pd.Series(pd.factorize(table["series"])[0], index=table.index)
+    got = report._worst_per_series(table, "value", 25, codes)
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    assert report._worst_per_series(table.iloc[:0], "value", 25, codes).empty
