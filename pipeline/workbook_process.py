@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def spawn() -> Spawned:
 
 
 def _entry(inbox, outbox) -> None:
+    # Ctrl-C reaches the whole process group: the parent stops this process, quietly
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from pipeline.workbook_job import serve  # the heavy imports happen in the new process
 
     serve(inbox, outbox)
