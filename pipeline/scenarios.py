@@ -149,7 +149,7 @@ def _read_table(path: Path, data: bytes) -> tuple[pa.Table, np.ndarray, np.ndarr
             table = _read_fast(next(csv.reader([header_line])), body)
         if table is not None and table.num_rows == count:
             return table, np.arange(2, count + 2, dtype=np.int64), None
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text)  # not str.splitlines: a form feed or U+2028 is text
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
     if not keep:
         raise InvalidScenario(f"{path}: no header and no scenario rows (the file is empty)")
@@ -165,6 +165,7 @@ def _read_table(path: Path, data: bytes) -> tuple[pa.Table, np.ndarray, np.ndarr
     return _read_slow(header, lines, keep)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what a text editor counts as the end of a line
 _LINE_STARTS = ("\n#", "\n\n", "\n\r\n", "\n ", "\n\t")
 
 

@@ -109,14 +109,18 @@ class Process:
         self.process, self.inbox, self.outbox = (
             self.spawned.process, self.spawned.inbox, self.spawned.outbox
         )  # fmt: skip
-        self._send(job)
+        try:
+            self._send(job)
+        except BaseException:
+            self.stop()
+            raise
 
     def submit(self, meta, results, inputs, errors, hardware, lines) -> None:
         """As InProcess.submit; what is sent is small whatever the run's size (see the module)."""
         job = self.job
         _, written = self._receive()
         rows = (results.iloc[: job.rows_cap], inputs.iloc[: job.input_rows_cap])
-        same = written == _rows_digest(np.asarray(lines)[: job.rows_cap], rows[1]["line"])
+        same = written == _rows_digest(rows[0], np.asarray(lines)[: job.rows_cap], rows[1])
         self.rows_sent = not same
         self._send(None if same else rows)
         counts, errors_head = summary_counts(results), errors.iloc[: job.rows_cap]
@@ -148,14 +152,21 @@ class Process:
             raise OutputError("the workbook process ended without writing workbook.xlsx") from exc
         if message[0] == "error":
             raise OutputError(message[1])
+        if message[0] == "bug":  # as a bug in this process would: not a run's error
+            raise RuntimeError(f"the workbook process failed:\n{message[1]}")
         return message
 
 
-def _rows_digest(result_lines, input_lines) -> str:
-    """Which rows a book holds: the input lines of its results and of its input rows."""
+def _rows_digest(results: pd.DataFrame, lines, inputs: pd.DataFrame) -> str:
+    """What a book's rows hold: every value of its results and input rows, and the input line
+    of each result (a row's values hash the same whatever its column's categories)."""
     h = hashlib.sha256()
-    for lines in (result_lines, input_lines):
-        data = np.ascontiguousarray(lines, dtype=np.int64)
+    for part in (
+        pd.util.hash_pandas_object(results, index=False).to_numpy(),
+        np.asarray(lines, dtype=np.int64),
+        pd.util.hash_pandas_object(inputs, index=False).to_numpy(),
+    ):
+        data = np.ascontiguousarray(part)
         h.update(len(data).to_bytes(8, "little") + data.tobytes())
     return h.hexdigest()
 
@@ -168,16 +179,15 @@ def head_rows(job: Job) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray] | None:
     """The results and input rows the workbook keeps, from the file's first lines alone, and
     each result's line; None when those lines cannot tell (see the module)."""
     want = max(job.rows_cap, job.input_rows_cap)
+    lines = int(want * HEAD_MARGIN) + HEAD_EXTRA_LINES
     try:
-        head = load_head(
-            job.scenarios, job.catalog, int(want * HEAD_MARGIN) + HEAD_EXTRA_LINES, job.max_rows
-        )
-    except PipelineError:  # the whole load says what is wrong with the file
+        head = load_head(job.scenarios, job.catalog, lines, job.max_rows)
+        if head is None:
+            return None
+        loaded, more = head
+        results = compute_roofline(loaded.frame)
+    except Exception:  # the parent's whole load says what is wrong, or sends the rows
         return None
-    if head is None:
-        return None
-    loaded, more = head
-    results = compute_roofline(loaded.frame)
     if more and (len(results) < job.rows_cap or loaded.source_rows < job.input_rows_cap):
         return None  # too many rejected rows in the first lines
     lines = loaded.frame["line"].to_numpy()[: job.rows_cap]
@@ -186,14 +196,14 @@ def head_rows(job: Job) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray] | None:
 
 def serve(inbox, outbox) -> None:
     """Runs in the workbook process: its job first, then the run's messages. They are read as
-    they come, by a thread, so the parent never waits while rows are written; every message
-    back is a small tuple, ("error", text) on failure."""
+    they come, by a thread, so the parent never waits while rows are written. Every message
+    back is a small tuple: ("error", text) for a run's error, ("bug", traceback) for a bug."""
     received: queue.Queue = queue.Queue()
     threading.Thread(target=_read_all, args=(inbox, received), daemon=True).start()
 
     def receive():
         message = received.get()
-        if isinstance(message, EOFError):
+        if isinstance(message, BaseException):
             raise message
         return message
 
@@ -201,7 +211,7 @@ def serve(inbox, outbox) -> None:
         job = receive()
         start_time = time.perf_counter()
         rows = head_rows(job)
-        outbox.send(("head", None if rows is None else _rows_digest(rows[2], rows[1]["line"])))
+        outbox.send(("head", None if rows is None else _rows_digest(rows[0], rows[2], rows[1])))
         writer = None
         if rows is not None:
             writer = _writer(job)
@@ -224,16 +234,21 @@ def serve(inbox, outbox) -> None:
     except PipelineError as exc:
         outbox.send(("error", str(exc)))
     except Exception:  # a bug: hand the traceback to the parent rather than dying silently
-        outbox.send(("error", traceback.format_exc()))
+        outbox.send(("bug", traceback.format_exc()))
     finally:
         outbox.close()
 
 
 def _read_all(inbox, received: queue.Queue) -> None:
-    """Every message from the parent, in order; then the EOFError that ends them."""
+    """Every message from the parent, in order; then the exception that ended them (EOFError
+    when the parent closed its end; anything else, say a message that cannot be unpickled,
+    is handed on as it is, so that serve() reports it rather than waiting forever)."""
     while True:
         try:
             received.put(inbox.recv())
         except (EOFError, OSError) as exc:
             received.put(EOFError(str(exc)))
+            return
+        except BaseException as exc:
+            received.put(exc)
             return

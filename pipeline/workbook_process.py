@@ -32,6 +32,8 @@ class Spawned:
         if self.process.is_alive():
             self.process.terminate()
             self.process.join()
+        self.inbox.close()
+        self.outbox.close()
 
 
 def spawn() -> Spawned:

@@ -118,7 +118,7 @@ def test_workbook_process_failure_is_reported(tmp_path, catalog, monkeypatch):
     (out / "s").mkdir(parents=True)
     (out / "s" / "results.csv").write_text("previous")
     options = RunOptions(plots=False, report=False, workbook_rows=-1)  # the child refuses it
-    with pytest.raises(OutputError, match="max_rows must be 0 or more"):
+    with pytest.raises(RuntimeError, match="(?s)workbook process failed.*max_rows must be 0"):
         run_file(path, out, catalog, options)
     assert (out / "s" / "results.csv").read_text() == "previous"
 

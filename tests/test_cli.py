@@ -212,7 +212,17 @@ def test_every_row_rejected_still_writes_the_run(tmp_path):
     assert "0 scenarios" in result.stdout
 
 
-def test_big_inputs_get_a_workbook_process_started_before_the_imports(tmp_path, monkeypatch):
+def test_the_command_line_imports_no_heavy_module():
+    """So `--help` answers at once and `run` starts a workbook process before pandas & co."""
+    import subprocess
+    import sys
+
+    code = "import sys, pipeline.cli; print(sorted({'pandas', 'matplotlib', 'xlsxwriter'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_each_big_input_gets_a_workbook_process(tmp_path, monkeypatch):
     """The first big input's process is started by the command; later inputs start their own;
     a run that fails early stops the one it was given."""
     import multiprocessing

@@ -334,3 +334,18 @@ def test_extra_columns_named_like_outputs_are_kept_renamed(tmp_path, catalog):
     assert loaded.warnings[0].endswith(
         ":1: column 'bound' is also an output column; it is carried through as 'input_bound'"
     )
+
+
+def test_form_feed_and_line_separator_are_text_not_line_ends(tmp_path, catalog):
+    """Only \\n, \\r\\n and \\r end a line (as an editor counts); str.splitlines would also
+    split at a form feed or U+2028, shifting every later line number."""
+    text = (
+        "# a comment sends the file down the line-by-line path\n"
+        "name,op,B,D,F,hardware,notes\n"
+        "a,matmul,1,64,64,v5e,x\x0cy\n"
+        "b,matmul,1,64,64,v5e,p\u2028q\n"
+        "c,matmul,1,64,64,h10,\n"
+    )
+    loaded = load_text(tmp_path, catalog, text)
+    assert loaded.frame["notes"].tolist() == ["x\x0cy", "p\u2028q"]
+    assert [p.line for p in loaded.problems] == [5]

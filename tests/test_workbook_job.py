@@ -11,6 +11,7 @@ import pytest
 
 from pipeline import workbook_job, workbook_process
 from pipeline.batch import RunOptions, errors_frame, run_file
+from pipeline.errors import OutputError
 from pipeline.excel import summary_counts
 from pipeline.hardware import catalog_records
 from pipeline.meta import RunMeta
@@ -37,12 +38,27 @@ def plain(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({c: object for c in frame.columns if frame[c].dtype == "category"})
 
 
+ODD_TEXT = (  # quoted commas and quotes; a form feed and U+2028 in notes; a comment line
+    f'{HEAD}\n{rows(3)}q1,matmul,1,64,64,v5e,"a, ""b"""\nff,matmul,2,64,64,v5e,x\x0cy\n'
+    f"ls,matmul,3,64,64,v5e,a\u2028b\n{rows(3, 3)}# late comment\n{rows(4, 6)}"
+)
+HEAD_CASES = {  # text, --max-rows
+    "mixed": (MIXED, 1_000_000),
+    "crlf": (MIXED.replace("\n", "\r\n"), 1_000_000),
+    "bom": ("\ufeff" + MIXED, 1_000_000),
+    "max-rows": (MIXED, 8),  # the sweep takes the file past it: later rows are rejected
+    "odd-text": (ODD_TEXT, 1_000_000),
+}
+
+
+@pytest.mark.parametrize("case", HEAD_CASES)
 @pytest.mark.parametrize("lines", [2, 4, 7, 8, 9, 12, 40])
-def test_a_head_gives_the_rows_at_the_top_of_the_whole_file(tmp_path, catalog, lines):
-    path = write_scenarios(tmp_path, MIXED)
-    whole = load_scenarios(path, catalog)
-    loaded, more = load_head(path, catalog, lines)
-    assert more == (lines < len(MIXED.splitlines()) - 1)
+def test_a_head_gives_the_rows_at_the_top_of_the_whole_file(tmp_path, catalog, lines, case):
+    text, max_rows = HEAD_CASES[case]
+    path = write_scenarios(tmp_path, text)
+    whole = load_scenarios(path, catalog, max_rows=max_rows)
+    loaded, more = load_head(path, catalog, lines, max_rows=max_rows)
+    assert more == (lines + 1 < text.count("\n"))
     n = len(loaded.frame)
     if more:  # rows whose sweep or duplicate check needs no later line
         assert n >= 1
@@ -106,12 +122,13 @@ def whole_run(path, catalog, rows: int):
 
 
 def test_the_process_starts_again_when_its_rows_are_not_the_runs(tmp_path, catalog):
-    """The parent's check failed (it cannot by construction): the rows sent are written."""
+    """The parent's check found other rows at the top of the run: the rows sent are written."""
     path = write_scenarios(tmp_path, f"{HEAD}\n{rows(30)}")
     loaded, results, meta = whole_run(path, catalog, 30)
     worker, inbox, outbox = child_in_a_thread(job_for(path, tmp_path, catalog))
     kind, digest = inbox.recv()
-    assert kind == "head" and digest == workbook_job._rows_digest(range(2, 12), range(2, 7))
+    mine = (results.iloc[:10], range(2, 12), loaded.inputs.iloc[:5])
+    assert kind == "head" and digest == workbook_job._rows_digest(*mine)
     outbox.send((results.iloc[10:20], loaded.inputs.iloc[10:15]))  # "these are the top rows"
     hardware = catalog_records(catalog, ["tpu-v5e"])
     outbox.send((meta, summary_counts(results), 30, errors_frame([]), 0, hardware))
@@ -123,7 +140,7 @@ def test_the_process_starts_again_when_its_rows_are_not_the_runs(tmp_path, catal
     assert [r[0] for r in book["Results"].iter_rows(min_row=2, values_only=True)] == [
         f"r{i}" for i in range(10, 20)
     ]
-    assert [c.name for c in tmp_path.iterdir()] == ["s.csv", "workbook.xlsx"]  # no temp left
+    assert sorted(c.name for c in tmp_path.iterdir()) == ["s.csv", "workbook.xlsx"]  # no temp
 
 
 def test_the_parent_never_waits_while_rows_are_written(tmp_path, catalog, monkeypatch):
@@ -165,17 +182,10 @@ def test_the_parent_never_waits_while_rows_are_written(tmp_path, catalog, monkey
     )
 
 
-@pytest.mark.parametrize(
-    ("notes", "lines", "sent"), [("", [2, 3, 4], False), ('"two\nlines"', [2, 4, 5], True)]
-)
-def test_the_process_writes_what_one_process_writes(
-    tmp_path, catalog, monkeypatch, notes, lines, sent
-):
-    """Its own first rows, or the rows sent (a quoted newline in the first lines): the same
-    book as when it is written here."""
-    text = f"{HEAD}\nfirst,matmul,1,64,64,v5e,{notes}\n{rows(1100)}bad,matmul,1,2,3,h10,\n"
-    path = write_scenarios(tmp_path, text)  # longer than the lines the process reads
-    options = RunOptions(plots=False, report=False, workbook_rows=25, workbook_input_rows=7)
+def both_ways(tmp_path, catalog, monkeypatch, text: str, options: RunOptions):
+    """The workbook of `text` written here and by its own process: the sheets' rows of each
+    (the Started time left out), and whether the parent had to send the process its rows."""
+    path = write_scenarios(tmp_path, text)
     started = []
 
     class Spy(workbook_job.Process):
@@ -185,15 +195,84 @@ def test_the_process_writes_what_one_process_writes(
 
     monkeypatch.setattr(workbook_job, "Process", Spy)
     sheets = {}
-    for in_process, threshold in (("one", 1 << 40), ("two", 0)):
+    for way, threshold in (("one", 1 << 40), ("two", 0)):
         monkeypatch.setattr(workbook_process, "PROCESS_MIN_BYTES", threshold)
-        run_file(path, tmp_path / in_process, catalog, options)
-        book = openpyxl.load_workbook(tmp_path / in_process / "s" / "workbook.xlsx")
-        sheets[in_process] = {
+        run_file(path, tmp_path / way, catalog, options)
+        book = openpyxl.load_workbook(tmp_path / way / "s" / "workbook.xlsx")
+        sheets[way] = {
             name: [row for row in book[name].iter_rows(values_only=True) if row[0] != "Started"]
             for name in book.sheetnames
         }
-    assert [p.rows_sent for p in started] == [sent]
-    assert sheets["one"] == sheets["two"]
-    assert len(sheets["two"]["Results"]) == 26 and len(sheets["two"]["Inputs"]) == 8
-    assert [r[0] for r in sheets["two"]["Inputs"][1:4]] == lines  # line numbers
+    (process,) = started
+    return sheets["one"], sheets["two"], process.rows_sent
+
+
+@pytest.mark.parametrize(
+    ("notes", "lines", "sent"), [("", [2, 3, 4], False), ('"two\nlines"', [2, 4, 5], True)]
+)
+def test_the_process_writes_what_one_process_writes(
+    tmp_path, catalog, monkeypatch, notes, lines, sent
+):
+    """Its own first rows, or the rows sent (a quoted newline in the first lines): the same
+    book as when it is written here."""
+    text = f"{HEAD}\nfirst,matmul,1,64,64,v5e,{notes}\n{rows(1100)}bad,matmul,1,2,3,h10,\n"
+    options = RunOptions(plots=False, report=False, workbook_rows=25, workbook_input_rows=7)
+    one, two, rows_sent = both_ways(tmp_path, catalog, monkeypatch, text, options)
+    assert rows_sent == sent
+    assert one == two
+    assert len(two["Results"]) == 26 and len(two["Inputs"]) == 8
+    assert [r[0] for r in two["Inputs"][1:4]] == lines  # line numbers
+
+
+def test_rows_that_differ_only_in_a_value_are_sent(tmp_path, catalog, monkeypatch):
+    """A stray quote makes the line at the cut open a quoted note that goes on past it: the
+    process's row has the right line number but half the note. The digest covers values."""
+    bad = "".join(f"bad{i},matmul,1,2,3,h10,\n" for i in range(1001))
+    text = f'{HEAD}\n{bad}{rows(29)}q"x,matmul,1,64,64,v5e,"note\nmore"\n{rows(200, 9000)}'
+    options = RunOptions(plots=False, report=False, workbook_rows=30, workbook_input_rows=5)
+    one, two, rows_sent = both_ways(tmp_path, catalog, monkeypatch, text, options)
+    assert rows_sent  # the process read 30 * 1.05 + 1000 = 1031 lines: the cut is at the note
+    assert one == two
+    assert two["Results"][-1][0] == 'q"x' and "note\nmore" in two["Results"][-1]
+
+
+def test_a_process_that_dies_is_an_output_error(tmp_path, catalog):
+    path = write_scenarios(tmp_path, f"{HEAD}\n{rows(30)}")
+    loaded, results, meta = whole_run(path, catalog, 30)
+    process = workbook_job.Process(job_for(path, tmp_path, catalog))
+    process.process.kill()
+    process.process.join()
+    with pytest.raises(OutputError, match="ended without writing workbook.xlsx"):
+        process.submit(meta, results, loaded.inputs, errors_frame([]), [], loaded.frame["line"])
+    process.stop()
+
+
+def _raise_value_error():
+    raise ValueError("cannot rebuild this")
+
+
+class Unpicklable:
+    def __reduce__(self):
+        return (_raise_value_error, ())
+
+
+def test_a_message_that_cannot_be_read_is_reported_not_waited_for(tmp_path, catalog):
+    path = write_scenarios(tmp_path, f"{HEAD}\n{rows(30)}")
+    worker, inbox, outbox = child_in_a_thread(job_for(path, tmp_path, catalog))
+    assert inbox.recv()[0] == "head"
+    outbox.send(Unpicklable())
+    kind, text = inbox.recv()
+    worker.join(timeout=60)
+    assert kind == "bug" and "cannot rebuild this" in text and not worker.is_alive()
+
+
+def test_a_run_error_in_the_process_is_the_runs_error(tmp_path, catalog):
+    path = write_scenarios(tmp_path, f"{HEAD}\n{rows(30)}")
+    job = workbook_job.Job(
+        path, tmp_path / "gone" / "workbook.xlsx", tmp_path, catalog, 1_000_000, 10, 5
+    )
+    worker, inbox, outbox = child_in_a_thread(job)
+    assert inbox.recv()[0] == "head"
+    kind, text = inbox.recv()
+    worker.join(timeout=60)
+    assert kind == "error" and text.startswith(f"writing {tmp_path / 'gone'}")
