@@ -31,7 +31,6 @@ from pipeline.limits import (
 )
 from pipeline.meta import Chart, RunMeta
 from pipeline.parquetout import write_parquet
-from pipeline.plots import render_charts
 from pipeline.report import render_index, render_report, table_cap_notices
 from pipeline.roofline import compute_roofline
 from pipeline.scenarios import Loaded, load_scenarios
@@ -217,7 +216,10 @@ def _run_outputs(
     )
     if workbook is not None:
         workbook.submit(meta, results, loaded.inputs, errors, hardware, loaded.frame["line"])
-    # charts first, from this single-threaded process, so their workers can fork
+    # charts first, from this single-threaded process, so their workers can fork. matplotlib
+    # is imported here, not at the top: a third of a second the workbook process does not wait
+    from pipeline.plots import render_charts
+
     chart_objs: list[Chart] = []
     chart_notices: list[str] = []
     if options.plots:
