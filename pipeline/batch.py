@@ -155,7 +155,7 @@ def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> 
                     f"{path}: {loaded.rejected_lines} row(s) rejected and --strict is set; "
                     "nothing written"
                 )
-            written, meta, results = _run_outputs(
+            written, meta, results, files = _run_outputs(
                 tmp, loaded, catalog, options, run_name, started, step, timings, summary,
                 workbook,
             )  # fmt: skip
@@ -163,7 +163,7 @@ def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> 
             if workbook is not None:
                 workbook.stop()
         timings["total"] = time.perf_counter() - t0
-        written.append(_write_manifest(tmp, meta, loaded, results, written, timings))
+        written.append(_write_manifest(tmp, meta, loaded, results, files, timings))
         step("manifest")
     summary.written = [target / p.relative_to(tmp) for p in written]
     summary.timings = timings
@@ -172,9 +172,9 @@ def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> 
 
 def _run_outputs(
     tmp, loaded, catalog, options, run_name, started, step, timings, summary, workbook
-) -> tuple[list[Path], RunMeta, pd.DataFrame]:
+) -> tuple[list[Path], RunMeta, pd.DataFrame, dict[Path, dict]]:
     """Compute, then write every output of one run into `tmp`; the paths written, the run's
-    metadata and its results."""
+    metadata, its results and the manifest entries of the files written."""
 
     def timed(stage: str, fn, *args, **kwargs):
         start = time.perf_counter()
@@ -255,13 +255,14 @@ def _run_outputs(
             max_table_rows=options.report_rows,
         )
         written.append(tmp / "report.html")
+    hashed = _file_entries(tmp, written)  # while the workbook process is still writing
     if workbook is not None:
         notices += workbook.finish()
         timings["workbook"] = workbook.seconds
         step("workbook")
         written.append(tmp / "workbook.xlsx")
     summary.notices = list(dict.fromkeys(notices))
-    return written, meta, results
+    return written, meta, results, _file_entries(tmp, written, hashed)
 
 
 @contextmanager
@@ -356,7 +357,17 @@ def errors_frame(problems: list[RowProblem]) -> pd.DataFrame:
     ).astype({"line": "int64"})
 
 
-def _write_manifest(tmp: Path, meta: RunMeta, loaded: Loaded, results, written, timings) -> Path:
+def _file_entries(tmp: Path, paths: list[Path], known: dict | None = None) -> dict[Path, dict]:
+    """Each file's manifest entry (path, bytes, SHA-256); those in `known` are not read again."""
+    known = known or {}
+    return {
+        p: known.get(p)
+        or {"path": str(p.relative_to(tmp)), "bytes": p.stat().st_size, "sha256": file_sha256(p)}
+        for p in paths
+    }
+
+
+def _write_manifest(tmp: Path, meta: RunMeta, loaded: Loaded, results, files, timings) -> Path:
     counts = results["bound"].value_counts()
     manifest = {
         **meta.as_dict(),
@@ -367,10 +378,7 @@ def _write_manifest(tmp: Path, meta: RunMeta, loaded: Loaded, results, written, 
             "problems": len(loaded.problems),
             **{f"{b}_bound": int(counts.get(b, 0)) for b in BOUNDS},
         },
-        "files": [
-            {"path": str(p.relative_to(tmp)), "bytes": p.stat().st_size, "sha256": file_sha256(p)}
-            for p in written
-        ],
+        "files": list(files.values()),
         "timings_seconds": {k: round(v, 6) for k, v in timings.items()},
     }
     path = tmp / "manifest.json"

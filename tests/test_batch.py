@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from pipeline import batch, workbook_process
@@ -109,6 +112,12 @@ def test_workbook_in_its_own_process(tmp_path, catalog, monkeypatch):
         "Results sheet holds the first 10 of 30 rows; results.csv has them all." in summary.notices
     )
     assert summary.timings["workbook"] > 0
+    manifest = json.loads((tmp_path / "out" / "s" / "manifest.json").read_text())
+    for entry in manifest["files"]:  # hashed while the workbook was written, or after it
+        data = (tmp_path / "out" / "s" / entry["path"]).read_bytes()
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest()
+        assert entry["bytes"] == len(data)
+    assert "workbook.xlsx" in [e["path"] for e in manifest["files"]]
 
 
 def test_workbook_process_failure_is_reported(tmp_path, catalog, monkeypatch):
