@@ -1,6 +1,6 @@
 """Full-pipeline benchmark (issue 6): 1,000,000 scenarios, every output, default options.
 
-    .venv/bin/python benchmarks/bench_pipeline.py [--rows 1000000] [--repeat 2]
+    .venv/bin/python benchmarks/bench_pipeline.py [--rows 1000000] [--repeat 3]
 
 Generates a scenario file (several ops, dtypes, sharded rows, a dozen chips), runs
 `pipeline run FILE --verbose` in a child process (so its peak memory is its own), and prints
