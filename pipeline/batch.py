@@ -155,6 +155,8 @@ def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> 
                     f"{path}: {loaded.rejected_lines} row(s) rejected and --strict is set; "
                     "nothing written"
                 )
+            if workbook is not None:  # a small file whose sweeps expand to many scenarios
+                workbook = workbook_job.for_run(workbook, len(loaded.frame))
             written, meta, results, files = _run_outputs(
                 tmp, loaded, catalog, options, run_name, started, step, timings, summary,
                 workbook,

@@ -22,7 +22,7 @@ import queue
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,7 @@ from pipeline.roofline import compute_roofline
 from pipeline.scenarios import load_head
 from pipeline.workbook_process import Spawned
 
+PROCESS_MIN_ROWS = 20_000  # scenarios: a small file whose sweeps expand past it gets a process
 HEAD_MARGIN = 1.05  # lines read per row the workbook keeps, for rejected rows
 HEAD_EXTRA_LINES = 1000  # and these, so that small caps still read a few lines more
 
@@ -52,6 +53,7 @@ class Job:
     max_rows: int  # --max-rows
     rows_cap: int  # --workbook-rows
     input_rows_cap: int  # --workbook-input-rows
+    own_head: bool = True  # False: the process waits for the rows instead of loading them
 
 
 def start(job: Job, spawned: Spawned | None = None) -> InProcess | Process:
@@ -60,6 +62,15 @@ def start(job: Job, spawned: Spawned | None = None) -> InProcess | Process:
     if spawned is not None:
         return Process(job, spawned)
     return Process(job) if workbook_process.wants_process(job.scenarios) else InProcess(job)
+
+
+def for_run(workbook: InProcess | Process, scenarios: int) -> InProcess | Process:
+    """The workbook stage once the run is loaded: a small file whose sweeps expanded it to many
+    scenarios gets its own process after all. The process is sent its rows: its file's first
+    lines may expand to every scenario of the run, which it has no need to compute again."""
+    if isinstance(workbook, InProcess) and scenarios >= PROCESS_MIN_ROWS:
+        return Process(replace(workbook.job, own_head=False))
+    return workbook
 
 
 class InProcess:
@@ -210,7 +221,7 @@ def serve(inbox, outbox) -> None:
     try:
         job = receive()
         start_time = time.perf_counter()
-        rows = head_rows(job)
+        rows = head_rows(job) if job.own_head else None
         outbox.send(("head", None if rows is None else _rows_digest(rows[0], rows[2], rows[1])))
         writer = None
         if rows is not None:

@@ -276,3 +276,31 @@ def test_a_run_error_in_the_process_is_the_runs_error(tmp_path, catalog):
     kind, text = inbox.recv()
     worker.join(timeout=60)
     assert kind == "error" and text.startswith(f"writing {tmp_path / 'gone'}")
+
+
+def test_a_small_file_that_sweeps_to_many_rows_gets_a_process(tmp_path, catalog, monkeypatch):
+    """The size of the file decides before the load; the number of scenarios after it. Such a
+    process is sent its rows rather than expanding the sweeps again."""
+    path = write_scenarios(tmp_path, f"{HEAD}\nsweep,matmul,1..40,64,64,v5e,\n{rows(3)}")
+    options = RunOptions(plots=False, report=False, workbook_rows=25)
+    started = []
+
+    class Spy(workbook_job.Process):
+        def __init__(self, job):
+            super().__init__(job)
+            started.append(self)
+
+    monkeypatch.setattr(workbook_job, "Process", Spy)
+    sheets = {}
+    for way, min_rows in (("one", 1 << 40), ("two", 10)):
+        monkeypatch.setattr(workbook_job, "PROCESS_MIN_ROWS", min_rows)
+        run_file(path, tmp_path / way, catalog, options)
+        book = openpyxl.load_workbook(tmp_path / way / "s" / "workbook.xlsx")
+        sheets[way] = {
+            name: [row for row in book[name].iter_rows(values_only=True) if row[0] != "Started"]
+            for name in book.sheetnames
+        }
+    (process,) = started
+    assert not process.job.own_head and process.rows_sent
+    assert sheets["one"] == sheets["two"]
+    assert len(sheets["two"]["Results"]) == 26
