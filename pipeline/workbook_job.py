@@ -13,6 +13,10 @@ starts the book again) and sends what needs the whole run, all of it small: the 
 sheet's counts, the hardware records, the first rejected rows, the run's metadata. The chart
 list follows once the charts exist; the book is then finished.
 The child imports only what the workbook needs (no matplotlib, no Jinja).
+
+Whether a run gets a process is decided twice: by the file's size before the load (so that
+the process can start at once), and by the number of scenarios after it (`for_run`: a small
+file whose sweeps expand to many scenarios gets a process then, and sends it the rows).
 """
 
 from __future__ import annotations
