@@ -182,9 +182,11 @@ def test_the_parent_never_waits_while_rows_are_written(tmp_path, catalog, monkey
     )
 
 
-def both_ways(tmp_path, catalog, monkeypatch, text: str, options: RunOptions):
+def both_ways(tmp_path, catalog, monkeypatch, text: str, options, switch=None):
     """The workbook of `text` written here and by its own process: the sheets' rows of each
-    (the Started time left out), and whether the parent had to send the process its rows."""
+    (the Started time left out), and the process. `switch` (module, name) is the threshold
+    that decides: PROCESS_MIN_BYTES unless given."""
+    module, name = switch or (workbook_process, "PROCESS_MIN_BYTES")
     path = write_scenarios(tmp_path, text)
     started = []
 
@@ -196,7 +198,7 @@ def both_ways(tmp_path, catalog, monkeypatch, text: str, options: RunOptions):
     monkeypatch.setattr(workbook_job, "Process", Spy)
     sheets = {}
     for way, threshold in (("one", 1 << 40), ("two", 0)):
-        monkeypatch.setattr(workbook_process, "PROCESS_MIN_BYTES", threshold)
+        monkeypatch.setattr(module, name, threshold)
         run_file(path, tmp_path / way, catalog, options)
         book = openpyxl.load_workbook(tmp_path / way / "s" / "workbook.xlsx")
         sheets[way] = {
@@ -204,7 +206,7 @@ def both_ways(tmp_path, catalog, monkeypatch, text: str, options: RunOptions):
             for name in book.sheetnames
         }
     (process,) = started
-    return sheets["one"], sheets["two"], process.rows_sent
+    return sheets["one"], sheets["two"], process
 
 
 @pytest.mark.parametrize(
@@ -217,8 +219,8 @@ def test_the_process_writes_what_one_process_writes(
     book as when it is written here."""
     text = f"{HEAD}\nfirst,matmul,1,64,64,v5e,{notes}\n{rows(1100)}bad,matmul,1,2,3,h10,\n"
     options = RunOptions(plots=False, report=False, workbook_rows=25, workbook_input_rows=7)
-    one, two, rows_sent = both_ways(tmp_path, catalog, monkeypatch, text, options)
-    assert rows_sent == sent
+    one, two, process = both_ways(tmp_path, catalog, monkeypatch, text, options)
+    assert process.rows_sent == sent
     assert one == two
     assert len(two["Results"]) == 26 and len(two["Inputs"]) == 8
     assert [r[0] for r in two["Inputs"][1:4]] == lines  # line numbers
@@ -230,8 +232,10 @@ def test_rows_that_differ_only_in_a_value_are_sent(tmp_path, catalog, monkeypatc
     bad = "".join(f"bad{i},matmul,1,2,3,h10,\n" for i in range(1001))
     text = f'{HEAD}\n{bad}{rows(29)}q"x,matmul,1,64,64,v5e,"note\nmore"\n{rows(200, 9000)}'
     options = RunOptions(plots=False, report=False, workbook_rows=30, workbook_input_rows=5)
-    one, two, rows_sent = both_ways(tmp_path, catalog, monkeypatch, text, options)
-    assert rows_sent  # the process read 30 * 1.05 + 1000 = 1031 lines: the cut is at the note
+    one, two, process = both_ways(tmp_path, catalog, monkeypatch, text, options)
+    assert (
+        process.rows_sent
+    )  # the process read 30 * 1.05 + 1000 = 1031 lines: the cut is at the note
     assert one == two
     assert two["Results"][-1][0] == 'q"x' and "note\nmore" in two["Results"][-1]
 
@@ -281,26 +285,10 @@ def test_a_run_error_in_the_process_is_the_runs_error(tmp_path, catalog):
 def test_a_small_file_that_sweeps_to_many_rows_gets_a_process(tmp_path, catalog, monkeypatch):
     """The size of the file decides before the load; the number of scenarios after it. Such a
     process is sent its rows rather than expanding the sweeps again."""
-    path = write_scenarios(tmp_path, f"{HEAD}\nsweep,matmul,1..40,64,64,v5e,\n{rows(3)}")
+    text = f"{HEAD}\nsweep,matmul,1..40,64,64,v5e,\n{rows(3)}"
     options = RunOptions(plots=False, report=False, workbook_rows=25)
-    started = []
-
-    class Spy(workbook_job.Process):
-        def __init__(self, job):
-            super().__init__(job)
-            started.append(self)
-
-    monkeypatch.setattr(workbook_job, "Process", Spy)
-    sheets = {}
-    for way, min_rows in (("one", 1 << 40), ("two", 10)):
-        monkeypatch.setattr(workbook_job, "PROCESS_MIN_ROWS", min_rows)
-        run_file(path, tmp_path / way, catalog, options)
-        book = openpyxl.load_workbook(tmp_path / way / "s" / "workbook.xlsx")
-        sheets[way] = {
-            name: [row for row in book[name].iter_rows(values_only=True) if row[0] != "Started"]
-            for name in book.sheetnames
-        }
-    (process,) = started
+    switch = (workbook_job, "PROCESS_MIN_ROWS")
+    one, two, process = both_ways(tmp_path, catalog, monkeypatch, text, options, switch)
     assert not process.job.own_head and process.rows_sent
-    assert sheets["one"] == sheets["two"]
-    assert len(sheets["two"]["Results"]) == 26
+    assert one == two
+    assert len(two["Results"]) == 26
