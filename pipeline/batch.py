@@ -114,8 +114,8 @@ def run_file(
 
     The output stages overlap: for big inputs the workbook is written by another process,
     started before the file is loaded (see workbook_job; `spawned` is one started already),
-    while charts render in worker processes and results.csv/.parquet and the report are
-    written here.
+    while the charts, results.csv/.parquet and the report are written here, on the other
+    core. Small inputs draw their charts in worker processes on every core.
     """
     try:
         return _run_file(path, out_root, catalog, options, out_name, progress, spawned)

@@ -140,16 +140,18 @@ def write_workbook(
     *,
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
     max_input_rows: int | None = None,
+    chart_notices: Sequence[str] = (),
 ) -> list[str]:
     """Write workbook.xlsx at `path` in one go; returns notices, plain sentences for the run's
     summary (what the row caps left out, which chart PNGs were missing). The Summary sheet shows
-    them together with meta.notices. The file appears at `path` only once it is whole.
-    `max_input_rows` caps the Inputs sheet on its own (default: `max_rows`)."""
+    them together with meta.notices and `chart_notices` (the chart stage's own). The file
+    appears at `path` only once it is whole. `max_input_rows` caps the Inputs sheet on its own
+    (default: `max_rows`)."""
     writer = WorkbookWriter(path, max_rows=max_rows, max_input_rows=max_input_rows)
     writer.write_rows(results, inputs)
     counts = summary_counts(results)
     return writer.finish(
-        meta, counts, len(inputs), errors, len(errors), hardware, charts, [], run_dir
+        meta, counts, len(inputs), errors, len(errors), hardware, charts, chart_notices, run_dir
     )
 
 
@@ -171,7 +173,6 @@ class WorkbookWriter:
         self.input_cap = (
             self.cap if max_input_rows is None else min(max(max_input_rows, 0), self.cap)
         )
-        self.columns: list[str] = []
         with _output_errors(self.path):
             self.tmp = tempfile.TemporaryDirectory(
                 dir=self.path.parent, prefix=f".{self.path.name}.", ignore_cleanup_errors=True
@@ -186,7 +187,6 @@ class WorkbookWriter:
     def write_rows(self, results: pd.DataFrame, inputs: pd.DataFrame) -> None:
         """The Results and Inputs sheets: the first rows under each cap (give at least those)."""
         head = results.iloc[: self.cap]
-        self.columns = list(results.columns)
         with _output_errors(self.path):
             _write_table(self.sheets["Results"], self.styles, head, RESULT_FORMATS, 1)
             _colour_results(self.sheets["Results"], self.styles, head.columns, len(head))

@@ -34,7 +34,7 @@ import pandas as pd
 
 from pipeline import workbook_process
 from pipeline.errors import OutputError, PipelineError
-from pipeline.excel import WorkbookWriter, summary_counts
+from pipeline.excel import WorkbookWriter, summary_counts, write_workbook
 from pipeline.hardware import Catalog
 from pipeline.meta import Chart
 from pipeline.roofline import compute_roofline
@@ -100,11 +100,11 @@ class InProcess:
         """Write the book; its notices."""
         start_time = time.perf_counter()
         meta, results, inputs, errors, hardware = self.run
-        writer = _writer(self.job)
-        writer.write_rows(results, inputs)
-        notices = writer.finish(
-            meta, summary_counts(results), len(inputs), errors, len(errors), hardware, *self.charts,
-            self.job.run_dir,
+        charts, chart_notices = self.charts
+        job = self.job
+        notices = write_workbook(
+            job.path, meta, results, inputs, errors, hardware, charts, job.run_dir,
+            max_rows=job.rows_cap, max_input_rows=job.input_rows_cap, chart_notices=chart_notices,
         )  # fmt: skip
         self.seconds = time.perf_counter() - start_time
         return notices
@@ -135,7 +135,9 @@ class Process:
         job = self.job
         _, written = self._receive()
         rows = (results.iloc[: job.rows_cap], inputs.iloc[: job.input_rows_cap])
-        same = written == _rows_digest(rows[0], np.asarray(lines)[: job.rows_cap], rows[1])
+        same = written is not None and written == _rows_digest(
+            rows[0], np.asarray(lines)[: job.rows_cap], rows[1]
+        )
         self.rows_sent = not same
         self._send(None if same else rows)
         counts, errors_head = summary_counts(results), errors.iloc[: job.rows_cap]
