@@ -6,10 +6,9 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
 )
 from pipeline.meta import Chart, RunMeta
+from pipeline.outdir import TOOL, OutputFolder, temp_name
 from pipeline.parquetout import write_parquet
 from pipeline.report import render_index, render_report, table_cap_notices
 from pipeline.roofline import compute_roofline
@@ -55,6 +55,7 @@ class RunOptions:
     workbook_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS
     report_rows: int = DEFAULT_TABLE_ROWS
     chart_workers: int | None = None  # None: every core when it pays
+    force: bool = False  # replace an output folder of ours even if it holds other files
 
 
 @dataclass
@@ -109,6 +110,7 @@ def run_file(
     out_name: str | None = None,
     progress: Progress | None = None,
     spawned: Spawned | None = None,
+    inputs: tuple[Path, ...] = (),
 ) -> RunSummary:
     """Run one scenario file and write its output folder atomically; returns what was done.
 
@@ -116,22 +118,26 @@ def run_file(
     started before the file is loaded (see workbook_job; `spawned` is one started already),
     while the charts, results.csv/.parquet and the report are written here, on the other
     core. Small inputs draw their charts in worker processes on every core.
+
+    `inputs` are every file the command reads (besides `path`): an output folder holding one
+    of them is never replaced (see outdir).
     """
     try:
-        return _run_file(path, out_root, catalog, options, out_name, progress, spawned)
+        return _run_file(path, out_root, catalog, options, out_name, progress, spawned, inputs)
     finally:
         if spawned is not None:  # stopped here whether or not the run got as far as using it
             spawned.stop()
 
 
-def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> RunSummary:
+def _run_file(path, out_root, catalog, options, out_name, progress, spawned, inputs):
     step = progress or (lambda stage: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     started = datetime.now(UTC).isoformat(timespec="seconds")
     run_name = out_name or sanitize_name(Path(path).stem)
     target = Path(out_root) / run_name
-    with _atomic_dir(target) as tmp:
+    folder = OutputFolder(target, inputs=(Path(path), *inputs), force=options.force)
+    with folder as tmp:
         workbook = None
         if options.workbook:
             job = workbook_job.Job(
@@ -153,7 +159,9 @@ def _run_file(path, out_root, catalog, options, out_name, progress, spawned) -> 
             if options.strict and loaded.problems:
                 raise RejectedRows(
                     f"{path}: {loaded.rejected_lines} row(s) rejected and --strict is set; "
-                    "nothing written"
+                    "nothing written",
+                    loaded.problems,
+                    loaded.warnings,
                 )
             if workbook is not None:  # a small file whose sweeps expand to many scenarios
                 workbook = workbook_job.for_run(workbook, len(loaded.frame))
@@ -336,7 +344,7 @@ def write_index(out_root: Path, runs: list[dict]) -> Path:
     """OUTPUT_DIR/index.html linking each run's report with its headline counts (atomic)."""
     out_root = Path(out_root)
     out_root.mkdir(parents=True, exist_ok=True)
-    tmp = out_root / f".index.html.tmp-{os.getpid()}"
+    tmp = out_root / temp_name("index.html")
     try:
         render_index(tmp, runs)
         os.replace(tmp, out_root / "index.html")
@@ -372,6 +380,7 @@ def _file_entries(tmp: Path, paths: list[Path], known: dict | None = None) -> di
 def _write_manifest(tmp: Path, meta: RunMeta, loaded: Loaded, results, files, timings) -> Path:
     counts = results["bound"].value_counts()
     manifest = {
+        "tool": TOOL,
         **meta.as_dict(),
         "rows": {
             "source_rows": loaded.source_rows,
@@ -386,44 +395,3 @@ def _write_manifest(tmp: Path, meta: RunMeta, loaded: Loaded, results, files, ti
     path = tmp / "manifest.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path
-
-
-class _atomic_dir:
-    """Build a folder beside `target`, then swap it in; on failure leave target untouched."""
-
-    def __init__(self, target: Path):
-        self.target = target
-        self.tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-
-    def __enter__(self) -> Path:
-        self.made_parent = not self.target.parent.exists()
-        try:
-            self.target.parent.mkdir(parents=True, exist_ok=True)
-            if self.tmp.exists():
-                shutil.rmtree(self.tmp)
-            self.tmp.mkdir()
-        except OSError as exc:
-            raise OutputError(f"cannot create output folder {self.target.parent}: {exc}") from exc
-        return self.tmp
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc_type is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            if self.made_parent:  # a run that failed leaves no empty output folder behind
-                with suppress(OSError):
-                    self.target.parent.rmdir()
-            if isinstance(exc, OSError):
-                raise OutputError(f"writing {self.target} failed: {exc}") from exc
-            return False
-        old = self.target.parent / f".{self.target.name}.old-{os.getpid()}"
-        try:
-            if self.target.exists():
-                os.replace(self.target, old)
-            os.replace(self.tmp, self.target)
-        except OSError as exc:
-            if old.exists() and not self.target.exists():
-                os.replace(old, self.target)
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise OutputError(f"cannot move outputs into {self.target}: {exc}") from exc
-        shutil.rmtree(old, ignore_errors=True)
-        return False

@@ -8,8 +8,10 @@ can start the workbook process of a big input before this interpreter's own heav
 from __future__ import annotations
 
 import glob
+import signal
 import sys
 import threading
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pipeline import __version__, workbook_process
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, printable
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -65,14 +67,49 @@ def _load_catalog(files: tuple[Path, ...]) -> Catalog:
     try:
         return load_catalog(files)
     except PipelineError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(_escaped(str(exc))) from exc
 
 
 def _echo_problems(loaded_problems, warnings) -> None:
     for w in warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(f"warning: {printable(w)}", err=True)
     for p in loaded_problems:
-        click.echo(str(p), err=True)
+        click.echo(str(p), err=True)  # one line each, control characters escaped
+
+
+def _echo_error(exc: PipelineError) -> None:
+    """`Error: ...` on stderr, after the rows it is about (--strict); each line escaped."""
+    _echo_problems(getattr(exc, "problems", ()), getattr(exc, "warnings", ()))
+    click.echo(_escaped(f"Error: {exc}"), err=True)
+
+
+def _escaped(message: str) -> str:
+    """A message's lines, each with its control characters escaped."""
+    return "\n".join(printable(line) for line in message.split("\n"))
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (what `timeout` and CI cancels send) stops a run as Ctrl-C does: temp folders
+    removed, worker processes stopped, previous outputs untouched."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _output_dir(ctx, param, value: str) -> Path:
+    if not value.strip():
+        raise click.BadParameter("is empty; give a folder, e.g. -o output")
+    return Path(value)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -89,13 +126,19 @@ def cli() -> None:
 @click.option(
     "-o",
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("output"),
+    default="output",
     show_default=True,
+    callback=_output_dir,
     help="Folder that receives one sub-folder per input file.",
 )
 @_HARDWARE_OPTION
 @click.option("--strict", is_flag=True, help="Any rejected row is fatal: write nothing, exit 1.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an output folder of an earlier run even when it holds files the tool did "
+    "not write (never a folder without our manifest.json, nor one holding an input).",
+)
 @click.option("--no-plots", is_flag=True, help="Skip the roofline PNGs.")
 @click.option("--no-workbook", is_flag=True, help="Skip workbook.xlsx.")
 @click.option("--no-report", is_flag=True, help="Skip report.html.")
@@ -136,6 +179,7 @@ def run(
     output_dir: Path,
     hardware_files: tuple[Path, ...],
     strict: bool,
+    force: bool,
     no_plots: bool,
     no_workbook: bool,
     no_report: bool,
@@ -161,56 +205,60 @@ def run(
     Exit status: 0 all rows valid and all outputs written; 1 some rows rejected (outputs still
     written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
     """
-    paths = _expand_inputs(scenarios)
-    spawned = None  # a big first input: its workbook process starts up while we import
-    if not no_workbook and workbook_process.wants_process(paths[0]):
-        spawned = workbook_process.spawn()
-    from pipeline.batch import RunOptions, failed_entry, index_entry, run_file, write_index
+    with _sigterm_as_interrupt():
+        paths = _expand_inputs(scenarios)
+        spawned = None  # a big first input: its workbook process starts up while we import
+        if not no_workbook and workbook_process.wants_process(paths[0]):
+            spawned = workbook_process.spawn()
+        from pipeline.batch import RunOptions, failed_entry, index_entry, run_file, write_index
 
-    catalog = _load_catalog(hardware_files)
-    options = RunOptions(
-        plots=not no_plots,
-        workbook=not no_workbook,
-        report=not no_report,
-        strict=strict,
-        max_rows=max_rows,
-        max_charts=max_charts,
-        workbook_rows=workbook_rows,
-        workbook_input_rows=workbook_input_rows,
-        report_rows=report_rows,
-    )
-    names = _output_names(paths)
-    show_progress = not quiet and sys.stderr.isatty()
-    status = 0
-    runs: list[dict] = []
-    for path, name in zip(paths, names, strict=True):
-        try:
-            run = partial(
-                run_file, path, output_dir, catalog, options, out_name=name, spawned=spawned
-            )
-            summary = _with_progress(run, path, options) if show_progress else run()
-        except PipelineError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            status = 1
-            runs.append(failed_entry(path, name, str(exc)))
-            continue
-        finally:
-            spawned = None  # the first run had it
-        _echo_problems(summary.problems, summary.warnings)
-        if summary.problems:
-            status = 1
-        runs.append(index_entry(summary, name))
-        if not quiet:
-            _echo_summary(path, summary, verbose)
-    if len(paths) > 1 and options.report:
-        try:
-            index = write_index(output_dir, runs)
-        except PipelineError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            status = 1
-        else:
+        catalog = _load_catalog(hardware_files)
+        options = RunOptions(
+            plots=not no_plots,
+            workbook=not no_workbook,
+            report=not no_report,
+            strict=strict,
+            max_rows=max_rows,
+            max_charts=max_charts,
+            workbook_rows=workbook_rows,
+            workbook_input_rows=workbook_input_rows,
+            report_rows=report_rows,
+            force=force,
+        )
+        names = _output_names(paths)
+        protected = (*paths, *hardware_files)  # an output folder holding one is never replaced
+        show_progress = not quiet and sys.stderr.isatty()
+        status = 0
+        runs: list[dict] = []
+        for path, name in zip(paths, names, strict=True):
+            try:
+                run = partial(
+                    run_file, path, output_dir, catalog, options, out_name=name, spawned=spawned,
+                    inputs=protected,
+                )  # fmt: skip
+                summary = _with_progress(run, path, options) if show_progress else run()
+            except PipelineError as exc:
+                _echo_error(exc)
+                status = 1
+                runs.append(failed_entry(path, name, str(exc)))
+                continue
+            finally:
+                spawned = None  # the first run had it
+            _echo_problems(summary.problems, summary.warnings)
+            if summary.problems:
+                status = 1
+            runs.append(index_entry(summary, name))
             if not quiet:
-                click.echo(f"index of {len(runs)} runs -> {index}")
+                _echo_summary(path, summary, verbose)
+        if len(paths) > 1 and options.report:
+            try:
+                index = write_index(output_dir, runs)
+            except PipelineError as exc:
+                _echo_error(exc)
+                status = 1
+            else:
+                if not quiet:
+                    click.echo(f"index of {len(runs)} runs -> {index}")
     sys.exit(status)
 
 
@@ -221,7 +269,7 @@ def _with_progress(run, path: Path, options):
     stages = planned_stages(options)
     lock = threading.Lock()
     with click.progressbar(
-        length=len(stages), label=f"{path}: load", file=sys.stderr, show_eta=False
+        length=len(stages), label=f"{printable(path)}: load", file=sys.stderr, show_eta=False
     ) as bar:
         done: list[str] = []
 
@@ -229,7 +277,7 @@ def _with_progress(run, path: Path, options):
             with lock:
                 done.append(stage)
                 left = [s for s in stages if s not in done]
-                bar.label = f"{path}: {left[0] if left else 'done'}"
+                bar.label = f"{printable(path)}: {left[0] if left else 'done'}"
                 bar.update(1)
 
         return run(progress=advance)
@@ -243,13 +291,13 @@ def _echo_summary(path: Path, summary, verbose: bool) -> None:
         plots = len(summary.written) - len(shown)
         files = ", ".join(p.name for p in shown) + f", {plots} charts in plots/"
     click.echo(
-        f"{path}: {summary.scenarios} scenarios "
+        f"{printable(path)}: {summary.scenarios} scenarios "
         f"(compute-bound {b['compute']}, memory-bound {b['memory']}, "
         f"network-bound {b['network']}), {summary.rejected} rejected row(s)"
-        f" -> {summary.out_dir}/ [{files}]"
+        f" -> {printable(summary.out_dir)}/ [{files}]"
     )
     for notice in summary.notices:
-        click.echo(f"  note: {notice}")
+        click.echo(f"  note: {printable(notice)}")
     if verbose:
         timings = ", ".join(f"{k} {v:.2f} s" for k, v in summary.timings.items())
         click.echo(f"  seconds: {timings}")
@@ -283,14 +331,15 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
         try:
             loaded = validate_file(path, catalog, max_rows=max_rows)
         except PipelineError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            _echo_error(exc)
             status = 1
             continue
         _echo_problems(loaded.problems, loaded.warnings)
         if loaded.problems:
             status = 1
         click.echo(
-            f"{path}: {loaded.source_rows} row(s) read, {len(loaded.frame)} valid scenario(s), "
+            f"{printable(path)}: {loaded.source_rows} row(s) read, "
+            f"{len(loaded.frame)} valid scenario(s), "
             f"{loaded.rejected_lines} rejected row(s)"
         )
     sys.exit(status)

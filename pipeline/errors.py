@@ -1,7 +1,8 @@
-"""One exception hierarchy, caught once in the CLI."""
+"""One exception hierarchy, caught once in the CLI, and the escaping every echoed value gets."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -22,11 +23,47 @@ class InvalidHardwareFile(PipelineError):
 
 
 class RejectedRows(PipelineError):
-    """Rows were rejected and --strict makes that fatal."""
+    """Rows were rejected and --strict makes that fatal; carries every problem found."""
+
+    def __init__(self, message: str, problems=(), warnings=()):
+        super().__init__(message)
+        self.problems = list(problems)
+        self.warnings = list(warnings)
 
 
 class OutputError(PipelineError):
     """Outputs could not be written."""
+
+
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators: anything a terminal
+# or a log reader could take for the end of a line or a control sequence
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: object) -> str:
+    """`text` on one line, every control character written as an escape (`\\n`, `\\x00`), so a
+    value can never forge a line of its own in a message."""
+
+    def escape(m: re.Match) -> str:
+        ch = m.group(0)
+        if ch in _NAMED:
+            return _NAMED[ch]
+        return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+    return _CONTROL.sub(escape, str(text))
+
+
+QUOTED_LIMIT = 120  # characters of a value shown in a message
+
+
+def quoted(value: object) -> str:
+    """A user's value inside a message: in single quotes, control characters escaped, a long
+    one shortened (its length said)."""
+    text = str(value)
+    if len(text) > QUOTED_LIMIT:
+        return f"'{printable(text[: QUOTED_LIMIT - 1])}…' ({len(text):,} characters)"
+    return f"'{printable(text)}'"
 
 
 @dataclass(frozen=True)
@@ -40,4 +77,4 @@ class RowProblem:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: column {self.column}: {self.reason}"
+        return printable(f"{self.file}:{self.line}: column {self.column}: {self.reason}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import io
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -13,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline.dtypes import PEAK_FAMILIES
-from pipeline.errors import InvalidHardwareFile
+from pipeline.errors import InvalidHardwareFile, printable, quoted
+from pipeline.textfile import decode_utf8, read_bytes
 
 LINKS = ("ici", "nvlink", "pcie", "dcn")
 TOPOLOGIES = ("ring", "switch")
@@ -86,46 +88,68 @@ def builtin_catalog_path() -> Path:
 def load_catalog(user_files: tuple[Path, ...] | list[Path] = ()) -> Catalog:
     """The built-in catalog, with each --hardware file (CSV or TOML) adding or overriding chips."""
     base_path = builtin_catalog_path()
-    base = _read_catalog_csv(base_path)
-    digest = hashlib.sha256(base_path.read_bytes())
+    base_bytes = base_path.read_bytes()
+    base, _ = _read_catalog_csv(base_path, base_bytes)
+    digest = hashlib.sha256(base_bytes)
     sources = [str(base_path)]
     for path in user_files:
         path = Path(path)
-        try:
-            digest.update(path.read_bytes())
-        except OSError as exc:
-            raise InvalidHardwareFile(f"cannot read hardware file {path}: {exc.strerror}") from exc
-        user = _read_user_file(path)
-        base = _merge(base, user, path)
+        data = read_bytes(path, InvalidHardwareFile, "hardware file")
+        digest.update(data)
+        user, where = _read_user_file(path, data)
+        base = _merge(base, user, where, path)
         sources.append(str(path))
     _check_complete(base, sources[-1] if len(sources) > 1 else str(base_path))
-    aliases = _alias_map(base, str(base_path))
+    aliases = _alias_map(base)
     version = f"{base['as_of'].max()}+{digest.hexdigest()[:10]}"
     return Catalog(chips=base, aliases=aliases, version=version, sources=tuple(sources))
 
 
-def _read_catalog_csv(path: Path) -> pd.DataFrame:
+def _read_catalog_csv(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
+    text = _text_of(path, data)
     try:
         frame = pd.read_csv(
-            path, dtype=str, keep_default_na=False, comment=None, skipinitialspace=True
-        )
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InvalidHardwareFile(f"cannot read hardware file {path}: {exc}") from exc
+            io.StringIO(text), dtype=str, keep_default_na=False, comment=None,
+            skipinitialspace=True,
+        )  # fmt: skip
+    except pd.errors.ParserError as exc:
+        raise InvalidHardwareFile(f"{printable(path)}: not a readable CSV file: {exc}") from exc
     frame.columns = [c.strip().lower() for c in frame.columns]
     return _normalize(frame, path, first_line=2)
 
 
-def _read_user_file(path: Path) -> pd.DataFrame:
+def _text_of(path: Path, data: bytes) -> str:
+    """A hardware file's text: UTF-8, not empty, no NUL byte."""
+    text = decode_utf8(path, data, InvalidHardwareFile)
+    if not text.strip():
+        raise InvalidHardwareFile(
+            f"{printable(path)}: the hardware file is empty; it needs a chip: a CSV header "
+            "row with name and the fields to set, or a TOML table [name] (see the README)"
+        )
+    if "\x00" in text:
+        at = text.index("\x00")
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise InvalidHardwareFile(
+            f"{printable(path)}:{line}: NUL byte at character {column}; remove it "
+            "(a hardware file is text)"
+        )
+    return text
+
+
+def _read_user_file(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
+    """A --hardware file's chips, and where each is defined (FILE:LINE or FILE [name])."""
     if path.suffix.lower() == ".toml":
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidHardwareFile(f"{path}: not valid TOML: {exc}") from exc
+            parsed = tomllib.loads(_text_of(path, data))
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidHardwareFile(f"{printable(path)}: not valid TOML: {exc}") from exc
         rows = []
-        for name, table in data.items():
+        for name, table in parsed.items():
             if not isinstance(table, dict):
                 raise InvalidHardwareFile(
-                    f"{path}: top-level key '{name}' must be a table like [{name}] naming a chip"
+                    f"{printable(path)}: top-level key {quoted(name)} must be a table like "
+                    f"[{printable(name)}] naming a chip"
                 )
             row = {k.lower(): v for k, v in table.items()}
             if isinstance(row.get("aliases"), list):
@@ -135,30 +159,35 @@ def _read_user_file(path: Path) -> pd.DataFrame:
         frame = pd.DataFrame(rows, dtype=str)
         return _normalize(frame, path, first_line=None)
     if path.suffix.lower() == ".csv":
-        return _read_catalog_csv(path)
-    raise InvalidHardwareFile(f"hardware file {path} must end in .csv or .toml")
+        return _read_catalog_csv(path, data)
+    raise InvalidHardwareFile(f"hardware file {printable(path)} must end in .csv or .toml")
 
 
-def _normalize(frame: pd.DataFrame, path: Path, first_line: int | None) -> pd.DataFrame:
-    """Check columns and values; numbers become floats, blanks NaN. All problems at once."""
+def _normalize(
+    frame: pd.DataFrame, path: Path, first_line: int | None
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Check columns and values; numbers become floats, blanks NaN. All problems at once.
+    Returns the chips by name and where each is defined, for messages."""
     problems: list[str] = []
     unknown = [c for c in frame.columns if c not in COLUMNS]
     for col in unknown:
         hint = did_you_mean(col, list(COLUMNS))
-        problems.append(f"unknown column '{col}'" + (f" (did you mean '{hint}'?)" if hint else ""))
+        problems.append(
+            f"unknown column {quoted(col)}" + (f" (did you mean '{hint}'?)" if hint else "")
+        )
     if "name" not in frame.columns:
         problems.append("missing column 'name'")
     if problems:
-        raise InvalidHardwareFile(f"{path}: " + "; ".join(problems))
+        raise InvalidHardwareFile(f"{printable(path)}: " + "; ".join(problems))
     out = frame.reindex(columns=list(COLUMNS)).astype(object).fillna("")
     out = out.astype(str).apply(lambda s: s.str.strip())
     out["name"] = out["name"].str.lower()
 
     def where(i: int) -> str:
         return (
-            f"{path}:{first_line + i}"
+            f"{printable(path)}:{first_line + i}"
             if first_line is not None
-            else f"{path} [{out['name'].iat[i]}]"
+            else f"{printable(path)} [{printable(out['name'].iat[i])}]"
         )
 
     for i, name in enumerate(out["name"]):
@@ -170,37 +199,54 @@ def _normalize(frame: pd.DataFrame, path: Path, first_line: int | None) -> pd.Da
         bad = (text != "") & ~((nums > 0) & np.isfinite(nums))
         for i in np.flatnonzero(bad.to_numpy()):
             problems.append(
-                f"{where(i)}: column {col}: '{text.iat[i]}' is not a positive number (SI units)"
+                f"{where(i)}: column {col}: {quoted(text.iat[i])} is not a positive number"
+                " (SI units)"
             )
         out[col] = nums.astype(float)
     for link in LINKS:
         col = f"{link}_topology"
         bad = ~out[col].str.lower().isin(("", *TOPOLOGIES))
         for i in np.flatnonzero(bad.to_numpy()):
-            problems.append(f"{where(i)}: column {col}: '{out[col].iat[i]}' must be ring or switch")
+            problems.append(
+                f"{where(i)}: column {col}: {quoted(out[col].iat[i])} must be ring or switch"
+            )
         out[col] = out[col].str.lower()
     out["default_link"] = out["default_link"].str.lower()
     bad = ~out["default_link"].isin(("", *LINKS))
     for i in np.flatnonzero(bad.to_numpy()):
         problems.append(
-            f"{where(i)}: column default_link: '{out['default_link'].iat[i]}' is not one of "
+            f"{where(i)}: column default_link: {quoted(out['default_link'].iat[i])} is not one of "
             + ", ".join(LINKS)
         )
     dup = out["name"].duplicated()
     for i in np.flatnonzero(dup.to_numpy()):
-        problems.append(f"{where(i)}: column name: chip '{out['name'].iat[i]}' appears twice")
+        problems.append(f"{where(i)}: column name: chip {quoted(out['name'].iat[i])} appears twice")
     if problems:
         raise InvalidHardwareFile("invalid hardware file:\n  " + "\n  ".join(problems))
-    return out.set_index("name")
+    places = {name: where(i) for i, name in enumerate(out["name"])}
+    return out.set_index("name"), places
 
 
-def _merge(base: pd.DataFrame, user: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """User rows override non-empty fields of known chips (by name or alias) and add new chips."""
+def _merge(
+    base: pd.DataFrame, user: pd.DataFrame, where: dict[str, str], path: Path
+) -> pd.DataFrame:
+    """User rows override non-empty fields of known chips (by name or alias) and add new chips.
+    An alias already taken by another chip is an error at the user's line that gave it."""
     merged = base.copy()
-    aliases = _alias_map(base, "catalog")
+    aliases = _alias_map(base)
     for name, row in user.iterrows():  # a handful of chips: not a hot path
         target = aliases.get(str(name), str(name))
         given = {k: v for k, v in row.items() if not (pd.isna(v) or v == "")}
+        for alias in _split_aliases(given.get("aliases", "")):
+            owner = aliases.get(alias)
+            if owner is not None and owner != target:
+                raise InvalidHardwareFile(
+                    f"{where[str(name)]}: column aliases: alias {quoted(alias)} of chip "
+                    f"{quoted(target)} is already a name or alias of chip {quoted(owner)}; "
+                    "choose another alias"
+                )
+            aliases[alias] = target
+        aliases[target] = target
         if target in merged.index:
             for key, value in given.items():
                 merged.loc[target, key] = value
@@ -243,18 +289,16 @@ def _check_complete(chips: pd.DataFrame, origin: str) -> None:
         )
 
 
-def _alias_map(chips: pd.DataFrame, origin: str) -> dict[str, str]:
-    mapping: dict[str, str] = {}
-    for name in chips.index:
-        mapping[str(name)] = str(name)
+def _split_aliases(text: str) -> list[str]:
+    return [a for a in (part.strip().lower() for part in str(text).split(";")) if a]
+
+
+def _alias_map(chips: pd.DataFrame) -> dict[str, str]:
+    """Every lower-case name and alias -> its chip (clashes were refused when read)."""
+    mapping = {str(name): str(name) for name in chips.index}
     for name, aliases in chips["aliases"].items():
-        for alias in filter(None, (a.strip().lower() for a in str(aliases).split(";"))):
-            owner = mapping.get(alias)
-            if owner is not None and owner != name:
-                raise InvalidHardwareFile(
-                    f"{origin}: alias '{alias}' of chip '{name}' is already used by '{owner}'"
-                )
-            mapping[alias] = str(name)
+        for alias in _split_aliases(aliases):
+            mapping.setdefault(alias, str(name))
     return mapping
 
 

@@ -23,7 +23,6 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -37,6 +36,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from PIL import Image as PILImage
 
+from pipeline.children import init_worker
 from pipeline.dtypes import PEAK_FAMILIES, peak_family
 from pipeline.limits import DEFAULT_MAX_CHARTS
 from pipeline.meta import Chart
@@ -1093,9 +1093,11 @@ def render_charts(
     else:
         order = sorted(range(len(jobs)), key=lambda i: -kept[i].cost)  # biggest first
         context = multiprocessing.get_context(method)
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-            futures = {i: pool.submit(_render_one, *jobs[i]) for i in order}
-            seconds = [futures[i].result() for i in range(len(jobs))]
+        # a Pool's exit terminates its workers, so an interrupted run (Ctrl-C, SIGTERM) does
+        # not wait for them; a run killed outright takes them with it (init_worker)
+        with context.Pool(n_workers, initializer=init_worker, initargs=(os.getpid(),)) as pool:
+            pending = {i: pool.apply_async(_render_one, jobs[i]) for i in order}
+            seconds = [pending[i].get() for i in range(len(jobs))]
     folder = out_dir.name
     charts = [
         Chart(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import math
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,11 +19,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from pipeline.dtypes import DTYPES, canonical_dtype, known_dtype_names, peak_family, wider_dtype
-from pipeline.errors import InvalidScenario, RowProblem
+from pipeline.errors import InvalidScenario, RowProblem, printable, quoted
 from pipeline.hardware import LINKS, Catalog, did_you_mean
 from pipeline.limits import DEFAULT_MAX_ROWS
 from pipeline.ops import OpError, known_op_names, parse_op
 from pipeline.roofline import RESULT_COLUMNS
+from pipeline.sweeps import SWEEP_FORMS, TOO_BIG, Sweep, is_sweep, parse_sweep, parse_whole
+from pipeline.textfile import decode_utf8, read_bytes
 
 REQUIRED = ("name", "op", "hardware")
 DTYPE_COLUMNS = ("dtype", "x_dtype", "y_dtype", "out_dtype", "compute_dtype")
@@ -40,7 +43,6 @@ KNOWN = (
     "notes",
 )
 _DIM = re.compile(r"^[A-Z]$")
-_RANGE = re.compile(r"^(\d+)\s*\.\.\s*(\d+)(?:\s*\*\s*(\d+))?$")
 
 
 @dataclass
@@ -72,7 +74,7 @@ class Loaded:
 def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROWS) -> Loaded:
     """Read and validate one scenario CSV (DESIGN §2). Raises InvalidScenario for a useless file."""
     path = Path(path)
-    return _load(path, _read_bytes(path), catalog, max_rows)
+    return _load(path, read_bytes(path, InvalidScenario, "scenario file"), catalog, max_rows)
 
 
 def load_head(
@@ -98,14 +100,16 @@ def load_head(
 
 
 def _load(path: Path, data: bytes, catalog: Catalog, max_rows: int) -> Loaded:
-    table, lines, fields = _read_table(path, data)
+    warnings: list[str] = []
+    table, lines, fields = _read_table(path, data, warnings)
     columns = _normalize_headers(table.column_names, path)
     columns, renamed = _rename_reserved(columns, path)
     table = table.rename_columns(columns)
     dims = sorted(c for c in columns if _DIM.match(c))
     extras = [c for c in columns if c not in KNOWN and c not in dims]
-    warnings = renamed + _check_columns(columns, extras, path)
-    checker = _Checker(table, lines, fields, str(path), catalog)
+    warnings += renamed + _check_columns(columns, extras, path)
+    table, nul_problems = _nul_cells(table)
+    checker = _Checker(table, lines, fields, str(path), catalog, nul_problems)
     frame = checker.run(dims, max_rows)
     return Loaded(
         path=path,
@@ -123,23 +127,12 @@ def _load(path: Path, data: bytes, catalog: Catalog, max_rows: int) -> Loaded:
 # ---------------------------------------------------------------- reading
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError as exc:
-        raise InvalidScenario(f"{path}: no such file") from exc
-    except OSError as exc:
-        raise InvalidScenario(f"{path}: cannot read: {exc.strerror}") from exc
-
-
-def _read_table(path: Path, data: bytes) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
+def _read_table(
+    path: Path, data: bytes, warnings: list[str]
+) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
     """All cells as strings, each row's line number as an editor counts it, and field counts
     (None when every row had the header's width)."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InvalidScenario(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from exc
+    text = _excel_hint(path, decode_utf8(path, data, InvalidScenario), warnings)
     plain = _plain_body(text)
     if plain is not None:  # no comment or blank line: no per-line Python work
         header_line, body = plain
@@ -152,9 +145,13 @@ def _read_table(path: Path, data: bytes) -> tuple[pa.Table, np.ndarray, np.ndarr
     lines = _LINE_BREAK.split(text)  # not str.splitlines: a form feed or U+2028 is text
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
     if not keep:
-        raise InvalidScenario(f"{path}: no header and no scenario rows (the file is empty)")
+        raise InvalidScenario(
+            f"{printable(path)}: no header and no scenario rows (the file is empty)"
+        )
     if len(keep) == 1:
-        raise InvalidScenario(f"{path}: a header but no scenario rows: nothing to compute")
+        raise InvalidScenario(
+            f"{printable(path)}: a header but no scenario rows: nothing to compute"
+        )
     header = next(csv.reader([lines[keep[0]]]))
     body = "\n".join(lines[i] for i in keep[1:])
     line_numbers = np.asarray(keep[1:], dtype=np.int64) + 1
@@ -162,7 +159,31 @@ def _read_table(path: Path, data: bytes) -> tuple[pa.Table, np.ndarray, np.ndarr
         table = _read_fast(header, body)
         if table is not None and table.num_rows == len(line_numbers):
             return table, line_numbers, None
-    return _read_slow(header, lines, keep)
+    return _read_slow(path, header, lines, keep)
+
+
+_SEP_HINT = re.compile(r"^\ufeff?sep=(.?)\s*$", re.IGNORECASE)
+
+
+def _excel_hint(path: Path, text: str, warnings: list[str]) -> str:
+    """Excel's `sep=X` first line: skipped when X is a comma (kept as a comment, so line
+    numbers stay right), an error naming the delimiter otherwise."""
+    end = text.find("\n")
+    first = text if end < 0 else text[:end]
+    m = _SEP_HINT.match(first.rstrip("\r"))
+    if m is None:
+        return text
+    sep = m.group(1)
+    if sep != ",":
+        raise InvalidScenario(
+            f"{printable(path)}:1: the file declares {quoted(sep)} as its delimiter "
+            f"({quoted(first.strip())}); scenario files are comma-separated: save it as "
+            "CSV (comma delimited)"
+        )
+    warnings.append(
+        f"{printable(path)}:1: skipped Excel's delimiter hint 'sep=,' (the file is comma-separated)"
+    )
+    return "#" + text
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what a text editor counts as the end of a line
@@ -213,20 +234,39 @@ def _read_fast(header: list[str], body: str) -> pa.Table | None:
     return table.rename_columns(header)
 
 
+MAX_VALUE_LINES = 100  # a quoted value spanning more lines than this is a stray quote
+
+
 def _read_slow(
-    header: list[str], lines: list[str], keep: list[int]
+    path: Path, header: list[str], lines: list[str], keep: list[int]
 ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
-    """csv-module reader that tracks line numbers through quoted newlines; ragged rows padded."""
+    """csv-module reader that tracks line numbers through quoted newlines; ragged rows padded.
+
+    A quoted value may hold line breaks, but one still open at the end of the file, or one
+    running over MAX_VALUE_LINES lines, is a stray quote that would swallow the rows after
+    it: an error at the line where it opened."""
     reader = csv.reader(io.StringIO("\n".join(lines)))
     rows, numbers = [], []
     start = 1
     for record in reader:
         line = start
         start = reader.line_num + 1
+        if reader.line_num - line >= MAX_VALUE_LINES:
+            raise InvalidScenario(
+                f"{printable(path)}:{line}: a quoted value opens on this line and runs over "
+                f"{MAX_VALUE_LINES} lines (to line {reader.line_num}): is a closing '\"' "
+                "missing? Close the value where it ends"
+            )
         if not record or not "".join(record).strip() or record[0].lstrip().startswith("#"):
             continue
         rows.append(record)
         numbers.append(line)
+    if numbers and numbers[-1] < len(lines) and _open_at_end(lines[numbers[-1] - 1 :]):
+        raise InvalidScenario(
+            f"{printable(path)}:{numbers[-1]}: a quoted value opens on this line and is still "
+            "open at the end of the file: is a closing '\"' missing? Close the value where "
+            "it ends"
+        )
     header_row, rows, numbers = rows[0], rows[1:], numbers[1:]
     width = len(header_row)
     fields = np.array([len(r) for r in rows], dtype=np.int64)
@@ -236,22 +276,58 @@ def _read_slow(
     return table.rename_columns(header_row), np.asarray(numbers, dtype=np.int64), fields
 
 
+def _open_at_end(lines: list[str]) -> bool:
+    """True when the last record (these lines) ends inside a quoted value."""
+    try:
+        for _ in csv.reader(io.StringIO("\n".join(lines)), strict=True):
+            pass
+    except csv.Error as exc:
+        return "end of data" in str(exc)
+    return False
+
+
 def _normalize_headers(columns: list[str], path: Path) -> list[str]:
     out = []
-    for c in columns:
+    for i, c in enumerate(columns):
         c = str(c).strip()
+        if "\x00" in c:
+            raise InvalidScenario(
+                f"{printable(path)}:1: column {i + 1}: the header {quoted(c)} holds a NUL byte "
+                f"at character {c.index(chr(0)) + 1}; remove it (a scenario file is text)"
+            )
         out.append(c.upper() if len(c) == 1 and c.isalpha() else c.lower())
     seen: dict[str, int] = {}
     dups = []
     for i, c in enumerate(out):
         if c in seen:
-            dups.append(f"'{c}' (columns {seen[c] + 1} and {i + 1})")
+            dups.append(f"{quoted(c)} (columns {seen[c] + 1} and {i + 1})")
         seen.setdefault(c, i)
     if "" in seen:
-        raise InvalidScenario(f"{path}:1: column {seen[''] + 1} has an empty header")
+        raise InvalidScenario(f"{printable(path)}:1: column {seen[''] + 1} has an empty header")
     if dups:
-        raise InvalidScenario(f"{path}:1: column names appear twice: {', '.join(dups)}")
+        raise InvalidScenario(f"{printable(path)}:1: column names appear twice: {', '.join(dups)}")
     return out
+
+
+def _nul_cells(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str, str]]]:
+    """Cells holding a NUL byte reject their row (the position said); the NUL is kept as the
+    visible text \\x00, so no output ever holds the raw byte."""
+    problems: list[tuple[int, str, str]] = []
+    columns = table.columns
+    for i, name in enumerate(table.column_names):
+        hit = pc.match_substring(columns[i], "\x00")
+        if not pc.any(hit).as_py():
+            continue
+        for pos in np.flatnonzero(hit.to_numpy(zero_copy_only=False)):
+            cell = columns[i][int(pos)].as_py()
+            problems.append(
+                (int(pos), name, f"NUL byte at character {cell.index(chr(0)) + 1} of "
+                 f"{quoted(cell)}; remove it (a scenario file is text)")
+            )  # fmt: skip
+        columns[i] = pc.replace_substring(columns[i], "\x00", "\\x00")
+    if problems:
+        table = pa.table(dict(zip(table.column_names, columns, strict=True)))
+    return table, problems
 
 
 def _rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str]]:
@@ -266,7 +342,8 @@ def _rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[st
             while new in columns or new in out:
                 new = f"input_{new}"
             warnings.append(
-                f"{path}:1: column '{c}' is also an output column; it is carried through as '{new}'"
+                f"{printable(path)}:1: column {quoted(c)} is also an output column; it is "
+                f"carried through as {quoted(new)}"
             )
             c = new
         out.append(c)
@@ -279,56 +356,64 @@ def _check_columns(columns, extras: list[str], path: Path) -> list[str]:
         parts = []
         for col in missing:
             hint = did_you_mean(col, extras)
-            parts.append(f"'{col}'" + (f" (did you mean '{hint}'?)" if hint else ""))
+            parts.append(f"'{col}'" + (f" (did you mean {quoted(hint)}?)" if hint else ""))
         raise InvalidScenario(
-            f"{path}:1: missing required column(s) {', '.join(parts)}; "
-            f"the header needs {', '.join(REQUIRED)}"
+            f"{printable(path)}:1: missing required column(s) {', '.join(parts)}; "
+            f"the header needs {', '.join(REQUIRED)}{_delimiter_hint(columns)}"
         )
     warnings = []
     for col in extras:
         hint = did_you_mean(col, list(KNOWN))
         if hint:
             warnings.append(
-                f"{path}:1: column '{col}' is not a known column and is carried through as-is"
-                f" (did you mean '{hint}'?)"
+                f"{printable(path)}:1: column {quoted(col)} is not a known column and is "
+                f"carried through as-is (did you mean '{hint}'?)"
             )
     return warnings
+
+
+def _delimiter_hint(columns) -> str:
+    """When the header is one cell holding the names split by another delimiter, say so."""
+    if len(columns) != 1:
+        return ""
+    for sep, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+        if sep in columns[0] and sum(c in columns[0].split(sep) for c in REQUIRED) >= 2:
+            return (
+                f"; the header is separated by {label}, not commas: save the file as CSV "
+                "(comma delimited)"
+            )
+    return ""
 
 
 # ---------------------------------------------------------------- validation
 
 
-def _quote(value: str) -> str:
-    return f"'{value}'"
+def _whole_reason(text: str) -> str | None:
+    """Why a cell is not a whole number from 1 to 2^53; None when it is (or is blank)."""
+    if text == "":
+        return None
+    try:
+        parse_whole(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
-def _parse_sweep(text: str) -> list[int]:
-    """`128|256`, `1..512` or `1..4096*2` -> values; ValueError with a reason otherwise."""
-    text = text.strip()
-    if "|" in text:
-        values = []
-        for part in text.split("|"):
-            part = part.strip()
-            if not part.isdigit() or int(part) < 1:
-                raise ValueError(f"sweep item '{part}' is not a positive integer")
-            values.append(int(part))
-        return values
-    m = _RANGE.match(text)
-    if not m:
-        raise ValueError("not a positive integer or a sweep (128|256, 1..512, 1..4096*2)")
-    lo, hi, step = int(m.group(1)), int(m.group(2)), m.group(3)
-    if lo < 1 or hi < lo:
-        raise ValueError(f"range {lo}..{hi} must go from a positive start up to its end")
-    if step is None:
-        return list(range(lo, hi + 1))
-    factor = int(step)
-    if factor < 2:
-        raise ValueError(f"geometric factor {factor} must be at least 2")
-    values, v = [], lo
-    while v <= hi:
-        values.append(v)
-        v *= factor
-    return values
+MAX_OP_LOG2 = 1000  # an op's dims may multiply to 2^1000; float64 ends near 2^1024
+
+
+def _parse_dim_cell(text: str) -> int | Sweep | str | None:
+    """A dim cell: its whole number, its Sweep, None when blank, or the reason it is bad."""
+    if text == "":
+        return None
+    try:
+        return parse_sweep(text) if is_sweep(text) else parse_whole(text)
+    except ValueError as exc:
+        if is_sweep(text):
+            return f"{quoted(text)}: {exc}"
+        if str(exc) == TOO_BIG:
+            return f"{quoted(text)} {TOO_BIG}"
+        return f"{quoted(text)} is not a positive integer or a sweep ({SWEEP_FORMS})"
 
 
 class Col:
@@ -409,13 +494,14 @@ def combine(fn, *cols: Col, dtype=object) -> Col:
 class _Checker:
     """Collects every problem of a file, then returns the valid rows, typed and expanded."""
 
-    def __init__(self, table, lines, fields, file: str, catalog: Catalog):
+    def __init__(self, table, lines, fields, file: str, catalog: Catalog, problems=()):
         self.table = table
         self.lines = lines
         self.file = file
         self.catalog = catalog
         self.n = table.num_rows
-        self.problems: list[tuple[int, str, str]] = []  # (row position, column, reason)
+        # (row position, column, reason); those found while reading come first
+        self.problems: list[tuple[int, str, str]] = list(problems)
         # every coded column at once: Arrow's hashing releases the GIL, so two threads help
         coded = [
             c
@@ -471,13 +557,28 @@ class _Checker:
         blank or bad (bad ones reported)."""
         col = self.col(name)
         u = col.uniques
+        if integer:  # whole numbers up to 2^53, parsed exactly
+            reasons = np.array([_whole_reason(t) for t in u], dtype=object)
+            bad = np.array([r is not None for r in reasons], dtype=bool)
+            nums = np.array(
+                [float(t) if t and not b else np.nan for t, b in zip(u, bad, strict=True)],
+                dtype=float,
+            )
+            if bad.any():
+                self.add(
+                    col.per_row(bad),
+                    name,
+                    lambda p: (
+                        f"{quoted(col.at(p))} "
+                        + (TOO_BIG if reasons[col.codes[p]] == TOO_BIG else f"is not {what}")
+                    ),
+                )
+            return Col(col.codes, nums)
         nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
         nums = nums.to_numpy(dtype=float)
         bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
-        if integer:
-            bad |= (u != "") & (nums > 0) & (np.floor(nums) != nums)
         if bad.any():
-            self.add(col.per_row(bad), name, lambda p: f"{_quote(col.at(p))} is not {what}")
+            self.add(col.per_row(bad), name, lambda p: f"{quoted(col.at(p))} is not {what}")
         return Col(col.codes, np.where(bad, np.nan, nums))
 
     def numbers(self, name: str) -> np.ndarray:
@@ -541,7 +642,7 @@ class _Checker:
             dup,
             "name",
             lambda p: (
-                f"duplicate name {_quote(names.iat[p])} "
+                f"duplicate name {quoted(names.iat[p])} "
                 f"(first on line {first_line[names.iat[p]]}); names must be unique"
             ),
         )
@@ -581,7 +682,7 @@ class _Checker:
             if not text:
                 return "empty hardware; name a chip from `pipeline hardware`"
             hint = self.catalog.suggest(text)
-            return f"unknown hardware {_quote(text)}" + (
+            return f"unknown hardware {quoted(text)}" + (
                 f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
             )
 
@@ -596,7 +697,7 @@ class _Checker:
 
             def reason(p: int, col=col) -> str:
                 hint = did_you_mean(col.at(p).lower(), known_dtype_names())
-                return f"unknown dtype {_quote(col.at(p))}" + (
+                return f"unknown dtype {quoted(col.at(p))}" + (
                     f" (did you mean '{hint}'?)"
                     if hint
                     else f"; use one of {', '.join(sorted(DTYPES))}"
@@ -643,7 +744,7 @@ class _Checker:
             has_shard & splittable & ~in_op,
             "shard",
             lambda p: (
-                f"{_quote(shard_col.at(p))} is not a dim of op "
+                f"{quoted(shard_col.at(p))} is not a dim of op "
                 f"{out['op'].at(p)} (its dims: {', '.join(dims_of[p])})"
             ),
         )
@@ -665,7 +766,7 @@ class _Checker:
             ~link.is_("") & ~np.isin(link.values(), LINKS),
             "link",
             lambda p: (
-                f"unknown link {_quote(link.at(p))}"
+                f"unknown link {quoted(link.at(p))}"
                 + (
                     f" (did you mean '{h}'?)"
                     if (h := did_you_mean(link.at(p), list(LINKS)))
@@ -702,8 +803,10 @@ class _Checker:
         out["link_latency"] = np.where(np.isnan(lat), 0.0, lat)
 
     def _check_dims(self, out: dict, dims: list[str]):
+        """Each dim's value per row (NaN where blank, swept or bad) and its sweeps: per dim,
+        the rows that sweep it and each one's Sweep (parsed once per distinct cell)."""
         values: dict[str, np.ndarray] = {}
-        sweeps: dict[str, dict[int, list[int]]] = {}
+        sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         needed: dict[str, np.ndarray] = {d: np.zeros(self.n, dtype=bool) for d in dims}
         for code, s in enumerate(self.sig.uniques):
             if s is None:
@@ -718,34 +821,41 @@ class _Checker:
                     needed[d] |= rows
         for d in dims:
             col = self.col(d)
-            u = col.uniques
-            sweep_u = np.array(["|" in t or ".." in t for t in u], dtype=bool)
-            nums_u = pd.to_numeric(
-                pd.Series(u, dtype=object).where((u != "") & ~sweep_u), errors="coerce"
-            ).to_numpy(dtype=float)
-            ok_u = (nums_u >= 1) & np.isfinite(nums_u) & (np.floor(nums_u) == nums_u)
+            parsed = col.derive(_parse_dim_cell)
+            kinds = np.array([type(v).__name__ for v in parsed.uniques], dtype=object)
             need = needed[d]
             self.add(
                 need & col.is_(""),
                 d,
                 lambda p, d=d: f"empty; op {out['op'].at(p)} needs a value for dim {d}",
             )
-            self.add(
-                need & col.per_row((u != "") & ~sweep_u & ~ok_u),
-                d,
-                lambda p, col=col: (
-                    f"{_quote(col.at(p))} is not a positive integer"
-                    " or a sweep (128|256, 1..512, 1..4096*2)"
-                ),
+            self.add(need & parsed.per_row(kinds == "str"), d, lambda p, c=parsed: c.at(p))
+            number = np.array(
+                [float(v) if isinstance(v, int) else np.nan for v in parsed.uniques], dtype=float
             )
-            sweeps[d] = {}
-            for pos in np.flatnonzero(need & col.per_row(sweep_u)):
-                try:
-                    sweeps[d][int(pos)] = _parse_sweep(col.at(pos))
-                except ValueError as exc:
-                    self.add_at(pos, d, f"{_quote(col.at(pos))}: {exc}")
-            values[d] = np.where(need & col.per_row(ok_u), col.per_row(nums_u), np.nan)
+            values[d] = np.where(need, parsed.per_row(number), np.nan)
+            swept = need & parsed.per_row(kinds == "Sweep")
+            sweeps[d] = (np.flatnonzero(swept), parsed.values()[swept])
+        self._check_size(out, dims, values, sweeps)
         return values, sweeps
+
+    def _check_size(self, out: dict, dims: list[str], values: dict, sweeps: dict) -> None:
+        """An op whose dims multiply past what float64 can count (each dim <= 2^53, but an
+        einsum may have many) is rejected rather than computed as infinity."""
+        log2 = np.zeros(self.n)
+        for d in dims:
+            largest = values[d].copy()
+            rows, cells = sweeps[d]
+            largest[rows] = [c.largest for c in cells]
+            log2 += np.log2(np.where(np.isnan(largest), 1.0, largest))
+        self.add(
+            log2 > MAX_OP_LOG2,
+            "op",
+            lambda p: (
+                f"its dims multiply to about 2^{log2[p]:.0f}; the tool counts FLOPs and bytes "
+                f"up to 2^{MAX_OP_LOG2} (float64)"
+            ),
+        )
 
     def _check_peak(self, out: dict) -> None:
         chips = self.catalog.chips
@@ -781,27 +891,31 @@ class _Checker:
         )
 
     def _expand(self, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame:
-        """Keep valid rows; expand sweep cells into one row per value (cartesian product)."""
-        positions = np.flatnonzero(valid)
+        """Keep valid rows; expand sweep cells into one row per value (cartesian product).
+
+        Each row's count is the product of its sweeps' lengths, computed before any value is
+        built, so a row past --max-rows is refused without building it."""
+        swept: dict[int, list[tuple[str, Sweep]]] = {}
+        for d in dims:
+            rows, cells = sweeps[d]
+            for p, cell in zip(rows.tolist(), cells, strict=True):
+                if valid[p]:
+                    swept.setdefault(p, []).append((d, cell))
+        exact = {p: math.prod(len(cell) for _, cell in grid) for p, grid in swept.items()}
         counts = np.ones(self.n, dtype=np.int64)
-        swept_rows = sorted({p for d in dims for p in sweeps[d] if valid[p]})
-        grids: dict[int, tuple[list[str], list[list[int]]]] = {}
-        for p in swept_rows:
-            names = [d for d in dims if p in sweeps[d]]
-            lists = [sweeps[d][p] for d in names]
-            counts[p] = int(np.prod([len(v) for v in lists], dtype=np.int64))
-            grids[p] = (names, lists)
-        total = int(counts[positions].sum())
-        if total > max_rows:
+        for p, count in exact.items():
+            counts[p] = min(count, max_rows + 1)  # no overflow: anything past it is refused
+        positions = np.flatnonzero(valid)
+        if int(counts[positions].sum()) > max_rows:
             running = np.cumsum(counts[positions])
             over = positions[running > max_rows]
-            for p in over:
-                col = grids[p][0][0] if p in grids else "name"
+            for p in over.tolist():
+                col = swept[p][0][0] if p in swept else "name"
                 self.add_at(
                     p,
                     col,
-                    f"expands to {counts[p]:,} rows, which takes the file past its limit of "
-                    f"{max_rows:,} rows (--max-rows)",
+                    f"expands to {exact.get(p, 1):,} rows, which takes the file past its limit "
+                    f"of {max_rows:,} rows (--max-rows)",
                 )
             valid = valid.copy()
             valid[over] = False
@@ -811,7 +925,7 @@ class _Checker:
         else:
             out = out.iloc[positions].reset_index(drop=True)
         series = out["name"]
-        if not any(valid[p] for p in grids):
+        if not any(valid[p] for p in swept):
             out.insert(2, "series", series)
             return out
         reps = counts[positions]
@@ -820,15 +934,15 @@ class _Checker:
         names = np.repeat(series_arr, reps).astype(object)
         series_col = names.copy()
         starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
-        for i, p in enumerate(positions):
-            if p not in grids:
+        for i, p in enumerate(positions.tolist()):
+            if p not in swept:
                 continue
-            swept, lists = grids[p]
-            mesh = np.meshgrid(*[np.asarray(v, dtype=float) for v in lists], indexing="ij")
+            grid = swept[p]
+            mesh = np.meshgrid(*[cell.values() for _, cell in grid], indexing="ij")
             s, n = starts[i], reps[i]
             labels = [""] * n
-            for d, grid in zip(swept, mesh, strict=True):
-                flat = grid.ravel()
+            for (d, _), values in zip(grid, mesh, strict=True):
+                flat = values.ravel()
                 expanded.loc[s : s + n - 1, d] = flat
                 labels = [
                     f"{lab},{d}={int(v)}" if lab else f"{d}={int(v)}"

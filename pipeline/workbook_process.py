@@ -9,6 +9,8 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.children import die_with_parent
+
 PROCESS_MIN_BYTES = 500_000  # ~8,000 rows: measured break-even, see the README
 
 
@@ -41,16 +43,20 @@ def spawn() -> Spawned:
     context = multiprocessing.get_context("spawn")
     inbox, child_outbox = context.Pipe(duplex=False)
     child_inbox, outbox = context.Pipe(duplex=False)
-    process = context.Process(target=_entry, args=(child_inbox, child_outbox), daemon=True)
+    process = context.Process(
+        target=_entry, args=(child_inbox, child_outbox, os.getpid()), daemon=True
+    )
     process.start()
     child_inbox.close()
     child_outbox.close()
     return Spawned(process, inbox, outbox)
 
 
-def _entry(inbox, outbox) -> None:
-    # Ctrl-C reaches the whole process group: the parent stops this process, quietly
+def _entry(inbox, outbox, parent_pid: int) -> None:
+    # Ctrl-C reaches the whole process group: the parent stops this process, quietly; and
+    # a parent killed outright (kill -9) takes this process with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
     from pipeline.workbook_job import serve  # the heavy imports happen in the new process
 
     serve(inbox, outbox)

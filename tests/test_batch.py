@@ -126,6 +126,8 @@ def test_workbook_process_failure_is_reported(tmp_path, catalog, monkeypatch):
     out = tmp_path / "out"
     (out / "s").mkdir(parents=True)
     (out / "s" / "results.csv").write_text("previous")
+    manifest = {"tool": "roofline-pipeline", "files": [{"path": "results.csv"}]}
+    (out / "s" / "manifest.json").write_text(json.dumps(manifest))
     options = RunOptions(plots=False, report=False, workbook_rows=-1)  # the child refuses it
     with pytest.raises(RuntimeError, match="(?s)workbook process failed.*max_rows must be 0"):
         run_file(path, out, catalog, options)

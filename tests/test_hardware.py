@@ -91,7 +91,10 @@ def test_user_toml(tmp_path):
             "mine.csv:2: column hbm_bandwidth: 'fast' is not a positive number (SI units)",
         ),
         ("name,peak_bf16\nnewchip,1e14\n", "chip 'newchip': hbm_bandwidth is required"),
-        ("name,aliases\nh200,v5e\n", "alias 'v5e' of chip 'h200' is already used by 'tpu-v5e'"),
+        (
+            "name,aliases\nh200,v5e\n",
+            "mine.csv:2: column aliases: alias 'v5e' of chip 'h200' is already a name or alias of chip 'tpu-v5e'",
+        ),
     ],
 )
 def test_bad_user_files(tmp_path, text, message):

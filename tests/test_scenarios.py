@@ -309,7 +309,10 @@ def test_unusable_file(tmp_path, catalog, text, expected):
 def test_not_utf8(tmp_path, catalog):
     path = tmp_path / "s.csv"
     path.write_bytes(b"name,op,hardware\n\xff\xfe,dot,v5e\n")
-    with pytest.raises(InvalidScenario, match=r"s\.csv:2: not UTF-8 text \(byte 17\)"):
+    with pytest.raises(
+        InvalidScenario,
+        match=r"s\.csv:2: not UTF-8 \(looks like Latin-1 / Windows-1252: byte 0xff at character 1",
+    ):
         load_scenarios(path, catalog)
 
 

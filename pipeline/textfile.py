@@ -1,0 +1,79 @@
+"""Reading a user's text file: regular files only, UTF-8 only, and when not, a message that
+says what the file looks like and where decoding failed."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from pathlib import Path
+
+from pipeline.errors import PipelineError, printable
+
+SNIFF_BYTES = 4096  # what is looked at to recognize UTF-16/32 without a byte-order mark
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def read_bytes(path: Path, error: type[PipelineError], what: str) -> bytes:
+    """The bytes of a regular file; `error` naming the file when it is missing, unreadable,
+    or not a regular file (a folder, a device such as /dev/zero, a pipe)."""
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError as exc:
+        raise error(f"{printable(path)}: no such file") from exc
+    except OSError as exc:
+        raise error(f"{printable(path)}: cannot read: {exc.strerror}") from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{printable(path)}: is a folder, not a {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(
+            f"{printable(path)}: not a regular file (a device, pipe or socket); "
+            f"save the {what} to a file and give that"
+        )
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise error(f"{printable(path)}: cannot read: {exc.strerror}") from exc
+
+
+def decode_utf8(path: Path, data: bytes, error: type[PipelineError]) -> str:
+    """The text of a UTF-8 file (a UTF-8 byte-order mark is dropped); else `error` saying
+    what the file looks like (UTF-16, UTF-32, Latin-1 / Windows-1252) and where it failed."""
+    name = printable(path)
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            raise error(f"{name}: not UTF-8 (looks like {encoding}): save it as UTF-8")
+    head = data[:SNIFF_BYTES]
+    if len(head) >= 4 and b"\x00" in head:
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        if max(even, odd) >= len(head) // 4:  # ASCII text in UTF-16: every other byte is 0
+            encoding = "UTF-32" if head[:4].count(0) == 3 else "UTF-16"
+            raise error(f"{name}: not UTF-8 (looks like {encoding}): save it as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
+        looks = "Latin-1 / Windows-1252" if _is_single_byte_text(data) else "binary data"
+        raise error(
+            f"{name}:{line}: not UTF-8 (looks like {looks}: byte 0x{data[exc.start]:02x} at "
+            f"character {column} of the line): save it as UTF-8"
+        ) from exc
+
+
+def _is_single_byte_text(data: bytes) -> bool:
+    """True when the bytes read as Windows-1252 text: no NUL, few control characters."""
+    try:
+        text = data[: 1 << 20].decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\r\n\t")
+    return controls == 0
