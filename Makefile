@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench clean
+.PHONY: run test soak lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest
+
+soak: $(STAMP)
+	$(VENV)/bin/pytest -m soak
+	FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -223,6 +223,7 @@ def _run_outputs(
         scenarios=len(results),
         rejected_rows=loaded.rejected_lines,
         notices=tuple(notices),
+        warnings=tuple(loaded.warnings),
     )
     if workbook is not None:
         workbook.submit(meta, results, loaded.inputs, errors, hardware, loaded.frame["line"])

@@ -51,6 +51,7 @@ ROW_HEIGHT_PX = 20  # Excel's default row height (15 pt)
 ROW_HEIGHT_PT = 15
 CHUNK_ROWS = 10_000  # rows converted to Python values at a time
 WRAP_WIDTH = 100  # characters, for long text that wraps (hardware sources)
+CELL_CHARS = 32_767  # Excel's limit of characters in one cell
 
 WORKBOOK_OPTIONS = {
     "constant_memory": True,
@@ -183,17 +184,20 @@ class WorkbookWriter:
             )
             self.styles = _Styles(self.book)
             self.sheets = {n: self.book.add_worksheet(n) for n in BOOK_SHEETS}
+        self.cut_notices: list[str] = []
 
     def write_rows(self, results: pd.DataFrame, inputs: pd.DataFrame) -> None:
         """The Results and Inputs sheets: the first rows under each cap (give at least those)."""
         head = results.iloc[: self.cap]
         with _output_errors(self.path):
-            _write_table(self.sheets["Results"], self.styles, head, RESULT_FORMATS, 1)
+            cut = _write_table(self.sheets["Results"], self.styles, head, RESULT_FORMATS, 1)
+            self.cut_notices += _cut_notices("Results", cut, "results.csv")
             _colour_results(self.sheets["Results"], self.styles, head.columns, len(head))
             inputs_formats = {"line": PLAIN_INTEGER}
-            _write_table(
+            cut = _write_table(
                 self.sheets["Inputs"], self.styles, inputs.iloc[: self.input_cap], inputs_formats, 2
             )
+            self.cut_notices += _cut_notices("Inputs", cut, "the scenario file")
 
     def finish(
         self,
@@ -220,15 +224,19 @@ class WorkbookWriter:
             for c in charts
             if c not in present
         ]
-        summary_notices = list(dict.fromkeys([*chart_notices, *notices]))
         with _output_errors(self.path):
             _set_properties(self.book, meta)
             hw = _hardware_frame(hardware)
-            _write_table(self.sheets["Hardware"], self.styles, hw, HW_FORMATS, 1, wrap=("source",))
+            cut = _write_table(
+                self.sheets["Hardware"], self.styles, hw, HW_FORMATS, 1, wrap=("source",)
+            )
+            notices += self.cut_notices + _cut_notices("Hardware", cut, "the hardware file")
             if len(errors):
                 sheet = self.book.add_worksheet("Errors")
                 errors_formats = {"line": PLAIN_INTEGER}
-                _write_table(sheet, self.styles, errors.iloc[: self.cap], errors_formats, 0)
+                cut = _write_table(sheet, self.styles, errors.iloc[: self.cap], errors_formats, 0)
+                notices += _cut_notices("Errors", cut, "errors.csv")
+            summary_notices = list(dict.fromkeys([*chart_notices, *notices]))
             _write_summary(self.sheets["Summary"], self.styles, meta, counts, summary_notices)
             if present:
                 _write_charts(self.book.add_worksheet("Charts"), self.styles, present, run_dir)
@@ -299,24 +307,34 @@ class _Styles:
         header = {"bold": True, "bg_color": "#D9E1F2", "bottom": 1, "quote_prefix": True}
         self.header = book.add_format(header)
         self.header_right = book.add_format({**header, "align": "right"})  # over counts
-        self.title = book.add_format({"bold": True, "font_size": 14})
-        self.section = book.add_format({"bold": True, "font_size": 12})
-        self.label = book.add_format({"bold": True})
-        self.text = book.add_format({"quote_prefix": True})
-        self.notice = book.add_format({"bold": True, "font_color": "#9C0006"})
+        # every format that carries text has the quote prefix: a title or label made of the
+        # user's text (a chip name from a TOML file, a chart title) stays text when edited
+        text = {"quote_prefix": True}
+        self.title = book.add_format({**text, "bold": True, "font_size": 14})
+        self.section = book.add_format({**text, "bold": True, "font_size": 12})
+        self.label = book.add_format({**text, "bold": True})
+        self.text = book.add_format(text)
+        self.notice = book.add_format({**text, "bold": True, "font_color": "#9C0006"})
         self.count = book.add_format({"num_format": INTEGER, "align": "left"})
         self.bound = {
-            b: book.add_format({"bg_color": fill, "font_color": font})
+            b: book.add_format({**text, "bg_color": fill, "font_color": font})
             for b, (fill, font) in BOUND_COLOURS.items()
         }
         self.bound_header = {
             b: book.add_format(
-                {"bold": True, "bottom": 1, "bg_color": fill, "font_color": font, "align": "right"}
-            )
+                {
+                    **text,
+                    "bold": True,
+                    "bottom": 1,
+                    "bg_color": fill,
+                    "font_color": font,
+                    "align": "right",
+                }
+            )  # fmt: skip
             for b, (fill, font) in BOUND_COLOURS.items()
         }
         fill, font = NOT_FITTING_COLOURS
-        self.not_fitting = book.add_format({"bg_color": fill, "font_color": font})
+        self.not_fitting = book.add_format({**text, "bg_color": fill, "font_color": font})
         self._numbers: dict[tuple, Format | None] = {}
 
     def cell_format(self, num_format: str | None, *, top: bool = False, wrap: bool = False):
@@ -339,6 +357,7 @@ class _Column(NamedTuple):
     cells: list  # Python values; None = blank
     is_text: bool
     hostile: np.ndarray  # row positions whose text begins like a formula
+    cut: int = 0  # text cells cut to Excel's limit of CELL_CHARS characters
 
 
 _NO_ROWS = np.empty(0, dtype=np.int64)
@@ -366,9 +385,14 @@ def _cells(series: pd.Series) -> _Column:
     cells = series.to_numpy(dtype=object, na_value=None, copy=True)
     cells[cells == ""] = None  # blank either way; None is XlsxWriter's shortest path
     if isinstance(dtype, np.dtype):  # plain object column: may hold non-strings
-        values = [c if c is None or isinstance(c, str) else str(c) for c in cells.tolist()]
-        return _Column(values, True, hostile)
-    return _Column(cells.tolist(), True, hostile)
+        cells = np.array(
+            [c if c is None or isinstance(c, str) else str(c) for c in cells.tolist()] or [],
+            dtype=object,
+        )
+    long = np.flatnonzero(series.str.len().fillna(0).to_numpy() > CELL_CHARS)
+    for i in long.tolist():  # Excel holds at most CELL_CHARS characters in a cell
+        cells[i] = cells[i][: CELL_CHARS - 1] + "…"
+    return _Column(cells.tolist(), True, hostile, len(long))
 
 
 def _hostile_rows(columns: list[_Column]) -> dict[int, list[tuple[int, str]]]:
@@ -398,11 +422,13 @@ def _write_table(
     formats: dict[str, str],
     freeze_cols: int,
     wrap: tuple[str, ...] = (),
-) -> None:
+) -> dict[str, int]:
     """Header row, then one row per frame row; header frozen, autofilter, widths, formats.
 
-    Columns named in `wrap` wrap their text (and every cell is then top-aligned).
+    Columns named in `wrap` wrap their text (and every cell is then top-aligned). Returns
+    the number of cells cut to Excel's CELL_CHARS limit, per column that had any.
     """
+    cut: dict[str, int] = {}
     names = list(frame.columns)
     first = [_cells(frame[c].iloc[:CHUNK_ROWS]) for c in names]
     # Column formats must exist before the first row: constant-memory rows are written out
@@ -426,6 +452,9 @@ def _write_table(
             else [_cells(frame[c].iloc[start : start + CHUNK_ROWS]) for c in names]
         )
         hostile = _hostile_rows(block)
+        for name, column in zip(names, block, strict=True):
+            if column.cut:
+                cut[str(name)] = cut.get(str(name), 0) + column.cut
         rows = zip(*(column.cells for column in block), strict=True)
         for row, values in enumerate(rows, start=start + 1):
             write_row(row, 0, values)
@@ -448,6 +477,16 @@ def _write_table(
                 f"{xl_rowcol_to_cell(1, c)}:{xl_rowcol_to_cell(len(frame), c)}" for c in text_cols
             )
             sheet.ignore_errors({"number_stored_as_text": ranges})
+    return cut
+
+
+def _cut_notices(sheet: str, cut: dict[str, int], whole: str) -> list[str]:
+    """Say which cells were cut to Excel's limit, and where the whole text is."""
+    return [
+        f"{n:,} cell(s) of column {column} on the {sheet} sheet held more than Excel's "
+        f"{CELL_CHARS:,} characters and are cut there; {whole} has them whole."
+        for column, n in cut.items()
+    ]
 
 
 def _colour_results(sheet: Worksheet, styles: _Styles, names, rows: int) -> None:
@@ -562,11 +601,12 @@ def _write_summary(
         value_cell = (value, styles.count) if isinstance(value, int) else value
         out.put((label, styles.label), value_cell, extra)
     all_notices = list(dict.fromkeys([*meta.notices, *notices]))
-    if all_notices:
-        out.skip()
-        out.put(("Notices", styles.section))
-        for text in all_notices:
-            out.put((text, styles.notice))
+    for title, texts in (("Warnings about the input", meta.warnings), ("Notices", all_notices)):
+        if texts:
+            out.skip()
+            out.put((title, styles.section))
+            for text in texts:
+                out.put((text, styles.notice))
     for key, rows in (("hardware", counts.per_hardware), ("op", counts.per_op)):
         out.skip()
         out.put((f"Bound per {key} (all {counts.scenarios:,} scenarios)", styles.section))
@@ -679,7 +719,7 @@ def _write_charts(sheet: Worksheet, styles: _Styles, charts: Sequence[Chart], ru
         height = image.height * 96.0 / image.y_dpi
         scale = min(1.0, CHART_WIDTH_PX / width) if width else 1.0
         sheet.write_string(row, 0, chart.title, styles.section)
-        sheet.write_string(row + 1, 0, chart.path)
+        sheet.write_string(row + 1, 0, chart.path, styles.text)
         sheet.insert_image(
             row + 2,
             0,

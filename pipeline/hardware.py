@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import io
 import tomllib
@@ -88,8 +89,8 @@ def builtin_catalog_path() -> Path:
 def load_catalog(user_files: tuple[Path, ...] | list[Path] = ()) -> Catalog:
     """The built-in catalog, with each --hardware file (CSV or TOML) adding or overriding chips."""
     base_path = builtin_catalog_path()
-    base_bytes = base_path.read_bytes()
-    base, _ = _read_catalog_csv(base_path, base_bytes)
+    base_bytes, base = _builtin()
+    base = base.copy()
     digest = hashlib.sha256(base_bytes)
     sources = [str(base_path)]
     for path in user_files:
@@ -103,6 +104,14 @@ def load_catalog(user_files: tuple[Path, ...] | list[Path] = ()) -> Catalog:
     aliases = _alias_map(base)
     version = f"{base['as_of'].max()}+{digest.hexdigest()[:10]}"
     return Catalog(chips=base, aliases=aliases, version=version, sources=tuple(sources))
+
+
+@functools.cache
+def _builtin() -> tuple[bytes, pd.DataFrame]:
+    """The shipped catalog's bytes and chips, read once per process."""
+    path = builtin_catalog_path()
+    data = path.read_bytes()
+    return data, _read_catalog_csv(path, data)[0]
 
 
 def _read_catalog_csv(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:

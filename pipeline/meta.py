@@ -19,6 +19,7 @@ class RunMeta:
     scenarios: int  # valid scenarios computed (after expansion)
     rejected_rows: int  # input lines rejected
     notices: tuple[str, ...] = field(default=())  # what caps left out, said plainly
+    warnings: tuple[str, ...] = field(default=())  # about the input: rows kept, but look
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -7,17 +7,34 @@ cost; several placement orders are tried and the cheapest layout wins.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
 
 
 def chart_text(value: object, limit: int = 48) -> str:
-    """Untrusted text for a chart: one line, bounded, '$' escaped so it is never mathtext."""
+    """Untrusted text for a chart: one line, bounded, '$' escaped so it is never mathtext,
+    and a character the chart font has no glyph for (an emoji) shown as a box, not left to
+    matplotlib's missing-glyph warnings."""
     text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(value)).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
+    if not text.isascii():
+        glyphs = _font_glyphs()
+        text = "".join(ch if ord(ch) in glyphs else MISSING_GLYPH for ch in text)
     return text.replace("$", r"\$")
+
+
+MISSING_GLYPH = "\u25a1"  # WHITE SQUARE, which the chart font has
+
+
+@functools.cache
+def _font_glyphs() -> frozenset[int]:
+    """Code points the charts' font (matplotlib's default, DejaVu Sans) can draw."""
+    from matplotlib import font_manager, ft2font
+
+    return frozenset(ft2font.FT2Font(font_manager.findfont("DejaVu Sans")).get_charmap())
 
 
 def _offsets() -> list[tuple[float, float, str, str]]:

@@ -620,10 +620,11 @@ def build_report_context(
             "of": "of input rows",
         },
     ]
-    meta_record = {k: v for k, v in meta.as_dict().items() if k != "notices"}
+    meta_record = {k: v for k, v in meta.as_dict().items() if k not in ("notices", "warnings")}
     context = {
         "meta": meta_record,
         "notices": list(dict.fromkeys([*meta.notices, *notices])),
+        "warnings": list(meta.warnings),
         "headline": headline,
         "split": split,
         "summary_charts": summary_charts,

@@ -216,21 +216,27 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         },
         copy=False,
     )
+    tail: dict[str, object] = {}  # added in one step: linear in the number of columns
     for d in sorted(c for c in frame.columns if len(c) == 1 and c.isupper()):
-        result[d] = int_or_na(frame[d].to_numpy(dtype=float))
+        tail[d] = int_or_na(frame[d].to_numpy(dtype=float))
     measured = frame["measured_seconds"].to_numpy(dtype=float)
-    result["measured_seconds"] = measured
-    result["measured_over_predicted"] = measured / t_lower
-    result["notes"] = frame["notes"]
+    tail["measured_seconds"] = measured
+    tail["measured_over_predicted"] = measured / t_lower
+    tail["notes"] = frame["notes"]
     for col in frame.columns:
-        if col not in INTERNAL and col not in result.columns:
-            result[col] = frame[col]
-    return result
+        if col not in INTERNAL and col not in result.columns and col not in tail:
+            tail[col] = frame[col]
+    return pd.concat([result, pd.DataFrame(tail, index=result.index, copy=False)], axis=1)
+
+
+EXACT = 2.0**53  # the largest whole number every count is exact to (README)
 
 
 def int_or_na(values: np.ndarray) -> pd.arrays.IntegerArray:
-    """Whole numbers as a nullable Int64 array; NaN becomes NA."""
-    missing = np.isnan(values)
+    """Whole numbers as a nullable Int64 array; NaN, and anything past 2^53 (a critical batch
+    no real batch reaches), become NA."""
+    with np.errstate(invalid="ignore"):
+        missing = np.isnan(values) | (values > EXACT)
     return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
 
 

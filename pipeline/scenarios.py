@@ -111,6 +111,7 @@ def _load(path: Path, data: bytes, catalog: Catalog, max_rows: int) -> Loaded:
     table, nul_problems = _nul_cells(table)
     checker = _Checker(table, lines, fields, str(path), catalog, nul_problems)
     frame = checker.run(dims, max_rows)
+    warnings += idle_chip_warnings(frame, path)
     return Loaded(
         path=path,
         frame=frame,
@@ -122,6 +123,54 @@ def _load(path: Path, data: bytes, catalog: Catalog, max_rows: int) -> Loaded:
         source_rows=table.num_rows,
         warnings=warnings,
     )
+
+
+IDLE_WARNINGS = 20  # rows named one by one in the warnings about idle chips
+
+
+def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
+    """Rows that split a dim over more chips than it has: some chips hold nothing (the model
+    times the busiest chip, which is right; the warning says the chips are wasted)."""
+    if frame.empty or not (frame["chips"] > 1).any():
+        return []
+    shard = frame["shard"].astype(str).to_numpy()
+    size = np.full(len(frame), np.nan)
+    for d in set(shard.tolist()) - {""}:
+        rows = shard == d
+        size[rows] = frame[d].to_numpy(dtype=float)[rows]
+    chips = frame["chips"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        idle = chips > size
+    if not idle.any():
+        return []
+    lines = frame["line"].to_numpy()
+    per_line = pd.Series(lines).value_counts()
+    hit = pd.DataFrame({"line": lines[idle], "size": size[idle], "chips": chips[idle],
+                        "shard": shard[idle]}).groupby("line", sort=True)  # fmt: skip
+    first = hit.first()
+    low, high, count = hit["size"].min(), hit["size"].max(), hit.size()
+    out = []
+    for line in first.index[:IDLE_WARNINGS]:
+        c, d = int(first.at[line, "chips"]), first.at[line, "shard"]
+        where = f"{printable(path)}:{line}: column chips:"
+        if per_line[line] == 1:
+            v = int(low[line])
+            out.append(
+                f"{where} {c} chips split {d} = {v}: {c - v} of the chips hold nothing "
+                "(the times are those of a busy chip)"
+            )
+        else:
+            out.append(
+                f"{where} {c} chips split {d}, which is below {c} in {int(count[line]):,} of "
+                f"this row's {int(per_line[line]):,} scenarios ({d} = {int(low[line]):,} to "
+                f"{int(high[line]):,}): some chips hold nothing there"
+            )
+    if len(first) > IDLE_WARNINGS:
+        out.append(
+            f"{printable(path)}: and {len(first) - IDLE_WARNINGS:,} more rows split a dim over "
+            "more chips than it has"
+        )
+    return out
 
 
 # ---------------------------------------------------------------- reading
@@ -500,6 +549,8 @@ class _Checker:
         self.file = file
         self.catalog = catalog
         self.n = table.num_rows
+        self._names = frozenset(table.column_names)
+        self._dims = frozenset(c for c in self._names if _DIM.match(c))
         # (row position, column, reason); those found while reading come first
         self.problems: list[tuple[int, str, str]] = list(problems)
         # every coded column at once: Arrow's hashing releases the GIL, so two threads help
@@ -527,7 +578,7 @@ class _Checker:
     # -- helpers
     def col(self, name: str) -> Col:
         if name not in self._cols:
-            if name in self.table.column_names:
+            if name in self._names:
                 self._cols[name] = Col.from_arrow(self.table.column(name))
             else:
                 self._cols[name] = Col.blank(self.n)
@@ -614,16 +665,16 @@ class _Checker:
                 )
             else:
                 columns[key] = value
-        frame = pd.DataFrame(columns, copy=False)
-        frame.insert(1, "name", self.names.to_pandas())
-        frame["notes"] = self._text("notes")
-        for col in self.table.column_names:
-            if col not in KNOWN and col not in dims:
-                frame[col] = self._text(col)
+        columns = {"line": columns.pop("line"), "name": self.names.to_pandas(), **columns}
+        columns["notes"] = self._text("notes")
+        for col in self.table.column_names:  # extra columns, carried through as text
+            if col not in KNOWN and col not in self._dims:
+                columns[col] = self._text(col)
+        frame = pd.DataFrame(columns, copy=False)  # built once: linear in the columns
         return self._expand(frame, ~bad_rows, sweeps, dims, max_rows)
 
     def _text(self, name: str) -> pd.Series:
-        if name in self.table.column_names:
+        if name in self._names:
             return self.table.column(name).to_pandas()
         return pd.Series([""] * self.n, dtype=object)
 

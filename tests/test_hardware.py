@@ -110,3 +110,16 @@ def test_bad_extension(tmp_path):
     path.write_text("{}", encoding="utf-8")
     with pytest.raises(InvalidHardwareFile, match="must end in .csv or .toml"):
         load_catalog([path])
+
+
+def test_builtin_aliases_are_unique(catalog):
+    import pandas as pd
+
+    from pipeline.hardware import builtin_catalog_path
+
+    shipped = pd.read_csv(builtin_catalog_path(), dtype=str, keep_default_na=False)
+    spellings = [*shipped["name"]]
+    for aliases in shipped["aliases"]:
+        spellings += [a.strip().lower() for a in aliases.split(";") if a.strip()]
+    assert len(spellings) == len(set(spellings))
+    assert all(catalog.resolve(s) for s in spellings)
