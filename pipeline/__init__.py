@@ -1,3 +1,43 @@
-"""roofline-pipeline: batch roofline estimates ("How to Scale Your Model", ch. 1)."""
+"""roofline-pipeline: how long will an op take on a chip, and is it compute-, memory- or
+network-bound? The roofline model of "How to Scale Your Model" (Austin et al.), chapter "All
+About Rooflines", for thousands of scenarios at once (docs/api.md).
 
-__version__ = "0.1.0"
+    import pipeline
+    a = pipeline.analyze("scenarios/q1-q5.csv")
+    a.results            # every scenario, the results.csv columns
+    a.write("output/q1-q5")
+    pipeline.charts.roofline(a, "tpu-v5e")
+"""
+
+from pipeline import charts
+from pipeline.analysis import Analysis, analyze, catalog, load_hardware
+from pipeline.errors import (
+    InvalidHardwareFile,
+    InvalidScenarios,
+    OutputError,
+    PipelineError,
+    ScenarioFileError,
+    UnknownHardware,
+)
+from pipeline.run.index import failed_entry, index_entry, write_index
+from pipeline.run.write import Written
+from pipeline.version import __version__
+
+__all__ = [
+    "Analysis",
+    "InvalidHardwareFile",
+    "InvalidScenarios",
+    "OutputError",
+    "PipelineError",
+    "ScenarioFileError",
+    "UnknownHardware",
+    "Written",
+    "__version__",
+    "analyze",
+    "catalog",
+    "charts",
+    "failed_entry",
+    "index_entry",
+    "load_hardware",
+    "write_index",
+]

@@ -1,9 +1,6 @@
-"""The command line: parse options, call the batch functions, echo what was written.
-
-Only click and the light modules are imported here; the batch functions (pandas, pyarrow,
-matplotlib, XlsxWriter) are imported by the commands. So `--help` answers at once, and `run`
-can start the workbook process of a big input before this interpreter's own heavy imports.
-"""
+"""The command line: parse the options, call the library (`pipeline.analyze`, `Analysis.write`,
+`pipeline.catalog`), print what happened. Every error becomes a message in one place
+(`_errors`); exit status 0 all good, 1 rejected rows or an error, 2 a usage error."""
 
 from __future__ import annotations
 
@@ -11,25 +8,22 @@ import glob
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from pipeline import __version__, workbook_process
-from pipeline.errors import PipelineError, printable
+import pipeline
+from pipeline.errors import PipelineError, printable, quoted
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
     DEFAULT_TABLE_ROWS,
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
+    MAX_ROWS_LIMIT,
 )
-
-if TYPE_CHECKING:
-    from pipeline.hardware import Catalog
 
 _HARDWARE_OPTION = click.option(
     "--hardware",
@@ -40,52 +34,41 @@ _HARDWARE_OPTION = click.option(
 )
 _MAX_ROWS_OPTION = click.option(
     "--max-rows",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_ROWS_LIMIT),
     default=DEFAULT_MAX_ROWS,
     show_default=True,
     help="Most scenarios a file may expand to (sweeps); rows past it are rejected.",
 )
 
 
-def _expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
-    """Each argument as a path, or as a shell-style glob when it names no file."""
-    paths: list[Path] = []
-    for pattern in patterns:
-        if Path(pattern).exists() or not glob.has_magic(pattern):
-            paths.append(Path(pattern))
-            continue
-        matches = sorted(glob.glob(pattern))
-        if not matches:
-            raise click.BadParameter(f"no file matches '{pattern}'", param_hint="SCENARIOS")
-        paths.extend(Path(m) for m in matches)
-    return paths
-
-
-def _load_catalog(files: tuple[Path, ...]) -> Catalog:
-    from pipeline.hardware import load_catalog
-
-    try:
-        return load_catalog(files)
-    except PipelineError as exc:
-        raise click.ClickException(_escaped(str(exc))) from exc
-
-
-def _echo_problems(loaded_problems, warnings) -> None:
-    for w in warnings:
-        click.echo(f"warning: {printable(w)}", err=True)
-    for p in loaded_problems:
-        click.echo(str(p), err=True)  # one line each, control characters escaped
-
-
-def _echo_error(exc: PipelineError) -> None:
-    """`Error: ...` on stderr, after the rows it is about (--strict); each line escaped."""
-    _echo_problems(getattr(exc, "problems", ()), getattr(exc, "warnings", ()))
-    click.echo(_escaped(f"Error: {exc}"), err=True)
-
-
 def _escaped(message: str) -> str:
     """A message's lines, each with its control characters escaped."""
     return "\n".join(printable(line) for line in message.split("\n"))
+
+
+def _echo_problems(problems, warnings) -> None:
+    for w in warnings:
+        click.echo(f"warning: {printable(w)}", err=True)
+    for p in problems:
+        click.echo(str(p), err=True)  # one line each, control characters escaped
+
+
+@contextmanager
+def _errors() -> Iterator[list[str]]:
+    """The one place errors become messages: a PipelineError prints the rows it is about
+    (strict mode), then `Error: ...`; running out of memory says how to avoid it. The list
+    yielded gets the message, for the caller to record the failure."""
+    failed: list[str] = []
+    try:
+        yield failed
+    except PipelineError as exc:
+        _echo_problems(getattr(exc, "problems", ()), getattr(exc, "warnings", ()))
+        click.echo(_escaped(f"Error: {exc}"), err=True)
+        failed.append(str(exc))
+    except MemoryError:
+        message = "out of memory; a smaller --max-rows (or fewer sweep values) needs less"
+        click.echo(f"Error: {message}", err=True)
+        failed.append(message)
 
 
 @contextmanager
@@ -107,13 +90,48 @@ def _sigterm_as_interrupt():
 
 
 def _output_dir(ctx, param, value: str) -> Path:
-    if not value.strip():
+    if value == "":
         raise click.BadParameter("is empty; give a folder, e.g. -o output")
     return Path(value)
 
 
+def _expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
+    """Each argument as a path, or as a shell-style glob when it names no file."""
+    paths: list[Path] = []
+    for pattern in patterns:
+        if Path(pattern).exists() or not glob.has_magic(pattern):
+            paths.append(Path(pattern))
+            continue
+        matches = sorted(glob.glob(pattern))
+        if not matches:
+            raise click.BadParameter(f"no file matches {quoted(pattern)}", param_hint="SCENARIOS")
+        paths.extend(Path(m) for m in matches)
+    return paths
+
+
+def _catalog(files: tuple[Path, ...]):
+    try:
+        return pipeline.load_hardware(list(files))
+    except PipelineError as exc:
+        raise click.ClickException(_escaped(str(exc))) from exc
+
+
+def _output_names(paths: list[Path]) -> list[str]:
+    """One output folder name per input: its sanitized stem, made unique with -2, -3, ..."""
+    from pipeline.analysis import sanitize_name
+
+    names: list[str] = []
+    for path in paths:
+        base = sanitize_name(path.stem)
+        name, k = base, 2
+        while name in names:
+            name, k = f"{base}-{k}", k + 1
+        names.append(name)
+    return names
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="pipeline")
+@click.version_option(pipeline.__version__, prog_name="pipeline")
 def cli() -> None:
     """Roofline estimates for op scenarios: compute-, memory- or network-bound, and how long.
 
@@ -136,8 +154,8 @@ def cli() -> None:
 @click.option(
     "--force",
     is_flag=True,
-    help="Replace an output folder of an earlier run even when it holds files the tool did "
-    "not write (never a folder without our manifest.json, nor one holding an input).",
+    help="Replace an output folder of an earlier run even when files were added to it or "
+    "changed (never a folder without our manifest.json, nor one holding an input).",
 )
 @click.option("--no-plots", is_flag=True, help="Skip the roofline PNGs.")
 @click.option("--no-workbook", is_flag=True, help="Skip workbook.xlsx.")
@@ -157,7 +175,7 @@ def cli() -> None:
     type=click.IntRange(min=0, max=1_048_575),
     default=DEFAULT_WORKBOOK_ROWS,
     show_default=True,
-    help="Rows of the workbook's Results and Inputs sheets; results.csv always has all.",
+    help="Rows of the workbook's Results and Errors sheets; results.csv always has all.",
 )
 @click.option(
     "--workbook-input-rows",
@@ -175,21 +193,21 @@ def cli() -> None:
     help="Rows of each per-hardware table in report.html; results.csv always has all.",
 )
 def run(
-    scenarios: tuple[str, ...],
+    scenarios,
     output_dir: Path,
-    hardware_files: tuple[Path, ...],
-    strict: bool,
-    force: bool,
-    no_plots: bool,
-    no_workbook: bool,
-    no_report: bool,
-    quiet: bool,
-    verbose: bool,
-    max_rows: int,
-    max_charts: int,
-    workbook_rows: int,
-    workbook_input_rows: int,
-    report_rows: int,
+    hardware_files,
+    strict,
+    force,
+    no_plots,
+    no_workbook,
+    no_report,
+    quiet,
+    verbose,
+    max_rows,
+    max_charts,
+    workbook_rows,
+    workbook_input_rows,
+    report_rows,
 ) -> None:
     """Compute every scenario of SCENARIOS (CSV files or quoted globs).
 
@@ -207,114 +225,85 @@ def run(
     """
     with _sigterm_as_interrupt():
         paths = _expand_inputs(scenarios)
-        spawned = None  # a big first input: its workbook process starts up while we import
-        if not no_workbook and workbook_process.wants_process(paths[0]):
-            spawned = workbook_process.spawn()
-        from pipeline.batch import RunOptions, failed_entry, index_entry, run_file, write_index
-
-        catalog = _load_catalog(hardware_files)
-        options = RunOptions(
+        catalog = _catalog(hardware_files)
+        protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
+        write = dict(
             plots=not no_plots,
             workbook=not no_workbook,
             report=not no_report,
-            strict=strict,
-            max_rows=max_rows,
             max_charts=max_charts,
             workbook_rows=workbook_rows,
             workbook_input_rows=workbook_input_rows,
             report_rows=report_rows,
             force=force,
+            protect=protect,
         )
-        names = _output_names(paths)
-        protected = (*paths, *hardware_files)  # an output folder holding one is never replaced
-        show_progress = not quiet and sys.stderr.isatty()
-        status = 0
-        runs: list[dict] = []
-        for path, name in zip(paths, names, strict=True):
-            try:
-                run = partial(
-                    run_file, path, output_dir, catalog, options, out_name=name, spawned=spawned,
-                    inputs=protected,
-                )  # fmt: skip
-                summary = _with_progress(run, path, options) if show_progress else run()
-            except PipelineError as exc:
-                _echo_error(exc)
-                status = 1
-                runs.append(failed_entry(path, name, str(exc)))
-                continue
-            finally:
-                spawned = None  # the first run had it
-            _echo_problems(summary.problems, summary.warnings)
-            if summary.problems:
-                status = 1
-            runs.append(index_entry(summary, name))
-            if not quiet:
-                _echo_summary(path, summary, verbose)
-        if len(paths) > 1 and options.report:
-            try:
-                index = write_index(output_dir, runs)
-            except PipelineError as exc:
-                _echo_error(exc)
-                status = 1
-            else:
+        status, runs = 0, []
+        for path, name in zip(paths, _output_names(paths), strict=True):
+            with _errors() as failed:
+                analysis = pipeline.analyze(
+                    path, hardware=catalog, max_rows=max_rows, strict=strict
+                )
+                _echo_problems(analysis.problem_list, analysis.warnings)
+                with _progress(path, quiet) as step:
+                    written = analysis.write(output_dir / name, progress=step, **write)
+                runs.append(pipeline.index_entry(analysis, written))
+                status = max(status, 1 if analysis.problem_list else 0)
                 if not quiet:
-                    click.echo(f"index of {len(runs)} runs -> {index}")
+                    _echo_summary(path, analysis, written, verbose)
+            if failed:
+                status = 1
+                runs.append(pipeline.failed_entry(str(path), name, failed[0]))
+        if len(paths) > 1 and not no_report:
+            with _errors() as failed:
+                index = pipeline.write_index(output_dir, runs, protect=protect)
+                if not quiet:
+                    click.echo(f"index of {len(runs)} runs -> {printable(index)}")
+            status = 1 if failed else status
     sys.exit(status)
 
 
-def _with_progress(run, path: Path, options):
-    """run(progress=...) under a progress bar of its stages."""
-    from pipeline.batch import planned_stages
-
-    stages = planned_stages(options)
-    lock = threading.Lock()
+@contextmanager
+def _progress(path: Path, quiet: bool):
+    """A progress bar of the output stages on a terminal (stderr); nothing otherwise."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    label = printable(path)
     with click.progressbar(
-        length=len(stages), label=f"{printable(path)}: load", file=sys.stderr, show_eta=False
+        length=100, label=f"{label}: writing", file=sys.stderr, show_eta=False
     ) as bar:
-        done: list[str] = []
+        done = 0
 
-        def advance(stage: str) -> None:
-            with lock:
-                done.append(stage)
-                left = [s for s in stages if s not in done]
-                bar.label = f"{printable(path)}: {left[0] if left else 'done'}"
-                bar.update(1)
+        def step(stage: str) -> None:
+            nonlocal done
+            done += 1
+            bar.label = f"{label}: {stage}"
+            bar.update(max(1, min(100 - bar.pos, 100 // (done + 1))))
 
-        return run(progress=advance)
+        yield step
 
 
-def _echo_summary(path: Path, summary, verbose: bool) -> None:
-    b = summary.bounds
-    files = ", ".join(str(p.relative_to(summary.out_dir)) for p in summary.written)
+def _echo_summary(path: Path, analysis, written, verbose: bool) -> None:
+    s = analysis.summary
+    folder = written.folder
+    files = ", ".join(p.relative_to(folder).as_posix() for p in written.files)
     if len(files) > 160:
-        shown = [p for p in summary.written if p.parent == summary.out_dir]
-        plots = len(summary.written) - len(shown)
-        files = ", ".join(p.name for p in shown) + f", {plots} charts in plots/"
+        shown = [p for p in written.files if p.parent == folder]
+        files = (
+            ", ".join(p.name for p in shown) + f", {len(written.files) - len(shown)} "
+            "charts in plots/"
+        )
     click.echo(
-        f"{printable(path)}: {summary.scenarios} scenarios "
-        f"(compute-bound {b['compute']}, memory-bound {b['memory']}, "
-        f"network-bound {b['network']}), {summary.rejected} rejected row(s)"
-        f" -> {printable(summary.out_dir)}/ [{files}]"
+        f"{printable(path)}: {s.scenarios} scenarios (compute-bound {s.bounds['compute']}, "
+        f"memory-bound {s.bounds['memory']}, network-bound {s.bounds['network']}), "
+        f"{s.rejected_rows} rejected row(s) -> {printable(folder)}/ [{printable(files)}]"
     )
-    for notice in summary.notices:
+    for notice in written.notices:
         click.echo(f"  note: {printable(notice)}")
     if verbose:
-        timings = ", ".join(f"{k} {v:.2f} s" for k, v in summary.timings.items())
+        timings = ", ".join(f"{k} {v:.2f} s" for k, v in written.timings.items())
         click.echo(f"  seconds: {timings}")
-
-
-def _output_names(paths: list[Path]) -> list[str]:
-    """One output folder name per input: its sanitized stem, made unique with -2, -3, ..."""
-    from pipeline.batch import sanitize_name
-
-    names: list[str] = []
-    for path in paths:
-        base = sanitize_name(path.stem)
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}-{k}", k + 1
-        names.append(name)
-    return names
 
 
 @cli.command()
@@ -323,25 +312,19 @@ def _output_names(paths: list[Path]) -> list[str]:
 @_MAX_ROWS_OPTION
 def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_rows: int) -> None:
     """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem."""
-    from pipeline.batch import validate_file
-
-    catalog = _load_catalog(hardware_files)
+    catalog = _catalog(hardware_files)
     status = 0
     for path in _expand_inputs(scenarios):
-        try:
-            loaded = validate_file(path, catalog, max_rows=max_rows)
-        except PipelineError as exc:
-            _echo_error(exc)
-            status = 1
-            continue
-        _echo_problems(loaded.problems, loaded.warnings)
-        if loaded.problems:
-            status = 1
-        click.echo(
-            f"{printable(path)}: {loaded.source_rows} row(s) read, "
-            f"{len(loaded.frame)} valid scenario(s), "
-            f"{loaded.rejected_lines} rejected row(s)"
-        )
+        with _errors() as failed:
+            analysis = pipeline.analyze(path, hardware=catalog, max_rows=max_rows)
+            _echo_problems(analysis.problem_list, analysis.warnings)
+            s = analysis.summary
+            click.echo(
+                f"{printable(path)}: {s.source_rows} row(s) read, {s.scenarios} valid "
+                f"scenario(s), {s.rejected_rows} rejected row(s)"
+            )
+            status = max(status, 1 if analysis.problem_list else 0)
+        status = 1 if failed else status
     sys.exit(status)
 
 
@@ -350,36 +333,36 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
 @_HARDWARE_OPTION
 def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
     """List the hardware catalog, or show every field of chip NAME with its sources."""
-    from pipeline.hardware import catalog_records
-
-    catalog = _load_catalog(hardware_files)
+    chips = pipeline.catalog(_catalog(hardware_files))
     if name is None:
         click.echo(
             f"{'name':<9} {'aliases':<28} {'bf16 TFLOP/s':>12} {'HBM GB/s':>9} {'HBM GB':>7}"
             "  default link (one-way)"
         )
-        for rec in catalog_records(catalog):
-            aliases = rec["aliases"].replace(";", ", ")
-            if len(aliases) > 28:
-                aliases = aliases[:27] + "…"
-            link = rec["default_link"]
-            bw = rec.get(f"{link}_bandwidth") if link else None
-            bf16 = f"{rec['peak_bf16'] / 1e12:.1f}" if rec["peak_bf16"] else "-"
-            capacity = f"{rec['hbm_capacity'] / 1e9:.0f}" if rec["hbm_capacity"] else "-"
+        for chip, row in chips.iterrows():  # a dozen chips
+            aliases = printable(row["aliases"].replace(";", ", "))
+            aliases = aliases[:27] + "…" if len(aliases) > 28 else aliases
+            link = row["default_link"]
+            bw = row.get(f"{link}_bandwidth") if link else None
+            bf16 = f"{row['peak_bf16'] / 1e12:.1f}" if row["peak_bf16"] > 0 else "-"
+            capacity = f"{row['hbm_capacity'] / 1e9:.0f}" if row["hbm_capacity"] > 0 else "-"
             click.echo(
-                f"{rec['name']:<9} {aliases:<28} {bf16:>12} {rec['hbm_bandwidth'] / 1e9:>9.0f} "
-                f"{capacity:>7}  {link} {(bw or 0) / 1e9:.0f} GB/s"
+                f"{printable(chip):<9} {aliases:<28} {bf16:>12} "
+                f"{row['hbm_bandwidth'] / 1e9:>9.0f} {capacity:>7}  {link} "
+                f"{(bw if bw and bw > 0 else 0) / 1e9:.0f} GB/s"
             )
-        click.echo(f"catalog version {catalog.version}; `pipeline hardware NAME` shows sources")
+        versions = pipeline.load_hardware(list(hardware_files)).version
+        click.echo(f"catalog version {versions}; `pipeline hardware NAME` shows sources")
         return
+    catalog = _catalog(hardware_files)
     canonical = catalog.resolve(name)
     if canonical is None:
         hint = catalog.suggest(name)
         raise click.ClickException(
-            f"unknown hardware '{name}'" + (f" (did you mean '{hint}'?)" if hint else "")
+            f"unknown hardware {quoted(name)}" + (f" (did you mean '{hint}'?)" if hint else "")
         )
-    rec = catalog_records(catalog, [canonical])[0]
-    for key, value in rec.items():
-        if value is None or value == "":
+    click.echo(f"{'name':<17} {printable(canonical)}")
+    for key, value in chips.loc[canonical].items():
+        if value is None or value == "" or (isinstance(value, float) and value != value):
             continue
-        click.echo(f"{key:<17} {value}")
+        click.echo(f"{key:<17} {printable(value)}")

@@ -10,8 +10,8 @@ class PipelineError(Exception):
     """Base of every error the pipeline reports to its user."""
 
 
-class InvalidScenario(PipelineError):
-    """A scenario file cannot be used at all (missing columns, no rows, unreadable)."""
+class ScenarioFileError(PipelineError):
+    """Scenarios cannot be used at all (unreadable file, missing columns, no rows)."""
 
 
 class UnknownHardware(PipelineError):
@@ -22,8 +22,8 @@ class InvalidHardwareFile(PipelineError):
     """A user hardware file (--hardware) is malformed."""
 
 
-class RejectedRows(PipelineError):
-    """Rows were rejected and --strict makes that fatal; carries every problem found."""
+class InvalidScenarios(PipelineError):
+    """Rows were rejected and strict mode makes that fatal; carries every problem found."""
 
     def __init__(self, message: str, problems=(), warnings=()):
         super().__init__(message)

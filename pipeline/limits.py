@@ -1,6 +1,7 @@
-"""Default limits of a run: light to import, so the command line starts fast."""
+"""The default limits of a run (docs/outputs.md#caps)."""
 
 DEFAULT_MAX_ROWS = 1_000_000  # scenarios a file may expand to (--max-rows)
+MAX_ROWS_LIMIT = 100_000_000  # the largest --max-rows: every scenario is held in memory
 DEFAULT_MAX_CHARTS = 200  # PNGs per run (--max-charts)
 DEFAULT_WORKBOOK_ROWS = 100_000  # Results and Errors sheet rows (--workbook-rows)
 DEFAULT_WORKBOOK_INPUT_ROWS = 10_000  # Inputs sheet rows; the scenario file has every one

@@ -1,53 +1,47 @@
-"""Shared fixtures: the shipped book scenarios, loaded and computed once per session."""
+"""Shared fixtures: the catalog, and the shipped book scenarios analyzed once per session."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from pipeline.batch import errors_frame
-from pipeline.hardware import Catalog, catalog_records, load_catalog
-from pipeline.meta import RunMeta
-from pipeline.roofline import compute_roofline
-from pipeline.scenarios import Loaded, load_scenarios
+import pipeline
+from pipeline.analysis import Analysis
+from pipeline.model.catalog import Catalog, load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+GOLDEN = Path(__file__).resolve().parent / "golden"
 BOOK_SCENARIOS = ROOT / "scenarios" / "q1-q5.csv"
+STARTED = "2026-01-01T00:00:00+00:00"
 
 
-@dataclass
-class ComputedRun:
-    """A loaded and computed file, as the output stages receive it."""
-
-    loaded: Loaded
-    results: pd.DataFrame
-    errors: pd.DataFrame
-    hardware: list[dict]
-    meta: RunMeta
-
-
-def compute_file(path: Path, catalog: Catalog) -> ComputedRun:
-    loaded = load_scenarios(path, catalog)
-    results = compute_roofline(loaded.frame)
-    used = sorted(results["hardware"].unique())
-    meta = RunMeta(
-        run_name=path.stem,
-        input_path=str(path),
-        input_sha256="0" * 64,
-        started="2026-01-01T00:00:00+00:00",
-        tool_version="test",
-        catalog_version=catalog.version,
-        source_rows=loaded.source_rows,
-        scenarios=len(results),
-        rejected_rows=loaded.rejected_lines,
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the golden files in tests/golden/ from this run (review the diff!)",
     )
-    return ComputedRun(
-        loaded, results, errors_frame(loaded.problems), catalog_records(catalog, used), meta
-    )
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+def fixed(analysis: Analysis) -> Analysis:
+    """The analysis with a fixed start time and tool version, and its file named relative to
+    the repository, for outputs that are the same bytes on every machine."""
+    source = analysis.source
+    if Path(source).is_absolute() and Path(source).is_relative_to(ROOT):
+        source = Path(source).relative_to(ROOT).as_posix()
+    return replace(analysis, started=STARTED, tool_version="test", source=source)
+
+
+def analyze_file(path: Path, **kwargs) -> Analysis:
+    return fixed(pipeline.analyze(path, **kwargs))
 
 
 @pytest.fixture(scope="session")
@@ -56,9 +50,9 @@ def catalog() -> Catalog:
 
 
 @pytest.fixture(scope="session")
-def book_run(catalog) -> ComputedRun:
-    """scenarios/q1-q5.csv computed: 13 source rows, two Q3 sweeps over B = 1..512."""
-    return compute_file(BOOK_SCENARIOS, catalog)
+def book() -> Analysis:
+    """scenarios/q1-q5.csv analyzed: 13 source rows, two Q3 sweeps over B = 1..512."""
+    return analyze_file(BOOK_SCENARIOS)
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.hardware import Catalog
-from pipeline.roofline import compute_roofline
+import pipeline
+from pipeline.model.catalog import Catalog
 from pipeline.scenarios import Loaded, load_scenarios
 
 
@@ -22,6 +22,7 @@ def load_text(tmp_path: Path, catalog: Catalog, text: str, **kw) -> Loaded:
 
 
 def compute_text(tmp_path: Path, catalog: Catalog, text: str) -> pd.DataFrame:
-    loaded = load_text(tmp_path, catalog, text)
-    assert not loaded.problems, [str(p) for p in loaded.problems]
-    return compute_roofline(loaded.frame).set_index("name", drop=False)
+    """The results of a scenario text that must have no problems, indexed by name."""
+    analysis = pipeline.analyze(write_scenarios(tmp_path, text), hardware=catalog)
+    assert not analysis.problem_list, [str(p) for p in analysis.problem_list]
+    return analysis.results.set_index("name", drop=False)

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.errors import InvalidScenario
+from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
 from tests.conftest import BOOK_SCENARIOS, ROOT
 from tests.helpers import write_scenarios
@@ -79,8 +79,9 @@ def test_f01_output_swap_never_deletes_user_files(tmp_path):
     assert invoke("run", data / "data.csv", "-o", out, *FAST).exit_code == 0  # empty: fine
     (out / "data" / "extra.txt").write_text("added later\n")
     result = invoke("run", data / "data.csv", "-o", out, *FAST)
-    assert result.exit_code == 1 and "holds files this tool did not write (extra.txt)" in (
-        result.stderr
+    assert (
+        result.exit_code == 1
+        and "holds files this tool did not write, or changed since (extra.txt)" in (result.stderr)
     )
     assert "--force" in result.stderr and (out / "data" / "extra.txt").exists()
     assert invoke("run", data / "data.csv", "-o", out, "--force", *FAST).exit_code == 0
@@ -216,7 +217,7 @@ def _dead_pid() -> int:
 
 
 def test_f06_stale_temp_folders_are_removed(tmp_path):
-    from pipeline import outdir
+    from pipeline.run import folder as outdir
 
     out = tmp_path / "out"
     out.mkdir()
@@ -289,7 +290,7 @@ def test_f07_stopping_a_run_stops_its_children(tmp_path, sig):
 
 
 def test_f08_the_output_folder_never_disappears(tmp_path):
-    from pipeline import outdir
+    from pipeline.run import folder as outdir
 
     target = tmp_path / "s"
     target.mkdir()
@@ -321,7 +322,7 @@ def test_f08_the_output_folder_never_disappears(tmp_path):
 
 
 def test_f09_one_run_at_a_time_per_output_folder(tmp_path):
-    from pipeline import outdir
+    from pipeline.run import folder as outdir
 
     out = tmp_path / "out"
     out.mkdir()
@@ -383,7 +384,7 @@ def test_f11_strict_prints_every_rejected_row(tmp_path):
         f"{path}:3: column hardware: unknown hardware 'h10' (did you mean 'h100'?)",
         f"{path}:4: column B: 'x' is not a positive integer or a sweep "
         "(128|256, 1..512, 1..4096*2)",
-        f"Error: {path}: 2 row(s) rejected and --strict is set; nothing written",
+        f"Error: {path}: 2 row(s) rejected and strict mode (--strict) is on; nothing written",
     ]
 
 
@@ -493,5 +494,5 @@ def test_emoji_in_names_draw_without_glyph_warnings(tmp_path):
 
 
 def test_unreadable_scenario_file_is_invalid(tmp_path, catalog):
-    with pytest.raises(InvalidScenario, match="no such file"):
+    with pytest.raises(ScenarioFileError, match="no such file"):
         load_scenarios(tmp_path / "missing.csv", catalog)

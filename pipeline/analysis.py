@@ -1,0 +1,200 @@
+"""The library's entry point: `analyze()` turns scenarios (a CSV file, a DataFrame or a list
+of dicts) into an immutable `Analysis`: every scenario's roofline, every problem found, the
+run's statistics, and `write()` for the outputs `pipeline run` writes (docs/api.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.errors import InvalidScenarios, RowProblem, printable
+from pipeline.limits import (
+    DEFAULT_MAX_CHARTS,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TABLE_ROWS,
+    DEFAULT_WORKBOOK_INPUT_ROWS,
+    DEFAULT_WORKBOOK_ROWS,
+    MAX_ROWS_LIMIT,
+)
+from pipeline.model.catalog import Catalog, catalog_frame, catalog_records, load_catalog
+from pipeline.model.roofline import compute_roofline
+from pipeline.model.summary import Summary, summarize
+from pipeline.run.write import Options, Written, write_outputs
+from pipeline.scenarios import Loaded, load_records, load_scenarios
+from pipeline.version import __version__
+
+Source = str | Path | pd.DataFrame | Sequence[dict]
+Hardware = str | Path | pd.DataFrame | Catalog | Sequence[str | Path | pd.DataFrame] | None
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """The result of `analyze()`. Read-only: `results`, `problems` and `inputs` hand out
+    frames of their own (copy-on-write), so changing them leaves the analysis as it was."""
+
+    source: str  # the file's path, or a label for rows given in memory
+    source_sha256: str | None  # of the file's bytes; None for rows in memory
+    started: str  # when the analysis started (ISO 8601, UTC)
+    tool_version: str
+    catalog_version: str
+    hardware: tuple[dict, ...]  # the catalog records of the chips the scenarios use
+    summary: Summary
+    warnings: tuple[str, ...]  # about the input: rows were computed, but look at these
+    timings: dict = field(repr=False)  # seconds: load, compute
+    _loaded: Loaded = field(repr=False)
+    _results: pd.DataFrame = field(repr=False)
+
+    @property
+    def results(self) -> pd.DataFrame:
+        """Every scenario: the results.csv columns in order, typed as results.parquet."""
+        return self._results.copy(deep=False)
+
+    @property
+    def problems(self) -> pd.DataFrame:
+        """Every problem found: line, name, column, reason (empty when there are none)."""
+        return pd.DataFrame(
+            [(p.line, p.name, p.column, p.reason) for p in self._loaded.problems],
+            columns=["line", "name", "column", "reason"],
+        ).astype({"line": "int64"})
+
+    @property
+    def problem_list(self) -> tuple[RowProblem, ...]:
+        """The problems as messages (`FILE:LINE: column COL: reason`)."""
+        return self._loaded.problems
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """What a person should know about the input: the warnings."""
+        return self.warnings
+
+    @property
+    def inputs(self) -> pd.DataFrame:
+        """The rows as read (every cell as text), with their line numbers first."""
+        return self._loaded.inputs.copy(deep=False)
+
+    @property
+    def name(self) -> str:
+        """The default output folder name: the file's stem, sanitized."""
+        stem = Path(self.source).stem if self.source_sha256 else self.source
+        return sanitize_name(stem)
+
+    def write(
+        self,
+        out_dir: str | Path,
+        *,
+        plots: bool = True,
+        workbook: bool = True,
+        report: bool = True,
+        max_charts: int = DEFAULT_MAX_CHARTS,
+        workbook_rows: int = DEFAULT_WORKBOOK_ROWS,
+        workbook_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS,
+        report_rows: int = DEFAULT_TABLE_ROWS,
+        force: bool = False,
+        protect: Sequence[str | Path] = (),
+        workers: int | None = None,
+        progress=None,
+    ) -> Written:
+        """Write exactly what `pipeline run` writes into `out_dir` (replaced as a whole, only
+        if it is missing, empty or an output folder of an earlier run; `force` also replaces
+        one to which files were added). `protect`: files an output folder must not hold (the
+        inputs). `workers`: processes drawing the outputs (None: every core when it pays)."""
+        options = Options(
+            plots=plots,
+            workbook=workbook,
+            report=report,
+            max_charts=max_charts,
+            workbook_rows=workbook_rows,
+            workbook_input_rows=workbook_input_rows,
+            report_rows=report_rows,
+            force=force,
+            workers=workers,
+        )
+        inputs = [Path(p) for p in protect]
+        if self.source_sha256:
+            inputs.append(Path(self.source))
+        return write_outputs(self, Path(out_dir), options, inputs, progress)
+
+
+def sanitize_name(text: str) -> str:
+    """A file-system-safe name: only [a-z0-9._-], never empty, never a dot-file or '..'."""
+    name = re.sub(r"[^a-z0-9._-]+", "-", str(text).lower()).strip("-.")
+    return name or "run"
+
+
+def analyze(
+    source: Source,
+    *,
+    hardware: Hardware = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    strict: bool = False,
+    name: str | None = None,
+) -> Analysis:
+    """Check and compute every scenario of `source`: a path to a scenario CSV, a pandas
+    DataFrame or a list of dicts with the same columns (docs/input.md). `hardware`: extra or
+    overriding chips (a CSV or TOML path, a DataFrame, a list of them, or a Catalog).
+    `strict`: any rejected row raises InvalidScenarios carrying every problem; otherwise the
+    valid rows are computed and the problems listed in `.problems`. `name` labels rows given
+    in memory in messages (default "rows")."""
+    if not 1 <= max_rows <= MAX_ROWS_LIMIT:
+        raise ValueError(f"max_rows must be 1 to {MAX_ROWS_LIMIT:,}, not {max_rows}")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    catalog = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+    if isinstance(source, str | Path):
+        loaded = load_scenarios(Path(source), catalog, max_rows=max_rows)
+    else:
+        loaded = load_records(source, catalog, max_rows=max_rows, source=name or "rows")
+    t1 = time.perf_counter()
+    if strict and loaded.problems:
+        raise InvalidScenarios(
+            f"{printable(loaded.source)}: {loaded.rejected_lines} row(s) rejected and strict "
+            "mode (--strict) is on; nothing written",
+            loaded.problems,
+            loaded.warnings,
+        )
+    results = compute_roofline(loaded.frame)
+    used = sorted(results["hardware"].astype(str).unique())
+    records = tuple(catalog_records(catalog, used))
+    summary = summarize(
+        results, list(records), loaded.source_rows, loaded.rejected_lines, len(loaded.problems)
+    )
+    return Analysis(
+        source=loaded.source,
+        source_sha256=hashlib.sha256(loaded.data).hexdigest() if loaded.data is not None else None,
+        started=started,
+        tool_version=__version__,
+        catalog_version=catalog.version,
+        hardware=records,
+        summary=summary,
+        warnings=loaded.warnings,
+        timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
+        _loaded=loaded,
+        _results=results,
+    )
+
+
+def catalog(hardware: Hardware = None) -> pd.DataFrame:
+    """The hardware catalog as a DataFrame (one row per chip, every number with its source
+    and date), with `hardware` (as for analyze) added or overriding."""
+    chips = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+    return catalog_frame(chips)
+
+
+def load_hardware(hardware: Hardware = None) -> Catalog:
+    """The catalog with `hardware` added, to share between several analyze() calls."""
+    return hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+
+
+def _hardware(hardware: Hardware) -> list:
+    if hardware is None:
+        return []
+    if isinstance(hardware, str | Path | pd.DataFrame):
+        return [hardware]
+    return list(hardware)

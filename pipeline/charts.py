@@ -1,0 +1,88 @@
+"""Each chart of an analysis as a matplotlib Figure, for a notebook to show inline
+(`pipeline.charts.roofline(a, "tpu-v5e")`); `pipeline run` writes the same charts as PNGs."""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+from pipeline.analysis import Analysis
+from pipeline.errors import UnknownHardware, quoted
+from pipeline.model.catalog import did_you_mean
+from pipeline.render.charts import Chart, figure
+from pipeline.render.charts.data import (
+    chip_record,
+    network_data,
+    roofline_data,
+    summary_data,
+)
+from pipeline.render.charts.plan import plan_charts
+from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+
+__all__ = ["network", "planned", "roofline", "summary", "sweep"]
+
+
+def summary(analysis: Analysis) -> Figure:
+    """Compute-, memory- and network-bound scenarios per hardware, as stacked bars."""
+    return figure(summary_data(analysis.summary.per_hardware))
+
+
+def roofline(analysis: Analysis, hardware: str) -> Figure:
+    """The HBM roofline of one chip: every scenario at its intensity and attainable FLOP/s."""
+    name, rows, chip = _chip(analysis, hardware)
+    return figure(roofline_data(rows, chip, analysis.summary.overrides.get(name, 0)))
+
+
+def network(analysis: Analysis, hardware: str) -> Figure:
+    """The network roofline of one chip's multi-chip rows that communicate."""
+    name, rows, chip = _chip(analysis, hardware)
+    data = network_data(rows, chip)
+    if data is None:
+        raise UnknownHardware(f"no scenario on {name} sends data between chips")
+    return figure(data)
+
+
+def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int = 1) -> Figure:
+    """Attainable FLOP/s against a swept dim on one chip, a line per series (the book's Q3
+    figure); `dim` defaults to the chip's first swept dim, `page` to the first ten lines."""
+    name, _, chip = _chip(analysis, hardware)
+    results = analysis.results
+    swept = {d: lines for (hw, d), lines in sweep_lines(results).items() if hw == name}
+    if not swept:
+        raise UnknownHardware(f"no sweep runs on {name}")
+    dim = dim.upper() if dim else sorted(swept)[0]
+    if dim not in swept:
+        raise UnknownHardware(f"no sweep on {name} varies {dim} (swept: {', '.join(swept)})")
+    split = pages(swept[dim])
+    if not 1 <= page <= len(split):
+        raise ValueError(f"page must be 1 to {len(split)}")
+    return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
+
+
+def planned(analysis: Analysis) -> list[Chart]:
+    """The charts `pipeline run` draws for this analysis, in its order (before --max-charts)."""
+    s = analysis.summary
+    found = plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
+    return [p.chart for p in found]
+
+
+def _chip(analysis: Analysis, hardware: str):
+    """(canonical name, its rows, its catalog record) for a chip name or alias."""
+    spellings = {}
+    for rec in analysis.hardware:
+        spellings[str(rec["name"]).lower()] = str(rec["name"])
+        for alias in str(rec.get("aliases") or "").split(";"):
+            if alias.strip():
+                spellings[alias.strip().lower()] = str(rec["name"])
+    results = analysis.results
+    used = set(results["hardware"].astype(str))
+    spellings.update({u.lower(): u for u in used})
+    name = spellings.get(str(hardware).strip().lower())
+    if name is None or name not in used:
+        hint = did_you_mean(str(hardware).lower(), sorted(spellings))
+        raise UnknownHardware(
+            f"no scenario runs on {quoted(hardware)}"
+            + (f" (did you mean '{hint}'?)" if hint else f"; chips used: {', '.join(sorted(used))}")
+        )
+    rows = results[results["hardware"].astype(str) == name]
+    records = {str(r["name"]): r for r in analysis.hardware}
+    return name, rows, chip_record(rows, records.get(name), name)

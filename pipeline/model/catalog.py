@@ -1,0 +1,341 @@
+"""The hardware catalog: a data file shipped in the package (pipeline/data/hardware.csv), extended
+or overridden by the user's CSV or TOML files or DataFrames (docs/model.md#the-hardware-catalog)."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import io
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import InvalidHardwareFile, printable, quoted
+from pipeline.model.dtypes import PEAK_FAMILIES
+from pipeline.textfile import decode_utf8, read_bytes
+
+LINKS = ("ici", "nvlink", "pcie", "dcn")
+TOPOLOGIES = ("ring", "switch")
+PEAK_COLUMNS = tuple(f"peak_{f}" for f in PEAK_FAMILIES)
+LINK_COLUMNS = tuple(
+    f"{link}_{field}" for link in LINKS for field in ("bandwidth", "topology", "latency")
+)
+NUMERIC_COLUMNS = (
+    *PEAK_COLUMNS,
+    "hbm_capacity",
+    "hbm_bandwidth",
+    *(f"{link}_{f}" for link in LINKS for f in ("bandwidth", "latency")),
+)
+TEXT_COLUMNS = (
+    "aliases",
+    "vendor",
+    "default_link",
+    *(f"{link}_topology" for link in LINKS),
+    "source",
+    "as_of",
+)
+COLUMNS = (
+    "name",
+    "aliases",
+    "vendor",
+    *PEAK_COLUMNS,
+    "hbm_capacity",
+    "hbm_bandwidth",
+    "default_link",
+    *LINK_COLUMNS,
+    "source",
+    "as_of",
+)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Chips by canonical name, the alias lookup and a version string for manifests."""
+
+    chips: pd.DataFrame  # index: canonical name, columns: COLUMNS minus name
+    aliases: dict[str, str]  # lower-case spelling -> canonical name
+    version: str
+    sources: tuple[str, ...]
+
+    def resolve(self, text: str) -> str | None:
+        """Canonical chip name for a case-insensitive name or alias, or None."""
+        return self.aliases.get(text.strip().lower())
+
+    def suggest(self, text: str) -> str | None:
+        """The closest known name or alias, for did-you-mean messages."""
+        return did_you_mean(text.strip().lower(), list(self.aliases))
+
+    def links_of(self, name: str) -> list[str]:
+        """Links this chip has a bandwidth for."""
+        row = self.chips.loc[name]
+        return [link for link in LINKS if pd.notna(row[f"{link}_bandwidth"])]
+
+
+def did_you_mean(text: str, choices: list[str]) -> str | None:
+    """The closest choice to `text`, or None when nothing is close."""
+    found = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def builtin_catalog_path() -> Path:
+    """Path of the catalog file shipped in the package."""
+    return Path(str(resources.files("pipeline") / "data" / "hardware.csv"))
+
+
+def load_catalog(user_files: Sequence[Path | str | pd.DataFrame] = ()) -> Catalog:
+    """The built-in catalog, with each user file (CSV or TOML, as --hardware) or DataFrame (the
+    catalog's columns) adding or overriding chips."""
+    base_path = builtin_catalog_path()
+    base_bytes, base = _builtin()
+    base = base.copy()
+    digest = hashlib.sha256(base_bytes)
+    sources = [str(base_path)]
+    for number, given in enumerate(user_files, start=1):
+        if isinstance(given, pd.DataFrame):
+            path = Path(f"<hardware rows {number}>")
+            text = given.to_csv(index=False)
+            data = text.encode("utf-8")
+            user, where = _read_catalog_csv(path, data)
+        else:
+            path = Path(given)
+            data = read_bytes(path, InvalidHardwareFile, "hardware file")
+            user, where = _read_user_file(path, data)
+        digest.update(data)
+        base = _merge(base, user, where, path)
+        sources.append(str(path))
+    _check_complete(base, sources[-1] if len(sources) > 1 else str(base_path))
+    aliases = _alias_map(base)
+    version = f"{base['as_of'].max()}+{digest.hexdigest()[:10]}"
+    return Catalog(chips=base, aliases=aliases, version=version, sources=tuple(sources))
+
+
+@functools.cache
+def _builtin() -> tuple[bytes, pd.DataFrame]:
+    """The shipped catalog's bytes and chips, read once per process."""
+    path = builtin_catalog_path()
+    data = path.read_bytes()
+    return data, _read_catalog_csv(path, data)[0]
+
+
+def _read_catalog_csv(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
+    text = _text_of(path, data)
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, comment=None,
+            skipinitialspace=True,
+        )  # fmt: skip
+    except pd.errors.ParserError as exc:
+        raise InvalidHardwareFile(f"{printable(path)}: not a readable CSV file: {exc}") from exc
+    frame.columns = [c.strip().lower() for c in frame.columns]
+    return _normalize(frame, path, first_line=2)
+
+
+def _text_of(path: Path, data: bytes) -> str:
+    """A hardware file's text: UTF-8, not empty, no NUL byte."""
+    text = decode_utf8(path, data, InvalidHardwareFile)
+    if not text.strip():
+        raise InvalidHardwareFile(
+            f"{printable(path)}: the hardware file is empty; it needs a chip: a CSV header "
+            "row with name and the fields to set, or a TOML table [name] (see the README)"
+        )
+    if "\x00" in text:
+        at = text.index("\x00")
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise InvalidHardwareFile(
+            f"{printable(path)}:{line}: NUL byte at character {column}; remove it "
+            "(a hardware file is text)"
+        )
+    return text
+
+
+def _read_user_file(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
+    """A --hardware file's chips, and where each is defined (FILE:LINE or FILE [name])."""
+    if path.suffix.lower() == ".toml":
+        try:
+            parsed = tomllib.loads(_text_of(path, data))
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidHardwareFile(f"{printable(path)}: not valid TOML: {exc}") from exc
+        rows = []
+        for name, table in parsed.items():
+            if not isinstance(table, dict):
+                raise InvalidHardwareFile(
+                    f"{printable(path)}: top-level key {quoted(name)} must be a table like "
+                    f"[{printable(name)}] naming a chip"
+                )
+            row = {k.lower(): v for k, v in table.items()}
+            if isinstance(row.get("aliases"), list):
+                row["aliases"] = ";".join(str(a) for a in row["aliases"])
+            row["name"] = name
+            rows.append({k: "" if v is None else str(v) for k, v in row.items()})
+        frame = pd.DataFrame(rows, dtype=str)
+        return _normalize(frame, path, first_line=None)
+    if path.suffix.lower() == ".csv":
+        return _read_catalog_csv(path, data)
+    raise InvalidHardwareFile(f"hardware file {printable(path)} must end in .csv or .toml")
+
+
+def _normalize(
+    frame: pd.DataFrame, path: Path, first_line: int | None
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Check columns and values; numbers become floats, blanks NaN. All problems at once.
+    Returns the chips by name and where each is defined, for messages."""
+    problems: list[str] = []
+    unknown = [c for c in frame.columns if c not in COLUMNS]
+    for col in unknown:
+        hint = did_you_mean(col, list(COLUMNS))
+        problems.append(
+            f"unknown column {quoted(col)}" + (f" (did you mean '{hint}'?)" if hint else "")
+        )
+    if "name" not in frame.columns:
+        problems.append("missing column 'name'")
+    if problems:
+        raise InvalidHardwareFile(f"{printable(path)}: " + "; ".join(problems))
+    out = frame.reindex(columns=list(COLUMNS)).astype(object).fillna("")
+    out = out.astype(str).apply(lambda s: s.str.strip())
+    out["name"] = out["name"].str.lower()
+
+    def where(i: int) -> str:
+        return (
+            f"{printable(path)}:{first_line + i}"
+            if first_line is not None
+            else f"{printable(path)} [{printable(out['name'].iat[i])}]"
+        )
+
+    for i, name in enumerate(out["name"]):
+        if not name:
+            problems.append(f"{where(i)}: column name: empty chip name")
+    for col in NUMERIC_COLUMNS:
+        text = out[col]
+        nums = pd.to_numeric(text.where(text != ""), errors="coerce")
+        bad = (text != "") & ~((nums > 0) & np.isfinite(nums))
+        for i in np.flatnonzero(bad.to_numpy()):
+            problems.append(
+                f"{where(i)}: column {col}: {quoted(text.iat[i])} is not a positive number"
+                " (SI units)"
+            )
+        out[col] = nums.astype(float)
+    for link in LINKS:
+        col = f"{link}_topology"
+        bad = ~out[col].str.lower().isin(("", *TOPOLOGIES))
+        for i in np.flatnonzero(bad.to_numpy()):
+            problems.append(
+                f"{where(i)}: column {col}: {quoted(out[col].iat[i])} must be ring or switch"
+            )
+        out[col] = out[col].str.lower()
+    out["default_link"] = out["default_link"].str.lower()
+    bad = ~out["default_link"].isin(("", *LINKS))
+    for i in np.flatnonzero(bad.to_numpy()):
+        problems.append(
+            f"{where(i)}: column default_link: {quoted(out['default_link'].iat[i])} is not one of "
+            + ", ".join(LINKS)
+        )
+    dup = out["name"].duplicated()
+    for i in np.flatnonzero(dup.to_numpy()):
+        problems.append(f"{where(i)}: column name: chip {quoted(out['name'].iat[i])} appears twice")
+    if problems:
+        raise InvalidHardwareFile("invalid hardware file:\n  " + "\n  ".join(problems))
+    places = {name: where(i) for i, name in enumerate(out["name"])}
+    return out.set_index("name"), places
+
+
+def _merge(
+    base: pd.DataFrame, user: pd.DataFrame, where: dict[str, str], path: Path
+) -> pd.DataFrame:
+    """User rows override non-empty fields of known chips (by name or alias) and add new chips.
+    An alias already taken by another chip is an error at the user's line that gave it."""
+    merged = base.copy()
+    aliases = _alias_map(base)
+    for name, row in user.iterrows():  # a handful of chips: not a hot path
+        target = aliases.get(str(name), str(name))
+        given = {k: v for k, v in row.items() if not (pd.isna(v) or v == "")}
+        for alias in _split_aliases(given.get("aliases", "")):
+            owner = aliases.get(alias)
+            if owner is not None and owner != target:
+                raise InvalidHardwareFile(
+                    f"{where[str(name)]}: column aliases: alias {quoted(alias)} of chip "
+                    f"{quoted(target)} is already a name or alias of chip {quoted(owner)}; "
+                    "choose another alias"
+                )
+            aliases[alias] = target
+        aliases[target] = target
+        if target in merged.index:
+            for key, value in given.items():
+                merged.loc[target, key] = value
+            if "source" not in given:
+                merged.loc[target, "source"] = (
+                    f"{merged.loc[target, 'source']}; overridden by {path}"
+                )
+        else:
+            new = pd.Series(dtype=object, index=merged.columns)
+            for key, value in given.items():
+                new[key] = value
+            if "source" not in given:
+                new["source"] = str(path)
+            merged.loc[target] = new
+    for col in NUMERIC_COLUMNS:
+        merged[col] = merged[col].astype(float)
+    for col in TEXT_COLUMNS:
+        merged[col] = merged[col].fillna("").astype(str)
+    return merged
+
+
+def _check_complete(chips: pd.DataFrame, origin: str) -> None:
+    problems = []
+    for name, row in chips.iterrows():
+        if pd.isna(row["hbm_bandwidth"]):
+            problems.append(f"chip '{name}': hbm_bandwidth is required")
+        if all(pd.isna(row[c]) for c in PEAK_COLUMNS):
+            problems.append(f"chip '{name}': needs at least one peak_<dtype> (e.g. peak_bf16)")
+        link = row["default_link"]
+        if link and pd.isna(row[f"{link}_bandwidth"]):
+            problems.append(f"chip '{name}': default_link '{link}' has no {link}_bandwidth")
+        for lk in LINKS:
+            if pd.notna(row[f"{lk}_bandwidth"]) and not row[f"{lk}_topology"]:
+                problems.append(
+                    f"chip '{name}': {lk}_bandwidth needs {lk}_topology (ring or switch)"
+                )
+    if problems:
+        raise InvalidHardwareFile(
+            f"hardware catalog incomplete ({origin}):\n  " + "\n  ".join(problems)
+        )
+
+
+def _split_aliases(text: str) -> list[str]:
+    return [a for a in (part.strip().lower() for part in str(text).split(";")) if a]
+
+
+def _alias_map(chips: pd.DataFrame) -> dict[str, str]:
+    """Every lower-case name and alias -> its chip (clashes were refused when read)."""
+    mapping = {str(name): str(name) for name in chips.index}
+    for name, aliases in chips["aliases"].items():
+        for alias in _split_aliases(aliases):
+            mapping.setdefault(alias, str(name))
+    return mapping
+
+
+def catalog_records(catalog: Catalog, names: list[str] | None = None) -> list[dict]:
+    """Catalog rows as plain dicts (for `pipeline hardware`, the workbook and the report)."""
+    chips = catalog.chips if names is None else catalog.chips.loc[names]
+    records = []
+    for name, row in chips.iterrows():
+        rec = {"name": name}
+        rec.update(
+            {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
+        )
+        records.append(rec)
+    return records
+
+
+def catalog_frame(catalog: Catalog) -> pd.DataFrame:
+    """The catalog as a DataFrame, one row per chip (index: name), every field with `source`
+    and `as_of`; SI units (FLOP/s, bytes, bytes/s, seconds)."""
+    frame = catalog.chips.copy()
+    frame.index.name = "name"
+    return frame

@@ -1,0 +1,296 @@
+"""The vectorized roofline model (DESIGN §4; book: "All About Rooflines"). No I/O.
+
+compute_roofline() takes the validated scenario frame from `scenarios.load_scenarios` and
+returns a new frame with the metric columns. Rows are grouped by einsum; each group is computed
+in one numpy pass over whole columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.dtypes import DTYPES
+from pipeline.model.ops import parse_op
+
+ALL_REDUCE = "all_reduce"
+BOUNDS = ("compute", "memory", "network")
+# results.csv's fixed leading columns (DESIGN §6); dims, measured_*, notes and extras follow
+RESULT_COLUMNS = (
+    "name", "series", "op", "einsum", "hardware", "chips", "shard", "link", "x_dtype",
+    "y_dtype", "out_dtype", "compute_dtype", "flops", "flops_per_chip", "bytes_read",
+    "bytes_written", "hbm_bytes", "network_bytes", "collective", "peak_flops", "hbm_bandwidth",
+    "link_bandwidth", "intensity", "critical_intensity", "t_math", "t_hbm", "t_network",
+    "t_lower", "t_upper", "bound", "attainable_flops", "peak_fraction", "critical_batch",
+    "memory_footprint", "hbm_capacity", "fits",
+)  # fmt: skip
+# columns of the validated scenario frame that are inputs to the model, not carried through
+INTERNAL = frozenset(
+    {
+        "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
+        "x_dtype", "y_dtype", "out_dtype", "compute_dtype", "peak_flops", "hbm_bandwidth",
+        "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
+        "measured_seconds", "notes",
+    }
+)  # fmt: skip
+
+
+def _bytes_of(dtype: pd.Series) -> np.ndarray:
+    codes, uniques = pd.factorize(dtype)
+    return np.array([DTYPES[u][0] for u in uniques], dtype=float)[codes]
+
+
+def _prod(columns: list[np.ndarray], n: int) -> np.ndarray:
+    out = np.ones(n, dtype=float)
+    for c in columns:
+        out = out * c
+    return out
+
+
+def collective_time(
+    volume: np.ndarray,
+    chips: np.ndarray,
+    bandwidth: np.ndarray,
+    topology: np.ndarray,
+    latency: np.ndarray,
+    phases: np.ndarray,
+) -> np.ndarray:
+    """Seconds for a collective of `phases` phases (AllReduce = 2) of V bytes per chip.
+
+    Book "Sharded Matmuls": on a ring/torus one phase (AllGather or ReduceScatter) takes
+    V / W_bidi with W_bidi = 2 x one-way bandwidth; on a switch V (N-1) / (N W). Each phase takes
+    at least hop latency x N / 2.
+    """
+    ring = topology if topology.dtype == bool else topology == "ring"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_phase = np.where(
+            ring, volume / (2.0 * bandwidth), volume * (chips - 1) / (chips * bandwidth)
+        )
+    floor = latency * chips / 2.0
+    return np.where(phases > 0, phases * np.maximum(per_phase, floor), 0.0)
+
+
+def bound_codes(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
+    """Index into BOUNDS: compute only when t_math is strictly largest; memory wins a tie with
+    network (book: compute-bound iff T_math > T_comms)."""
+    compute = (t_math > t_hbm) & (t_math > t_network)
+    memory = ~compute & (t_hbm >= t_network)
+    return np.where(compute, 0, np.where(memory, 1, 2)).astype(np.int8)
+
+
+def classify_bound(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
+    """'compute', 'memory' or 'network' per row (see bound_codes)."""
+    return np.asarray(BOUNDS, dtype=object)[bound_codes(t_math, t_hbm, t_network)]
+
+
+def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
+    """Add FLOPs, bytes, times, bound, intensities, critical batch and capacity columns."""
+    frame = scenarios.reset_index(drop=True)
+    n = len(frame)
+    cols = {
+        k: np.full(n, np.nan)
+        for k in (
+            "flops",
+            "flops_per_chip",
+            "bytes_read",
+            "bytes_written",
+            "x_bytes",
+            "y_bytes",
+            "out_bytes",
+            "batch",
+        )
+    }
+    collective = np.full(n, "", dtype=object)
+    chips = frame["chips"].to_numpy(dtype=float)
+    shard = frame["shard"].to_numpy(dtype=object)
+    xb, yb, ob = (_bytes_of(frame[c]) for c in ("x_dtype", "y_dtype", "out_dtype"))
+
+    groups = frame.groupby("einsum", sort=False).indices  # one op signature per group
+    batch_sharded = np.zeros(n, dtype=bool)  # split along one of its batch dims
+    for einsum, idx in groups.items():
+        if einsum == "":
+            continue
+        sig = parse_op(einsum)
+        c = chips[idx]
+        s = shard[idx]
+        full = {d: frame[d].to_numpy(dtype=float)[idx] for d in sig.dims}
+        local = {d: np.where(s == d, np.ceil(v / c), v) for d, v in full.items()}
+        m = len(idx)
+        factor = 2.0 if sig.contracted else 1.0
+        cols["flops"][idx] = factor * _prod(list(full.values()), m)
+        cols["flops_per_chip"][idx] = factor * _prod(list(local.values()), m)
+        x = _prod([local[d] for d in sig.x], m) * xb[idx]
+        y = _prod([local[d] for d in sig.y], m) * yb[idx]
+        o = _prod([local[d] for d in sig.out], m) * ob[idx]
+        cols["x_bytes"][idx], cols["y_bytes"][idx], cols["out_bytes"][idx] = x, y, o
+        cols["bytes_read"][idx] = x + y
+        cols["bytes_written"][idx] = o
+        if sig.batch:
+            cols["batch"][idx] = _prod([local[d] for d in sig.batch], m)
+            batch_sharded[idx] = np.isin(s, list(sig.batch))
+        if sig.contracted:
+            reduce = np.isin(s, list(sig.contracted)) & (c > 1)
+            collective[idx[reduce]] = ALL_REDUCE
+
+    custom = np.zeros(n, dtype=bool)
+    custom[groups.get("", [])] = True
+    cols["flops"][custom] = frame["flops"].to_numpy(dtype=float)[custom]
+    cols["flops_per_chip"][custom] = cols["flops"][custom]
+    cols["bytes_read"][custom] = frame["bytes"].to_numpy(dtype=float)[custom]
+    cols["bytes_written"][custom] = 0.0
+
+    peak = frame["peak_flops"].to_numpy(dtype=float)
+    hbm_bw = frame["hbm_bandwidth"].to_numpy(dtype=float)
+    link_bw = frame["link_bandwidth"].to_numpy(dtype=float)
+    topology = frame["link_topology"].to_numpy(dtype=object) == "ring"  # True: ring, else switch
+    latency = frame["link_latency"].to_numpy(dtype=float)
+    phases = np.where(collective == ALL_REDUCE, 2.0, 0.0)
+
+    flops_pc = cols["flops_per_chip"]
+    hbm_bytes = cols["bytes_read"] + cols["bytes_written"]
+    network_bytes = np.where(phases > 0, cols["out_bytes"], 0.0)
+    t_math = flops_pc / peak
+    t_hbm = hbm_bytes / hbm_bw
+    t_network = collective_time(network_bytes, chips, link_bw, topology, latency, phases)
+    t_lower = np.maximum(np.maximum(t_math, t_hbm), t_network)
+    t_upper = t_math + t_hbm + t_network
+    bound = bound_codes(t_math, t_hbm, t_network)
+    attainable = flops_pc / t_lower
+    capacity = frame["hbm_capacity"].to_numpy(dtype=float)
+    fits = pd.arrays.BooleanArray(hbm_bytes <= capacity, np.isnan(capacity))
+
+    critical = critical_batch(
+        batch=cols["batch"],
+        flops=flops_pc,
+        batch_bytes=cols["x_bytes"] + cols["out_bytes"],
+        fixed_bytes=cols["y_bytes"],
+        network_bytes=network_bytes,
+        chips=chips,
+        peak=peak,
+        hbm_bw=hbm_bw,
+        link_bw=link_bw,
+        topology=topology,
+        latency=latency,
+        phases=phases,
+    )
+    critical = np.where(batch_sharded, (critical - 1) * chips + 1, critical)
+
+    result = pd.DataFrame(
+        {
+            "name": frame["name"],
+            "series": frame["series"],
+            "op": frame["op"],
+            "einsum": frame["einsum"],
+            "hardware": frame["hardware"],
+            "chips": frame["chips"].astype("int64"),
+            "shard": frame["shard"],
+            "link": frame["link"],
+            "x_dtype": frame["x_dtype"],
+            "y_dtype": frame["y_dtype"],
+            "out_dtype": frame["out_dtype"],
+            "compute_dtype": frame["compute_dtype"],
+            "flops": cols["flops"],
+            "flops_per_chip": flops_pc,
+            "bytes_read": cols["bytes_read"],
+            "bytes_written": cols["bytes_written"],
+            "hbm_bytes": hbm_bytes,
+            "network_bytes": network_bytes,
+            "collective": pd.Categorical(collective, categories=["", ALL_REDUCE]),
+            "peak_flops": peak,
+            "hbm_bandwidth": hbm_bw,
+            "link_bandwidth": link_bw,
+            "intensity": flops_pc / hbm_bytes,
+            "critical_intensity": peak / hbm_bw,
+            "t_math": t_math,
+            "t_hbm": t_hbm,
+            "t_network": t_network,
+            "t_lower": t_lower,
+            "t_upper": t_upper,
+            "bound": pd.Categorical.from_codes(bound, categories=list(BOUNDS)),
+            "attainable_flops": attainable,
+            "peak_fraction": attainable / peak,
+            "critical_batch": int_or_na(critical),
+            "memory_footprint": hbm_bytes,
+            "hbm_capacity": capacity,
+            "fits": fits,
+        },
+        copy=False,
+    )
+    tail: dict[str, object] = {}  # added in one step: linear in the number of columns
+    for d in sorted(c for c in frame.columns if len(c) == 1 and c.isupper()):
+        tail[d] = int_or_na(frame[d].to_numpy(dtype=float))
+    measured = frame["measured_seconds"].to_numpy(dtype=float)
+    tail["measured_seconds"] = measured
+    tail["measured_over_predicted"] = measured / t_lower
+    tail["notes"] = frame["notes"]
+    for col in frame.columns:
+        if col not in INTERNAL and col not in result.columns and col not in tail:
+            tail[col] = frame[col]
+    return pd.concat([result, pd.DataFrame(tail, index=result.index, copy=False)], axis=1)
+
+
+EXACT = 2.0**53  # the largest whole number every count is exact to (README)
+
+
+def int_or_na(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """Whole numbers as a nullable Int64 array; NaN, and anything past 2^53 (a critical batch
+    no real batch reaches), become NA."""
+    with np.errstate(invalid="ignore"):
+        missing = np.isnan(values) | (values > EXACT)
+    return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
+
+
+def critical_batch(
+    *,
+    batch: np.ndarray,
+    flops: np.ndarray,
+    batch_bytes: np.ndarray,
+    fixed_bytes: np.ndarray,
+    network_bytes: np.ndarray,
+    chips: np.ndarray,
+    peak: np.ndarray,
+    hbm_bw: np.ndarray,
+    link_bw: np.ndarray,
+    topology: np.ndarray,
+    latency: np.ndarray,
+    phases: np.ndarray,
+) -> np.ndarray:
+    """Smallest per-chip batch (product of batch dims) at which a row is compute-bound; NaN: never.
+
+    Per chip, FLOPs, the batch-carrying bytes (X and the output) and the collective volume are
+    linear in the batch p, the other operand is fixed (book Q2-Q4, exact byte counts):
+      t_math > t_hbm      <=>  p (f/P - h/BW) > y/BW
+      t_math > t_network  <=>  f/P > phases*c*v  and  p f/P > phases * latency floor
+    The closed form is then checked against the model at p and p-1 to absorb rounding.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = flops / batch
+        h1 = batch_bytes / batch
+        v1 = network_bytes / batch
+        slope = f1 / peak - h1 / hbm_bw
+        threshold = np.where(slope > 0, (fixed_bytes / hbm_bw) / slope, np.inf)
+        ring = topology if topology.dtype == bool else topology == "ring"
+        net_per_byte = phases * np.where(
+            ring, 1.0 / (2.0 * link_bw), (chips - 1) / (chips * link_bw)
+        )
+        net_ok = (phases == 0) | (f1 / peak > net_per_byte * v1)
+        floor = phases * latency * chips / 2.0
+        threshold = np.maximum(threshold, np.where(phases > 0, floor * peak / f1, 0.0))
+        threshold = np.where(net_ok & np.isfinite(batch), threshold, np.inf)
+        guess = np.where(np.isfinite(threshold), np.maximum(np.floor(threshold) + 1, 1), np.nan)
+
+    def is_compute(p: np.ndarray) -> np.ndarray:
+        t_math = f1 * p / peak
+        t_hbm = (h1 * p + fixed_bytes) / hbm_bw
+        t_net = collective_time(v1 * p, chips, link_bw, topology, latency, phases)
+        return (t_math > t_hbm) & (t_math > t_net)
+
+    with np.errstate(invalid="ignore"):
+        fine = np.isfinite(guess)
+        p = np.where(fine, guess, 1.0)
+        for _ in range(2):  # rounding can misplace the closed form by one step either way
+            up = fine & ~is_compute(p)
+            p = np.where(up, p + 1, p)
+            down = fine & (p > 1) & is_compute(p - 1)
+            p = np.where(down, p - 1, p)
+    return np.where(fine, p, np.nan)

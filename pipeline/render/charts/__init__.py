@@ -1,0 +1,34 @@
+"""Charts: data (dataclasses, `data`) -> matplotlib Figure (`figure`) -> PNG bytes (`png`).
+
+`plan` decides which charts a run draws and names their files; `roofline`, `sweep` and
+`summary` draw one kind each; `style` holds what they share, `labels` the label placement.
+"""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+from pipeline.render.charts.data import RooflineData, SummaryData, SweepData
+from pipeline.render.charts.plan import Chart, PlannedChart, left_out_notice, plan_charts
+from pipeline.render.charts.roofline import roofline_figure
+from pipeline.render.charts.style import png_bytes
+from pipeline.render.charts.summary import summary_figure
+from pipeline.render.charts.sweep import sweep_figure
+
+__all__ = ["Chart", "PlannedChart", "figure", "left_out_notice", "plan_charts", "png"]
+
+
+def figure(data: RooflineData | SweepData | SummaryData) -> Figure:
+    """The Figure of one chart's data."""
+    if isinstance(data, RooflineData):
+        return roofline_figure(data)
+    if isinstance(data, SweepData):
+        return sweep_figure(data)
+    if isinstance(data, SummaryData):
+        return summary_figure(data)
+    raise TypeError(f"no chart for {type(data).__name__}")
+
+
+def png(data: RooflineData | SweepData | SummaryData) -> bytes:
+    """One chart as PNG bytes (the same data gives the same bytes)."""
+    return png_bytes(figure(data))

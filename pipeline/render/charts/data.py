@@ -1,0 +1,329 @@
+"""What each chart draws, as plain dataclasses built from the results (pure, no matplotlib):
+the HBM roofline and the network roofline of a chip, the sweep charts (the book's Q3 figure),
+and the summary of bounds per hardware (docs/outputs.md#charts)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.dtypes import PEAK_FAMILIES, peak_family
+from pipeline.model.roofline import BOUNDS
+from pipeline.render import format as fmt
+from pipeline.render.charts.labels import chart_text
+
+LABEL_LIMIT = 20  # at most this many labelled items (points + sweep series) get name labels
+SCATTER_LIMIT = 5_000  # above this many points a chart shows binned density instead
+SWEEP_LINES_PER_CHART = 10  # more lines than this go onto further pages of the same sweep
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A compute roof: the peak shared by one or more dtype families."""
+
+    families: tuple[str, ...]
+    peak: float
+    source: str  # "catalog", or "rows" when the chip has no catalog peak for the family
+
+    @property
+    def family(self) -> str:
+        return "/".join(self.families)
+
+    @property
+    def label(self) -> str:
+        return f"{self.family} peak {fmt.flop_rate(self.peak)}"
+
+
+@dataclass(frozen=True)
+class Slope:
+    bandwidth: float  # bytes/s
+    label: str
+
+
+@dataclass(frozen=True)
+class Ridge:
+    family: str
+    x: float  # intensity where the slope meets the ceiling
+    y: float
+    slope: int  # which slope
+
+
+@dataclass(frozen=True)
+class Points:
+    """Scenario points: position, bound code (index into BOUNDS), fits, part of a sweep."""
+
+    x: np.ndarray
+    y: np.ndarray
+    bound: np.ndarray
+    fits: np.ndarray
+    in_sweep: np.ndarray
+    hidden: int  # rows not drawn (no FLOPs or no bytes)
+
+
+@dataclass(frozen=True)
+class Label:
+    text: str
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
+class Trail:
+    """A sweep series drawn through its points on a roofline."""
+
+    text: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass(frozen=True)
+class RooflineData:
+    """An HBM roofline (kind "roofline") or a network roofline (kind "network") of one chip."""
+
+    kind: str
+    hardware: str
+    title: str
+    subtitle: str
+    x_label: str
+    y_label: str
+    slopes: tuple[Slope, ...]
+    ceilings: tuple[Ceiling, ...]
+    ridges: tuple[Ridge, ...]
+    points: Points
+    counts: Mapping[str, int]
+    not_fitting: int
+    overridden: int  # rows with their own peak/HBM/link numbers, drawn at their own values
+    labels: tuple[Label, ...]
+    trails: tuple[Trail, ...]
+
+
+@dataclass(frozen=True)
+class SweepLine:
+    series: str
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+    bound: np.ndarray
+    fits: np.ndarray
+    critical: float | None  # the first swept value at which the line is compute-bound
+    critical_y: float | None
+
+
+@dataclass(frozen=True)
+class SweepData:
+    """Attainable FLOP/s against one swept dim of one chip, a line per series."""
+
+    hardware: str
+    dim: str
+    title: str
+    subtitle: str
+    x_label: str
+    y_label: str
+    log_x: bool
+    ceilings: tuple[Ceiling, ...]
+    lines: tuple[SweepLine, ...]
+
+
+@dataclass(frozen=True)
+class SummaryData:
+    """Scenario counts per bound and hardware."""
+
+    title: str
+    hardware: tuple[str, ...]
+    counts: Mapping[str, tuple[int, ...]]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def floats(column: pd.Series) -> np.ndarray:
+    """A numeric column (also Int64 with missing values) as floats, NaN where missing."""
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def bound_codes(frame: pd.DataFrame) -> np.ndarray:
+    return pd.Categorical(frame["bound"], categories=BOUNDS).codes.astype(np.int8)
+
+
+def fits_of(frame: pd.DataFrame) -> np.ndarray:
+    """True where the row fits HBM or its capacity is unknown."""
+    return frame["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool)
+
+
+def _family_of(frame: pd.DataFrame) -> pd.Series:
+    dtypes = frame["compute_dtype"].astype(str)
+    return dtypes.map({d: peak_family(d) for d in pd.unique(dtypes)})
+
+
+def ceilings_of(frame: pd.DataFrame, chip: dict) -> tuple[Ceiling, ...]:
+    """One compute ceiling per peak used, lowest first: the catalog's peak for each compute
+    dtype's family, else the rows' own. Families with the same peak share a ceiling."""
+    family_of = _family_of(frame)
+    used = set(family_of)
+    by_peak: dict[float, list[str]] = {}
+    sources: dict[float, str] = {}
+    for family in (f for f in PEAK_FAMILIES if f in used):
+        peak = chip.get(f"peak_{family}")
+        source = "catalog"
+        if peak is None or not np.isfinite(peak):
+            peak = float(frame.loc[family_of == family, "peak_flops"].median())
+            source = "rows"
+        by_peak.setdefault(float(peak), []).append(family)
+        sources[float(peak)] = source
+    return tuple(
+        Ceiling(tuple(families), peak, sources[peak]) for peak, families in sorted(by_peak.items())
+    )
+
+
+def _points(frame: pd.DataFrame, x: np.ndarray) -> Points:
+    y = frame["attainable_flops"].to_numpy(dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    in_sweep = (frame["name"].astype(str) != frame["series"].astype(str)).to_numpy(dtype=bool)
+    return Points(
+        x[ok], y[ok], bound_codes(frame)[ok], fits_of(frame)[ok], in_sweep[ok], int((~ok).sum())
+    )
+
+
+def _counts(frame: pd.DataFrame) -> dict[str, int]:
+    counts = frame["bound"].value_counts()
+    return {b: int(counts.get(b, 0)) for b in BOUNDS}
+
+
+def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tuple[Trail, ...]]:
+    """Name labels for single rows and one trail per sweep series (when few enough)."""
+    name = frame["name"].astype(str).to_numpy(dtype=object)
+    series = frame["series"].astype(str).to_numpy(dtype=object)
+    y = frame["attainable_flops"].to_numpy(dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    single = (name == series) & ok
+    sweep_series = pd.unique(series[(name != series) & ok])
+    if int(single.sum()) + len(sweep_series) > LABEL_LIMIT or int(ok.sum()) > SCATTER_LIMIT:
+        return (), ()
+    labels = tuple(
+        Label(str(n), float(a), float(b))
+        for n, a, b in zip(name[single], x[single], y[single], strict=True)
+    )
+    trails = []
+    for s in sweep_series:
+        idx = np.flatnonzero((series == s) & (name != series) & ok)
+        order = np.argsort(x[idx], kind="stable")
+        trails.append(Trail(str(s), x[idx][order], y[idx][order]))
+    return labels, tuple(trails)
+
+
+def subtitle(chip: dict, ceilings: tuple[Ceiling, ...], bandwidth_text: str) -> str:
+    parts = [bandwidth_text]
+    if chip.get("hbm_capacity"):
+        parts.append(f"{fmt.size(chip['hbm_capacity'])} HBM")
+    parts += [f"{c.family} {fmt.flop_rate(c.peak)}" for c in ceilings]
+    return " · ".join(parts)
+
+
+def chip_record(rows: pd.DataFrame, chip: dict | None, name: str) -> dict:
+    """The catalog record, or one made from the rows' own numbers when the chip is unknown."""
+    if chip is not None:
+        return chip
+    return {
+        "name": name,
+        "hbm_bandwidth": float(rows["hbm_bandwidth"].median()),
+        "hbm_capacity": None,
+    }
+
+
+# ---------------------------------------------------------------- the charts
+
+
+def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> RooflineData:
+    """The HBM roofline of one chip's rows: slope, ceilings, ridges, points by bound."""
+    name = str(chip["name"])
+    bw = chip.get("hbm_bandwidth")
+    if bw is None or not np.isfinite(bw):
+        bw = float(rows["hbm_bandwidth"].median())
+    bw = float(bw)
+    ceilings = ceilings_of(rows, chip)
+    x = rows["intensity"].to_numpy(dtype=float)
+    labels, trails = _labels(rows, x)
+    return RooflineData(
+        kind="roofline",
+        hardware=name,
+        title=f"{chart_text(name)} roofline: {fmt.plural(len(rows), 'scenario')}",
+        subtitle=subtitle(chip, ceilings, f"HBM {fmt.bandwidth(bw)}"),
+        x_label="Arithmetic intensity (FLOP/byte)",
+        y_label="Attainable FLOP/s (per chip)",
+        slopes=(Slope(bw, f"HBM {fmt.bandwidth(bw)}"),),
+        ceilings=ceilings,
+        ridges=tuple(Ridge(c.family, c.peak / bw, c.peak, 0) for c in ceilings),
+        points=_points(rows, x),
+        counts=_counts(rows),
+        not_fitting=int((~fits_of(rows)).sum()),
+        overridden=overridden,
+        labels=labels,
+        trails=trails,
+    )
+
+
+def communicating(rows: pd.DataFrame) -> pd.DataFrame:
+    """The multi-chip rows that send data between chips."""
+    return rows[(rows["chips"] > 1) & (rows["network_bytes"] > 0)]
+
+
+def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
+    """The network roofline of one chip's communicating rows, or None when there are none.
+
+    x = per-chip FLOPs / network bytes (the array each chip contributes to the collective);
+    the slope is the one-way link bandwidth and the ridge peak / one-way bandwidth (book,
+    "Network communication rooflines": D/2 > 1.97e14 / 4.5e10 = 4377 on v5e). That is the
+    exact boundary for a two-chip AllReduce on a ring; on a switch with N > 2 chips an
+    AllReduce takes 2(N-1)/N V/W, so points sit somewhat right of where the line would put
+    them. Points are drawn at their own attainable FLOP/s (HBM limits included).
+    """
+    name = str(chip["name"])
+    rows = communicating(rows)
+    if rows.empty:
+        return None
+    ceilings = ceilings_of(rows, chip)
+    slopes = []
+    links = rows["link"].astype(str)
+    for link in sorted(pd.unique(links)):
+        bw = chip.get(f"{link}_bandwidth")
+        if bw is None or not np.isfinite(bw):
+            bw = float(rows.loc[links == link, "link_bandwidth"].median())
+        slopes.append(Slope(float(bw), f"{link.upper()} {fmt.bandwidth(bw)} one-way"))
+    slopes.sort(key=lambda s: -s.bandwidth)
+    x = (rows["flops_per_chip"] / rows["network_bytes"]).to_numpy(dtype=float)
+    labels, trails = _labels(rows, x)
+    return RooflineData(
+        kind="network",
+        hardware=name,
+        title=f"{chart_text(name)} network roofline: "
+        f"{fmt.plural(len(rows), 'multi-chip scenario')}",
+        subtitle=subtitle(chip, ceilings, " · ".join(s.label for s in slopes)),
+        x_label="Network intensity (FLOP per byte sent between chips)",
+        y_label="Attainable FLOP/s (per chip)",
+        slopes=tuple(slopes),
+        ceilings=ceilings,
+        ridges=tuple(
+            Ridge(c.family, c.peak / s.bandwidth, c.peak, i)
+            for i, s in enumerate(slopes)
+            for c in ceilings
+        ),
+        points=_points(rows, x),
+        counts=_counts(rows),
+        not_fitting=int((~fits_of(rows)).sum()),
+        overridden=0,
+        labels=labels,
+        trails=trails,
+    )
+
+
+def summary_data(per_hardware: pd.DataFrame) -> SummaryData:
+    """Scenario counts per bound and hardware, from Summary.per_hardware."""
+    total = int(per_hardware["total"].sum()) if len(per_hardware) else 0
+    return SummaryData(
+        title=f"Which limit binds: {total:,} scenarios by hardware",
+        hardware=tuple(str(h) for h in per_hardware.index),
+        counts={b: tuple(int(v) for v in per_hardware[b]) for b in BOUNDS},
+    )

@@ -1,0 +1,128 @@
+"""Which charts a run draws, in which order, under which file names: the summary, a roofline
+per chip (A-Z), a network roofline per chip whose rows communicate, then the sweep charts.
+The data of a chart is built only when it is kept (`PlannedChart.build`)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+
+import pandas as pd
+
+from pipeline.render.charts.data import (
+    chip_record,
+    communicating,
+    network_data,
+    roofline_data,
+    summary_data,
+)
+from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+
+KIND_ORDER = ("summary", "roofline", "network", "sweep")
+KIND_NAMES = {
+    "summary": ("summary chart", "summary charts"),
+    "roofline": ("roofline", "rooflines"),
+    "network": ("network roofline", "network rooflines"),
+    "sweep": ("sweep chart", "sweep charts"),
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart of a run: what it shows and where its PNG goes."""
+
+    kind: str  # "summary" | "roofline" | "network" | "sweep"
+    title: str
+    path: str  # relative to the run's folder, e.g. "plots/roofline-tpu-v5e.png"
+    hardware: str | None = None  # canonical chip name, for per-hardware charts
+    series: tuple[str, ...] = ()  # sweep series drawn, for sweep charts
+
+
+@dataclass(frozen=True)
+class PlannedChart:
+    chart: Chart
+    build: Callable[[], object]  # -> the chart's data (charts.data)
+    cost: int  # points drawn, to hand the biggest charts to workers first
+
+
+def safe_stem(text: str, limit: int = 60) -> str:
+    """A file-name part from untrusted text: only [a-z0-9._-], no '..', never empty."""
+    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
+    stem = re.sub(r"[^a-z0-9._-]+", "-", ascii_text.lower())
+    stem = re.sub(r"\.{2,}", ".", stem).strip("-._")
+    return stem[:limit].strip("-._") or "x"
+
+
+def _unique(stem: str, taken: set[str]) -> str:
+    name, n = stem, 1
+    while name in taken:
+        n += 1
+        name = f"{stem}-{n}"
+    taken.add(name)
+    return name
+
+
+def plan_charts(
+    results: pd.DataFrame,
+    hardware: list[dict],
+    per_hardware: pd.DataFrame,
+    overrides: Mapping[str, int],
+    folder: str = "plots",
+) -> list[PlannedChart]:
+    """Every chart a run could draw, in priority order, with unique sanitized file names."""
+    if results.empty:
+        return []
+    records = {str(h["name"]): h for h in hardware}
+    by_chip = results.groupby(results["hardware"].astype(str), sort=True).indices
+    rows_of = {hw: results.iloc[idx] for hw, idx in by_chip.items()}
+    chip = {hw: chip_record(rows, records.get(hw), hw) for hw, rows in rows_of.items()}
+    taken: set[str] = set()
+    planned: list[PlannedChart] = []
+
+    def add(kind: str, stem: str, title: str, hw, build, cost: int, series=()) -> None:
+        path = f"{folder}/{_unique(stem, taken)}.png"
+        planned.append(PlannedChart(Chart(kind, title, path, hw, tuple(series)), build, cost))
+
+    add("summary", "summary", "Bound per hardware", None, partial(summary_data, per_hardware), 0)
+    for hw, rows in rows_of.items():
+        build = partial(roofline_data, rows, chip[hw], overrides.get(hw, 0))
+        add("roofline", f"roofline-{safe_stem(hw)}", f"{hw} roofline", hw, build, len(rows))
+    for hw, rows in rows_of.items():
+        multi = len(communicating(rows))
+        if multi:
+            build = partial(network_data, rows, chip[hw])
+            add("network", f"network-{safe_stem(hw)}", f"{hw} network roofline", hw, build, multi)
+    for (hw, dim), lines in sorted(sweep_lines(results).items()):
+        split = pages(lines)
+        for i, page in enumerate(split, start=1):
+            part = f"-{i}" if len(split) > 1 else ""
+            of = f" ({i} of {len(split)})" if len(split) > 1 else ""
+            build = partial(sweep_data, results, chip[hw], dim, page, i, len(split))
+            cost = sum(len(ln.rows) for ln in page)
+            series = dict.fromkeys(ln.series for ln in page)
+            stem = f"sweep-{safe_stem(hw)}-{dim.lower()}{part}"
+            add("sweep", stem, f"{hw}: attainable FLOP/s vs {dim}{of}", hw, build, cost, series)
+    return planned
+
+
+def left_out_notice(dropped: list[PlannedChart], max_charts: int, total: int) -> str:
+    """What the chart limit left out, said plainly."""
+    by_kind: dict[str, int] = {}
+    for p in dropped:
+        by_kind[p.chart.kind] = by_kind.get(p.chart.kind, 0) + 1
+    parts = [
+        f"{n:,} {KIND_NAMES[k][0] if n == 1 else KIND_NAMES[k][1]}"
+        for k in KIND_ORDER
+        if (n := by_kind.get(k, 0))
+    ]
+    what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    names = ""
+    if len(dropped) <= 5:
+        names = " (" + ", ".join(p.chart.path.rsplit("/", 1)[-1] for p in dropped) + ")"
+    return (
+        f"Drew {total - len(dropped):,} of {total:,} charts (chart limit {max_charts:,}, "
+        f"--max-charts); left out {what}{names}."
+    )

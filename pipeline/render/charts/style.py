@@ -1,0 +1,84 @@
+"""What every chart shares: the bound colours and markers, figure size, titles, axes, and the
+PNG encoding. Figures are matplotlib `Figure` objects on the Agg canvas, never pyplot state."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+from PIL import Image
+
+from pipeline.render import format as fmt
+from pipeline.render.charts.labels import chart_text
+
+# Okabe-Ito colours (distinguishable with the common colour-vision deficiencies); the marker
+# shape repeats the bound so the charts also read in greyscale.
+BOUND_COLORS: dict[str, str] = {"compute": "#0072B2", "memory": "#E69F00", "network": "#CC79A7"}
+BOUND_MARKERS: dict[str, str] = {"compute": "o", "memory": "s", "network": "^"}
+SERIES_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+SERIES_STYLES = ("-", "--", ":")
+ROOF_COLOR = "#333333"
+FIGSIZE = (8.0, 5.5)  # inches; at DPI 150: 1200 x 825 pixels
+DPI = 150
+
+
+def new_figure(height: float = FIGSIZE[1]) -> Figure:
+    """A chart-sized Figure on the Agg canvas."""
+    fig = Figure(figsize=(FIGSIZE[0], height), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def png_bytes(fig: Figure) -> bytes:
+    """The figure as a 256-colour PNG: about a quarter of the bytes of full colour, with no
+    visible change on flat chart colours, so reports with many charts stay small enough to
+    mail. No date or software metadata: the same chart gives the same bytes."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba())
+    palette = image.convert("RGB").quantize(
+        colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
+    )
+    out = io.BytesIO()
+    palette.save(out, format="PNG", dpi=(DPI, DPI))
+    return out.getvalue()
+
+
+def titles(fig: Figure, title: str, subtitle: str, height: float = FIGSIZE[1]) -> None:
+    fig.text(0.02, 1 - 0.19 / height, title, fontsize=12.5, fontweight="bold", va="top")
+    if subtitle:
+        fig.text(
+            0.02, 1 - 0.46 / height, chart_text(subtitle, 140), fontsize=9, va="top", color="#444"
+        )
+
+
+def flops_axis(ax, axis: str) -> None:
+    """FLOP/s tick labels (`197 TFLOP/s`) on the x or y axis."""
+    formatter = FuncFormatter(lambda v, _: fmt.flop_rate(v, trim=True) if v > 0 else "0")
+    getattr(ax, f"{axis}axis").set_major_formatter(formatter)
+
+
+def log_limits(values: np.ndarray, pad: float, min_decades: float) -> tuple[float, float]:
+    lo, hi = np.log10(values.min()) - np.log10(pad), np.log10(values.max()) + np.log10(pad)
+    if hi - lo < min_decades:
+        mid = (hi + lo) / 2
+        lo, hi = mid - min_decades / 2, mid + min_decades / 2
+    return 10**lo, 10**hi
+
+
+def axis_points(ax, x: np.ndarray, y: np.ndarray, step: float = 6.0) -> np.ndarray:
+    """Display coordinates of a polyline, sampled every `step` pixels (label obstacles)."""
+    pts = ax.transData.transform(np.column_stack([x, y]))
+    out = [pts[:1]]
+    for a, b in zip(pts[:-1], pts[1:], strict=True):
+        n = max(int(np.hypot(*(b - a)) // step), 1)
+        t = np.linspace(0, 1, n + 1)[1:, None]
+        out.append(a + (b - a) * t)
+    return np.concatenate(out)
+
+
+def rgb(color: str) -> tuple[float, float, float]:
+    return tuple(int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))

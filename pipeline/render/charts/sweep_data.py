@@ -1,0 +1,132 @@
+"""The data of sweep charts: which rows form a line (a sweep series, or one combination of its
+other swept dims), and each chart's lines of attainable FLOP/s against the swept dim."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipeline.render import format as fmt
+from pipeline.render.charts.data import (
+    SWEEP_LINES_PER_CHART,
+    SweepData,
+    SweepLine,
+    bound_codes,
+    ceilings_of,
+    fits_of,
+    floats,
+    subtitle,
+)
+from pipeline.render.charts.labels import chart_text
+
+
+def swept_dims(name: str, series: str) -> tuple[str, ...]:
+    """The dims a sweep row varies, read from its name: 'q3[B=128,D=4096]' -> ('B', 'D')."""
+    suffix = name[len(series) :] if name.startswith(series) else ""
+    m = re.fullmatch(r"\[([^\[\]]*)\]", suffix)
+    if not m:
+        return ()
+    dims = [part.split("=", 1)[0].strip() for part in m.group(1).split(",")]
+    if not all(re.fullmatch(r"[A-Z]", d) for d in dims):
+        return ()
+    return tuple(dims)
+
+
+@dataclass(frozen=True)
+class LinePlan:
+    """A planned sweep line: its series, legend label and row positions in the results."""
+
+    series: str
+    label: str
+    rows: np.ndarray
+
+
+def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
+    """(hardware, swept dim) -> lines: one per series, or per combination of its other dims
+    (a series sweeping several dims is drawn against its first, A-Z)."""
+    name = results["name"].astype(str).to_numpy(dtype=object)
+    series = results["series"].astype(str).to_numpy(dtype=object)
+    positions = np.flatnonzero(name != series)
+    if len(positions) == 0:
+        return {}
+    keys = pd.DataFrame(
+        {
+            "hardware": results["hardware"].astype(str).to_numpy(dtype=object)[positions],
+            "series": series[positions],
+        }
+    )
+    groups: dict[tuple[str, str], list[LinePlan]] = {}
+    for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
+        rows = positions[idx]
+        dims = swept_dims(str(name[rows[0]]), str(s))
+        if not dims or any(d not in results.columns for d in dims):
+            continue
+        others = dims[1:]
+        if not others:
+            groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), chart_text(s), rows))
+            continue
+        values = np.column_stack([floats(results[d])[rows] for d in others])
+        combos, inverse = np.unique(values, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for k, combo in enumerate(combos):
+            what = ", ".join(f"{d}={int(v)}" for d, v in zip(others, combo, strict=True))
+            label = f"{chart_text(s, 36)} ({what})"
+            groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), label, rows[inverse == k]))
+    return groups
+
+
+def pages(lines: list[LinePlan]) -> list[list[LinePlan]]:
+    """Lines split into charts of at most SWEEP_LINES_PER_CHART."""
+    n = SWEEP_LINES_PER_CHART
+    return [lines[i : i + n] for i in range(0, len(lines), n)]
+
+
+def sweep_data(
+    results: pd.DataFrame, chip: dict, dim: str, lines: list[LinePlan], page: int, of: int
+) -> SweepData:
+    """One sweep chart: lines of attainable FLOP/s against the swept dim."""
+    hw = str(chip["name"])
+    rows = results.iloc[np.concatenate([ln.rows for ln in lines])]
+    ceilings = ceilings_of(rows, chip)
+    out_lines = []
+    for ln in lines:
+        part = results.iloc[ln.rows]
+        x = floats(part[dim])
+        order = np.argsort(x, kind="stable")
+        x = x[order]
+        y = part["attainable_flops"].to_numpy(dtype=float)[order]
+        bound = bound_codes(part)[order]
+        compute = np.flatnonzero(bound == 0)
+        first = int(compute[0]) if len(compute) else None
+        out_lines.append(
+            SweepLine(
+                series=ln.series,
+                label=ln.label,
+                x=x,
+                y=y,
+                bound=bound,
+                fits=fits_of(part)[order],
+                critical=float(x[first]) if first is not None else None,
+                critical_y=float(y[first]) if first is not None else None,
+            )
+        )
+    xs = np.concatenate([ln.x for ln in out_lines])
+    uniq = np.unique(xs[np.isfinite(xs) & (xs > 0)])
+    steps = np.diff(uniq)
+    log_x = bool(len(uniq) > 2 and uniq[-1] / uniq[0] >= 16 and not np.allclose(steps, steps[0]))
+    page_text = f" ({page} of {of})" if of > 1 else ""
+    bw = chip.get("hbm_bandwidth")
+    return SweepData(
+        hardware=hw,
+        dim=dim,
+        title=f"{chart_text(hw)}: attainable FLOP/s as {dim} grows{page_text}",
+        subtitle=subtitle(chip, ceilings, f"HBM {fmt.bandwidth(bw)}") if bw else "",
+        x_label=f"{dim} (swept dimension)",
+        y_label="Attainable FLOP/s (per chip)",
+        log_x=log_x,
+        ceilings=ceilings,
+        lines=tuple(out_lines),
+    )

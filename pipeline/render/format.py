@@ -1,0 +1,157 @@
+"""The one number formatter: how a quantity is shown to people, in charts, in the report and
+in the workbook. Data stays in SI units (FLOP, FLOP/s, bytes, bytes/s, seconds); only what a
+person reads is scaled: three significant digits and an SI prefix (`1.01 ms`, `197 TFLOP/s`,
+`16.0 GB`; decimal units, 1 GB = 10^9 bytes). The workbook cannot run Python on a cell, so
+the same choices are written once more as Excel number formats (EXCEL), which scale values
+down by thousands and show times in engineering notation (docs/outputs.md#the-workbook)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import pandas as pd
+
+DASH = "\u2014"  # shown for a missing value
+_UP = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_DOWN = ((1.0, ""), (1e-3, "m"), (1e-6, "\u00b5"), (1e-9, "n"), (1e-12, "p"))
+
+
+def missing(value) -> bool:
+    """None, NA or NaN."""
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _three_digits(x: float) -> str:
+    """A value in [1, 1000) (or below 1 for the smallest unit) with three significant digits."""
+    if x >= 100:
+        return f"{x:,.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def with_prefix(value, unit: str, prefixes=_UP, trim: bool = False) -> str:
+    """`value` scaled to the largest prefix that keeps it >= 1, three significant digits
+    (`trim`: without trailing zeros, as on an axis: '50 TFLOP/s', not '50.0 TFLOP/s')."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    if math.isinf(v):
+        return "\u221e" if v > 0 else "-\u221e"
+    if v == 0:
+        return f"0 {unit}"
+    rounded = float(f"{abs(v):.3g}")  # round first, so 999.7e9 becomes 1.00e12, not "1000 G"
+    factor, prefix = next(((f, p) for f, p in prefixes if rounded >= f), prefixes[-1])
+    sign = "-" if v < 0 else ""
+    digits = _three_digits(rounded / factor)
+    if trim and "." in digits:
+        digits = digits.rstrip("0").rstrip(".")
+    return f"{sign}{digits} {prefix}{unit}"
+
+
+def seconds(value) -> str:
+    """1.011e-3 -> '1.01 ms' (s, ms, µs, ns, ps)."""
+    return with_prefix(value, "s", _DOWN)
+
+
+def flop_rate(value, trim: bool = False) -> str:
+    """1.97e14 -> '197 TFLOP/s'."""
+    return with_prefix(value, "FLOP/s", trim=trim)
+
+
+def flops(value) -> str:
+    """2.06e12 -> '2.06 TFLOP'."""
+    return with_prefix(value, "FLOP")
+
+
+def size(value) -> str:
+    """Bytes, decimal units as the book uses them: 1.6e10 -> '16.0 GB'."""
+    return with_prefix(value, "B")
+
+
+def bandwidth(value) -> str:
+    """Bytes/s: 8.2e11 -> '820 GB/s'."""
+    return with_prefix(value, "B/s")
+
+
+def percent(fraction) -> str:
+    """0.4615 -> '46.2%' (0 and 1 without decimals)."""
+    if missing(fraction):
+        return DASH
+    f = float(fraction)
+    if f in (0.0, 1.0):
+        return f"{f * 100:.0f}%"
+    return f"{f * 100:.1f}%"
+
+
+def number(value) -> str:
+    """A plain quantity (intensity, FLOP/byte): 238.25 -> '238', 0.5 -> '0.500', 4377 -> '4,377'."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    if math.isinf(v):
+        return "\u221e"
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.{2 - math.floor(math.log10(a))}f}"
+
+
+def count(value) -> str:
+    """An integer count with thousands separators: 1035 -> '1,035'."""
+    if missing(value):
+        return DASH
+    return f"{int(value):,}"
+
+
+def ratio(value) -> str:
+    """A factor: 1.847 -> '1.85×'."""
+    if missing(value):
+        return DASH
+    return f"{number(value)}\u00d7"
+
+
+def when(text: str) -> str:
+    """An ISO 8601 UTC timestamp as 'YYYY-MM-DD HH:MM:SS UTC' (anything else unchanged)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return text
+    offset = moment.utcoffset()
+    if offset is not None and offset.total_seconds() == 0:
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return text
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 row', '2 rows', '1,035 scenarios'."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+# Excel number formats: a trailing comma divides by 1,000; a format cannot multiply, so times
+# are shown in engineering notation (E-3 = ms, E-6 = µs). Conditions use plain digits.
+EXCEL = {
+    "seconds": '[=0]0" s";##0.000E+0" s"',
+    "flop_rate": '[>=1000000000000]#,##0.00,,,," TFLOP/s";'
+    '[>=1000000000]#,##0.00,,," GFLOP/s";#,##0.00,," MFLOP/s"',
+    "flops": '[>=1000000000000]#,##0.00,,,," TFLOP";[>=1000000000]#,##0.00,,," GFLOP";'
+    '#,##0.00,," MFLOP"',
+    "size": '[>=1000000000]#,##0.00,,," GB";[>=1000000]#,##0.00,," MB";#,##0" B"',
+    "bandwidth": '#,##0.0,,," GB/s"',
+    "intensity": '#,##0.0" FLOP/B"',
+    "percent": "0.0%",
+    "ratio": '0.00"×"',
+    "count": "#,##0",
+    "line": "0",
+}

@@ -1,0 +1,445 @@
+"""The HTML review report and the batch index page (docs/outputs.md#the-report).
+
+One Jinja2 environment (autoescape, StrictUndefined) renders the templates of the `templates/`
+folder. The templates receive plain records and scalars built here from the analysis; the
+statistics come from its Summary, and human formatting (ms, TFLOP/s, GB, %) happens only in
+the filters, which are the `render.format` functions. The page is self-contained: inline CSS
+and JS, charts embedded as base64 PNG, no external URL. The output depends only on its inputs
+(no clock, no random ids), so it can be diffed and golden-tested.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import jinja2
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import OutputError, PipelineError
+from pipeline.limits import DEFAULT_TABLE_ROWS
+from pipeline.model.catalog import LINKS
+from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, wider_dtype
+from pipeline.model.roofline import BOUNDS
+from pipeline.model.summary import not_fitting
+from pipeline.render import format as fmt
+from pipeline.render.charts import Chart
+
+if TYPE_CHECKING:
+    from pipeline.analysis import Analysis
+
+REPORT_TEMPLATE = "report.html.j2"
+INDEX_TEMPLATE = "index.html.j2"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+INDEX_KEYS = (
+    "run_name",
+    "input_path",
+    "report_href",
+    "scenarios",
+    "compute",
+    "memory",
+    "network",
+    "not_fitting",
+    "rejected",
+    "status",
+)
+
+
+def sort_key(value) -> str:
+    """A number as a compact `data-v` attribute for the table sorter; empty when missing."""
+    if fmt.missing(value):
+        return ""
+    return f"{float(value):.5g}"
+
+
+FILTERS = {
+    "seconds": fmt.seconds,
+    "flop_rate": fmt.flop_rate,
+    "flops": fmt.flops,
+    "bytes": fmt.size,
+    "bandwidth": fmt.bandwidth,
+    "percent": fmt.percent,
+    "num": fmt.number,
+    "count": fmt.count,
+    "ratio": fmt.ratio,
+    "when": fmt.when,
+    "sortkey": sort_key,
+}
+
+
+def template_dirs() -> list[Path]:
+    """Where templates are looked for, in order: `templates/` beside the package (the
+    repository and an editable install), then inside it (an installed wheel)."""
+    package = Path(__file__).resolve().parents[1]
+    return [package.parent / "templates", package / "templates"]
+
+
+def find_template_dir() -> Path:
+    """The first template folder holding both templates; PipelineError when there is none."""
+    for folder in template_dirs():
+        if (folder / REPORT_TEMPLATE).is_file() and (folder / INDEX_TEMPLATE).is_file():
+            return folder
+    looked = ", ".join(str(d) for d in template_dirs())
+    raise PipelineError(
+        f"report templates not found (looked for {REPORT_TEMPLATE} and {INDEX_TEMPLATE} in "
+        f"{looked}); reinstall roofline-pipeline, or run with --no-report"
+    )
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment: autoescape on, StrictUndefined, the formatting filters."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(find_template_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+# ---------------------------------------------------------------- records
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows as dicts of plain Python values, None for NaN/NA."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _anchor(index: int, name: str) -> str:
+    """An HTML id for a chip section: stable, unique, only [a-z0-9-] whatever the name holds."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")
+    return f"hw-{index + 1}-{slug}" if slug else f"hw-{index + 1}"
+
+
+def _shape_text(frame: pd.DataFrame, dims: list[str]) -> pd.Series:
+    """'B=128 D=4096 F=4096' from the dimension columns the row's einsum uses."""
+    shape = pd.Series("", index=frame.index, dtype=object)
+    einsum = frame["einsum"].astype(str)
+    for d in dims:
+        values = frame[d]
+        used = einsum.str.contains(d, regex=False) & values.notna()
+        piece = (d + "=" + values.astype("string").fillna("")).where(used, "")
+        gap = pd.Series(np.where((shape != "") & (piece != ""), " ", ""), index=frame.index)
+        shape = shape + gap + piece.astype(object)
+    return shape
+
+
+def _dtype_text(frame: pd.DataFrame) -> pd.Series:
+    """'bf16' when operands and output agree, else 'bf16 × int8 → bf16'; the compute dtype is
+    added only when it is not the default (the wider of X and Y, docs/input.md#dtypes)."""
+    x, y, out, comp = (
+        frame[c].astype(str) for c in ("x_dtype", "y_dtype", "out_dtype", "compute_dtype")
+    )
+    pair = x + "|" + y
+    default = pair.map(
+        {
+            p: wider_dtype(*p.split("|")) if set(p.split("|")) <= set(DTYPES) else ""
+            for p in pair.unique()
+        }
+    )
+    text = x.where((x == y) & (y == out), x + " \u00d7 " + y + " \u2192 " + out)
+    return text.where(comp == default, text + ", " + comp + " compute")
+
+
+def _table_rows(rows: pd.DataFrame, dims: list[str]) -> list[dict]:
+    """The shown rows of one chip's table as records (vectorized; at most the table cap)."""
+    network_bytes = rows["network_bytes"].to_numpy(dtype=float)
+    sends = network_bytes > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        net_intensity = rows["flops_per_chip"].to_numpy(dtype=float) / network_bytes
+        net_critical = rows["peak_flops"].to_numpy(dtype=float) / rows["link_bandwidth"].to_numpy(
+            dtype=float
+        )
+    table = pd.DataFrame(
+        {
+            "name": rows["name"].astype(str),
+            "notes": rows["notes"].fillna("").astype(str),
+            "op": rows["op"].astype(str),
+            "shape": _shape_text(rows, dims),
+            "flops": rows["flops"],
+            "hbm_bytes": rows["hbm_bytes"],
+            "dtypes": _dtype_text(rows),
+            "chips": rows["chips"],
+            "shard": rows["shard"].astype(str).replace("nan", ""),
+            "t_lower": rows["t_lower"],
+            "t_math": rows["t_math"],
+            "t_hbm": rows["t_hbm"],
+            "t_network": rows["t_network"],
+            "bound": rows["bound"].astype(str),
+            "intensity": rows["intensity"],
+            "critical_intensity": rows["critical_intensity"],
+            "net_intensity": np.where(sends, net_intensity, np.nan),
+            "net_critical": np.where(sends, net_critical, np.nan),
+            "critical_batch": rows["critical_batch"],
+            "fits": rows["fits"].astype("boolean"),
+        }
+    )
+    return records(table)
+
+
+def _chip_facts(rec: dict, rows: pd.DataFrame) -> dict:
+    """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source."""
+    used_families = set(rows["compute_dtype"].astype(str).map({k: v[2] for k, v in DTYPES.items()}))
+    used_links = set(rows.loc[rows["collective"].astype(str) != "", "link"].astype(str))
+    hbm_bw = rec.get("hbm_bandwidth")
+    peaks = [
+        {
+            "dtype": f,
+            "value": rec[f"peak_{f}"],
+            "critical": rec[f"peak_{f}"] / hbm_bw if hbm_bw else None,
+            "used": f in used_families,
+        }
+        for f in PEAK_FAMILIES
+        if not fmt.missing(rec.get(f"peak_{f}"))
+    ]
+    links = [
+        {
+            "name": link,
+            "bandwidth": rec[f"{link}_bandwidth"],
+            "topology": rec.get(f"{link}_topology") or "",
+            "latency": rec.get(f"{link}_latency"),
+            "default": rec.get("default_link") == link,
+            "used": link in used_links,
+        }
+        for link in LINKS
+        if not fmt.missing(rec.get(f"{link}_bandwidth"))
+    ]
+    return {
+        "known": bool(rec),
+        "vendor": rec.get("vendor") or "",
+        "aliases": [a for a in str(rec.get("aliases") or "").split(";") if a],
+        "peaks": peaks,
+        "hbm_capacity": rec.get("hbm_capacity"),
+        "hbm_bandwidth": hbm_bw,
+        "links": links,
+        "source": rec.get("source") or "",
+        "as_of": rec.get("as_of") or "",
+    }
+
+
+def _png_record(chart: Chart, data: bytes) -> dict:
+    """A chart as a data: URI with its pixel size; OutputError when it is not a PNG."""
+    if not data.startswith(PNG_SIGNATURE) or data[12:16] != b"IHDR":
+        raise OutputError(f"chart '{chart.title}' ({chart.path}) is not a PNG image")
+    return {
+        "title": chart.title,
+        "kind": chart.kind,
+        "hardware": chart.hardware or "",
+        "series": list(chart.series),
+        "width": int.from_bytes(data[16:20], "big"),
+        "height": int.from_bytes(data[20:24], "big"),
+        "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
+    }
+
+
+def _findings(analysis: Analysis) -> dict:
+    found = dict(analysis.summary.findings)
+    for key in ("slowest", "comm", "nofit", "measured_off"):
+        found[key] = records(found[key])
+    return found
+
+
+# ---------------------------------------------------------------- the report
+
+
+def cap_notice(chip: str, shown: int, total: int) -> str:
+    return (
+        f"The {chip} table shows the first {shown:,} of {total:,} scenarios; "
+        f"the other {total - shown:,} are in results.csv."
+    )
+
+
+def report_context(
+    analysis: Analysis,
+    run_name: str,
+    charts: Sequence[tuple[Chart, bytes]] = (),
+    notices: Sequence[str] = (),
+    max_table_rows: int = DEFAULT_TABLE_ROWS,
+) -> dict:
+    """The template's variables: plain records and scalars."""
+    if max_table_rows < 0:
+        raise ValueError("max_table_rows must be >= 0")
+    results, summary = analysis.results, analysis.summary
+    dims = sorted(c for c in results.columns if len(c) == 1 and c.isupper())
+    catalog = {str(rec["name"]): rec for rec in analysis.hardware}
+    order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
+    by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
+    chart_records = [(c, _png_record(c, data)) for c, data in charts]
+    placed: set[int] = set()
+    chips, split = [], []
+    for i, name in enumerate(order):
+        if name not in summary.per_hardware.index:
+            continue
+        counts = summary.per_hardware.loc[name]
+        total = int(counts["total"])
+        shown = results.iloc[by_chip[name][:max_table_rows]]
+        own = []
+        for k, (chart, rec) in enumerate(chart_records):
+            if chart.kind in ("roofline", "network") and chart.hardware == name:
+                own.append(rec)
+                placed.add(k)
+        bound = {b: int(counts[b]) for b in BOUNDS}
+        chips.append(
+            {
+                "name": name,
+                "anchor": _anchor(i, name),
+                "scenarios": total,
+                "counts": bound,
+                "not_fitting": int(counts["not_fitting"]),
+                "overrides": summary.overrides.get(name, 0),
+                "charts": own,
+                "rows": _table_rows(shown, dims),
+                "shown": len(shown),
+                "more": total - len(shown),
+                **_chip_facts(catalog.get(name, {}), results.iloc[by_chip[name]]),
+            }
+        )
+        communication = bound["memory"] + bound["network"]
+        split.append(
+            {
+                "name": name,
+                "anchor": _anchor(i, name),
+                "scenarios": total,
+                **bound,
+                "communication": communication,
+                **{f"{b}_share": _share(bound[b], total) for b in BOUNDS},
+                "communication_share": _share(communication, total),
+            }
+        )
+    series = {
+        name: {"name": name, **row}
+        for name, row in zip(summary.series.index, records(summary.series), strict=True)
+    }
+    sweeps, summary_charts, other_charts = [], [], []
+    for k, (chart, rec) in enumerate(chart_records):
+        if k in placed:
+            continue
+        if chart.kind == "sweep":
+            sweeps.append({**rec, "rows": [series[s] for s in chart.series if s in series]})
+        elif chart.kind == "summary":
+            summary_charts.append(rec)
+        else:
+            other_charts.append(rec)
+    n = summary.scenarios
+    headline = [
+        {"key": "scenarios", "label": "scenarios", "count": n, "share": None, "of": ""},
+        *(
+            {
+                "key": b,
+                "label": f"{b}-bound",
+                "count": summary.bounds[b],
+                "share": _share(summary.bounds[b], n),
+                "of": "of scenarios",
+            }
+            for b in BOUNDS
+        ),
+        {
+            "key": "nofit",
+            "label": "not fitting in HBM",
+            "count": summary.not_fitting,
+            "share": _share(summary.not_fitting, n),
+            "of": "of scenarios",
+        },
+        {
+            "key": "rejected",
+            "label": "rejected input rows",
+            "count": summary.rejected_rows,
+            "share": _share(summary.rejected_rows, summary.source_rows),
+            "of": "of input rows",
+        },
+    ]
+    meta = {
+        "run_name": run_name,
+        "input_path": analysis.source,
+        "input_sha256": analysis.source_sha256 or "",
+        "started": analysis.started,
+        "tool_version": analysis.tool_version,
+        "catalog_version": analysis.catalog_version,
+        "source_rows": summary.source_rows,
+        "scenarios": n,
+        "rejected_rows": summary.rejected_rows,
+    }
+    return {
+        "meta": meta,
+        "notices": list(dict.fromkeys(notices)),
+        "warnings": list(analysis.warnings),
+        "headline": headline,
+        "split": split,
+        "summary_charts": summary_charts,
+        "chips": chips,
+        "sweeps": sweeps,
+        "other_charts": other_charts,
+        "findings": _findings(analysis),
+        "errors": records(analysis.problems),
+        "max_table_rows": max_table_rows,
+    }
+
+
+def table_cap_notices(analysis: Analysis, max_table_rows: int) -> list[str]:
+    """What the per-hardware table cap leaves out."""
+    totals = analysis.summary.per_hardware["total"]
+    return [
+        cap_notice(chip, max_table_rows, int(total))
+        for chip, total in totals.items()
+        if total > max_table_rows
+    ]
+
+
+def render_report(
+    analysis: Analysis,
+    run_name: str,
+    charts: Sequence[tuple[Chart, bytes]] = (),
+    notices: Sequence[str] = (),
+    max_table_rows: int = DEFAULT_TABLE_ROWS,
+) -> str:
+    """The self-contained report.html of an analysis, its charts given as (Chart, PNG bytes);
+    `notices` say what the run's caps left out."""
+    context = report_context(analysis, run_name, charts, notices, max_table_rows)
+    return environment().get_template(REPORT_TEMPLATE).render(**context)
+
+
+# ---------------------------------------------------------------- the batch index
+
+
+def _relative_href(href: str) -> str:
+    """A link to a run's report: relative paths only, URL-quoted (nothing external, no scheme)."""
+    text = str(href).replace("\\", "/")
+    if text.startswith(("/", "//")) or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text):
+        raise PipelineError(f"index link '{href}' must be a relative path to a report")
+    return quote(text, safe="/#")
+
+
+def render_index(runs: list[dict]) -> str:
+    """OUTPUT_DIR/index.html: one line per run with its headline counts and report link."""
+    rows = []
+    for run in runs:
+        missing = [k for k in INDEX_KEYS if k not in run]
+        if missing:
+            raise PipelineError(f"index entry {run.get('run_name', '?')!r} lacks {missing}")
+        rec = {k: run[k] for k in INDEX_KEYS}
+        rec["report_href"] = _relative_href(run["report_href"])
+        rec["communication"] = run["memory"] + run["network"]
+        rows.append(rec)
+    totals = {
+        k: sum(int(r[k]) for r in rows)
+        for k in ("scenarios", "compute", "memory", "network", "not_fitting", "rejected")
+    }
+    totals["communication"] = totals["memory"] + totals["network"]
+    return environment().get_template(INDEX_TEMPLATE).render(runs=rows, totals=totals)
+
+
+__all__ = ["not_fitting", "render_index", "render_report", "report_context", "table_cap_notices"]

@@ -1,0 +1,311 @@
+"""workbook.xlsx, for planners who filter it, paste from it and mail it on
+(docs/outputs.md#the-workbook). Written with rvgsrust-xlsxwriter (rust_xlsxwriter under a
+Python API): the big sheets stream Arrow columns straight into constant-memory worksheets.
+
+Sheets, in order: Summary, Results, Hardware, Inputs, Errors (only when rows were rejected),
+Charts (only when charts were drawn). Results and Errors hold the first `max_rows` rows,
+Inputs the first `max_input_rows`; the Summary says what the caps left out.
+
+Numbers stay numbers: every cell holds the SI value of results.csv, and a number format
+(render.format.EXCEL) does the human part. Text from the input is always a text cell (this
+writer never turns a string into a formula, number or link) and carries Excel's quote prefix,
+so it stays text when someone edits the cell. Text past Excel's 32,767 characters per cell is
+cut there, and the Summary says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import rvgsrust_xlsxwriter as rx
+
+from pipeline.errors import OutputError
+from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
+from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
+from pipeline.model.roofline import BOUNDS
+from pipeline.render.charts import Chart
+from pipeline.render.format import EXCEL
+from pipeline.render.workbook_summary import Styles, write_charts, write_summary
+
+if TYPE_CHECKING:
+    from pipeline.analysis import Analysis
+
+EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
+CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
+WRAP_WIDTH = 100  # characters, for long text that wraps (hardware sources)
+ROW_HEIGHT_PT = 15
+
+RESULT_FORMATS = {
+    "chips": "count",
+    "flops": "flops",
+    "flops_per_chip": "flops",
+    "bytes_read": "size",
+    "bytes_written": "size",
+    "hbm_bytes": "size",
+    "network_bytes": "size",
+    "peak_flops": "flop_rate",
+    "hbm_bandwidth": "bandwidth",
+    "link_bandwidth": "bandwidth",
+    "intensity": "intensity",
+    "critical_intensity": "intensity",
+    "t_math": "seconds",
+    "t_hbm": "seconds",
+    "t_network": "seconds",
+    "t_lower": "seconds",
+    "t_upper": "seconds",
+    "attainable_flops": "flop_rate",
+    "peak_fraction": "percent",
+    "critical_batch": "count",
+    "memory_footprint": "size",
+    "hbm_capacity": "size",
+    "measured_seconds": "seconds",
+    "measured_over_predicted": "ratio",
+}
+HARDWARE_FORMATS = {
+    **{c: "flop_rate" for c in HARDWARE_COLUMNS if c.startswith("peak_")},
+    "hbm_capacity": "size",
+    **{c: "bandwidth" for c in HARDWARE_COLUMNS if c.endswith("_bandwidth")},
+    **{c: "seconds" for c in HARDWARE_COLUMNS if c.endswith("_latency")},
+}
+WIDTHS = {
+    "seconds": 14,
+    "flop_rate": 17,
+    "flops": 16,
+    "size": 13,
+    "bandwidth": 14,
+    "intensity": 15,
+    "percent": 9,
+    "ratio": 9,
+    "count": 9,
+    "line": 7,
+}
+
+
+def cap_notices(rows_cap: int, input_cap: int, results: int, inputs: int, errors: int) -> list[str]:
+    """What the workbook's row caps leave out, said plainly."""
+    cap = min(rows_cap, EXCEL_MAX_ROWS - 1)
+    input_cap = min(input_cap, cap)
+    notices = []
+    if results > cap:
+        notices.append(
+            f"Results sheet holds the first {cap:,} of {results:,} rows; results.csv has them all."
+        )
+    if inputs > input_cap:
+        notices.append(
+            f"Inputs sheet holds the first {input_cap:,} of {inputs:,} input rows; "
+            "the scenario file has them all."
+        )
+    if errors > cap:
+        notices.append(
+            f"Errors sheet holds the first {cap:,} of {errors:,} problems; errors.csv has them all."
+        )
+    return notices
+
+
+def write_workbook(
+    analysis: Analysis,
+    path: Path,
+    run_name: str,
+    charts: Sequence[tuple[Chart, Path]] = (),
+    notices: Sequence[str] = (),
+    *,
+    max_rows: int = DEFAULT_WORKBOOK_ROWS,
+    max_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS,
+) -> list[str]:
+    """Write workbook.xlsx at `path`; returns its own notices (row caps, cut cells). The
+    Summary shows them with `notices` (the run's other notices). `charts` are (Chart, PNG
+    file) pairs, embedded on the Charts sheet."""
+    if max_rows < 0 or max_input_rows < 0:
+        raise ValueError("workbook row caps must be 0 or more")
+    cap = min(max_rows, EXCEL_MAX_ROWS - 1)
+    input_cap = min(max_input_rows, cap)
+    results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
+    own = cap_notices(cap, input_cap, len(results), len(inputs), len(problems))
+    try:
+        book = rx.Workbook(str(path))
+        styles = Styles()
+        summary = book.add_worksheet("Summary")
+        sheet = book.add_worksheet("Results", constant_memory=True)
+        own += _table(sheet, styles, results.iloc[:cap], RESULT_FORMATS, 1, "results.csv")
+        _tint_bounds(sheet, styles, list(results.columns), min(len(results), cap))
+        hardware = _hardware_frame(analysis.hardware)
+        sheet = book.add_worksheet("Hardware")
+        own += _table(
+            sheet, styles, hardware, HARDWARE_FORMATS, 1, "the hardware catalog", wrap="source"
+        )
+        sheet = book.add_worksheet("Inputs", constant_memory=True)
+        own += _table(
+            sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, "the scenario file"
+        )
+        if len(problems):
+            sheet = book.add_worksheet("Errors")
+            own += _table(sheet, styles, problems.iloc[:cap], {"line": "line"}, 0, "errors.csv")
+        if charts:
+            write_charts(book.add_worksheet("Charts"), styles, charts)
+        write_summary(summary, styles, analysis, run_name, [*notices, *own])
+        book.set_properties(title=f"Roofline run {run_name}", comments=analysis.source)
+        book.close()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise OutputError(f"writing {path} failed: {exc}") from exc
+    return own
+
+
+def _arrow(frame: pd.DataFrame) -> tuple[pa.Table, dict[str, int]]:
+    """The frame as Arrow columns the writer streams: categories and text as strings (each
+    cut to CELL_CHARS, counted per column), NaN as blank."""
+    columns, cut = {}, {}
+    for name in frame.columns:
+        series = frame[name]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            arr = pc.cast(pa.array(series, from_pandas=True), pa.string())
+        elif series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
+            arr = pa.array(series.astype(object).where(series.notna(), None), type=pa.string())
+        elif isinstance(series.dtype, pd.BooleanDtype) or series.dtype.kind == "b":
+            arr = pa.array(series.astype("boolean"), type=pa.bool_(), from_pandas=True)
+        else:
+            arr = pa.array(series, from_pandas=True)
+        if pa.types.is_string(arr.type):
+            arr, n = _cut(arr)
+            if n:
+                cut[str(name)] = n
+        columns[str(name)] = arr
+    return pa.table(columns), cut
+
+
+def _cut(arr: pa.Array) -> tuple[pa.Array, int]:
+    """Cells past Excel's limit cut to it (measured in UTF-16 units, never in a pair)."""
+    long = np.flatnonzero(
+        pc.fill_null(pc.greater(pc.utf8_length(arr), CELL_CHARS // 2), False).to_numpy(
+            zero_copy_only=False
+        )
+    )
+    if not len(long):
+        return arr, 0
+    values = arr.to_pylist()
+    n = 0
+    for i in long.tolist():
+        units = values[i].encode("utf-16-le")
+        if len(units) // 2 > CELL_CHARS:
+            values[i] = units[: 2 * (CELL_CHARS - 1)].decode("utf-16-le", "ignore") + "…"
+            n += 1
+    return pa.array(values, type=pa.string()), n
+
+
+def _table(
+    sheet,
+    styles: Styles,
+    frame: pd.DataFrame,
+    formats: dict[str, str],
+    freeze: int,
+    whole: str,
+    wrap: str | None = None,
+) -> list[str]:
+    """A header row, then the frame's rows: formats per column, text quote-prefixed, widths,
+    header frozen, autofilter, printed landscape with the header on every page. Returns the
+    notices of cells cut to Excel's limit (`whole` says where they are whole)."""
+    table, cut = _arrow(frame)
+    names = table.column_names
+    rows = table.num_rows
+    column_formats = {}
+    for col, name in enumerate(names):
+        quantity = formats.get(name)
+        text = pa.types.is_string(table.schema.field(name).type)
+        column_formats[name] = styles.column(
+            EXCEL[quantity] if quantity else None, text, wrap=name == wrap
+        )
+        sheet.set_column_width(col, _width(name, table.column(name), quantity, wrap == name))
+        if text and rows:  # text as read ("4096"): no "number stored as text" triangles
+            sheet.ignore_error_range(1, col, rows, col, "number_stored_as_text")
+    sheet.set_infinity_value("inf")
+    sheet.set_neg_infinity_value("-inf")
+    if wrap in names and rows:
+        lengths = pc.fill_null(pc.utf8_length(table.column(wrap)), 0).to_numpy()
+        for row in np.flatnonzero(lengths > 1.2 * WRAP_WIDTH).tolist():
+            lines = int(np.ceil(lengths[row] / (1.2 * WRAP_WIDTH)))
+            sheet.set_row_height(row + 1, ROW_HEIGHT_PT * lines)
+    if rows:
+        sheet.write_dataframe(
+            0, 0, table, header_format=styles.header, column_formats=column_formats
+        )
+    else:  # the writer writes nothing for no rows, not even the header
+        for col, name in enumerate(names):
+            sheet.write(0, col, name, styles.header)
+    sheet.freeze_panes(1, min(freeze, max(len(names) - 1, 0)))
+    sheet.set_landscape()
+    sheet.set_repeat_rows(0, 0)
+    if names:
+        sheet.autofilter(0, 0, rows, len(names) - 1)
+    return [
+        f"{n:,} cell(s) of column {column} on the {sheet.name} sheet held more than Excel's "
+        f"{CELL_CHARS:,} characters and are cut there; {whole} has them whole."
+        for column, n in cut.items()
+    ]
+
+
+def _width(name: str, column: pa.ChunkedArray, quantity: str | None, wrap: bool) -> float:
+    """Column width in characters: the header plus the filter arrow, or the widest early cell."""
+    width = len(str(name)) + 3
+    if wrap:
+        return WRAP_WIDTH
+    if quantity is not None:
+        return max(width, WIDTHS.get(quantity, 12))
+    if pa.types.is_string(column.type):
+        sample = pc.utf8_length(column.slice(0, 1000))
+        longest = pc.max(sample).as_py() or 0
+        return min(max(width, longest) + 1, 60)
+    return max(width, 10)
+
+
+def _tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
+    """bound cells tinted by their value; fits = FALSE in red."""
+    if rows == 0:
+        return
+    for column, rules in (
+        ("bound", [(f'="{b}"', styles.bound[b]) for b in BOUNDS]),
+        ("fits", [("=FALSE", styles.not_fitting)]),
+    ):
+        if column not in names:
+            continue
+        col = names.index(column)
+        letter = _column_letter(col)
+        for condition, cell_format in rules:
+            rule = rx.ConditionalFormatFormula()
+            rule.set_rule(f"=${letter}2{condition}")
+            rule.set_format(cell_format)
+            # The writer's constant-memory guard takes a rule's rows for rows being written, so
+            # the rule is placed on the last row written and its range given explicitly.
+            rule.set_multi_range(f"{letter}2:{letter}{rows + 1}")
+            sheet.add_conditional_format(rows, col, rows, col, rule)
+
+
+def _column_letter(col: int) -> str:
+    letters = ""
+    col += 1
+    while col:
+        col, rest = divmod(col - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def _hardware_frame(hardware: Sequence[dict]) -> pd.DataFrame:
+    """Catalog rows as a frame, numbers as floats; `source` last (it is long and wraps)."""
+    keys = list(HARDWARE_COLUMNS)
+    for record in hardware:
+        keys += [k for k in record if k not in keys]
+    keys = [k for k in keys if k != "source"] + ["source"]
+    data = {}
+    for key in keys:
+        values = [record.get(key) for record in hardware]
+        if key in HARDWARE_FORMATS:
+            data[key] = pd.Series([np.nan if v in (None, "") else v for v in values], dtype=float)
+        else:
+            data[key] = pd.Series(
+                [None if v in (None, "") else str(v) for v in values], dtype=object
+            )
+    return pd.DataFrame(data, columns=keys)

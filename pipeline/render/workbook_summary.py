@@ -1,0 +1,216 @@
+"""The workbook's cell formats, its Summary sheet (the run, its notices, bound counts per
+hardware and per op, critical batches, a legend) and its Charts sheet (each PNG under its
+title). Every format that carries text has the quote prefix (docs/outputs.md#the-workbook)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import rvgsrust_xlsxwriter as rx
+from PIL import Image
+
+from pipeline.model.roofline import BOUNDS
+from pipeline.render.charts import Chart
+from pipeline.render.format import EXCEL
+
+if TYPE_CHECKING:
+    from pipeline.analysis import Analysis
+
+CRITICAL_BATCH_LINES = 50  # series listed on the Summary sheet
+ROW_HEIGHT_PX = 20  # Excel's default row height (15 pt)
+# fill, font: light tints of the charts' Okabe-Ito colours (render.charts.style.BOUND_COLORS)
+BOUND_COLOURS = {
+    "compute": ("#CCE3F0", "#003E61"),
+    "memory": ("#FBE5B3", "#6B4A00"),
+    "network": ("#F3DDE9", "#6E2A52"),
+}
+NOT_FITTING_COLOURS = ("#FFC7CE", "#9C0006")
+
+
+def _format(
+    *,
+    text: bool = True,
+    bold: bool = False,
+    size: float | None = None,
+    fill: str | None = None,
+    font: str | None = None,
+    number: str | None = None,
+    align: str | None = None,
+    border: bool = False,
+    wrap: bool = False,
+) -> rx.Format:
+    f = rx.Format()
+    if text:  # a cell made of the user's text stays text when someone edits it
+        f.set_quote_prefix()
+    if bold:
+        f.set_bold()
+    if size:
+        f.set_font_size(size)
+    if fill:
+        f.set_background_color(fill)
+    if font:
+        f.set_font_color(font)
+    if number:
+        f.set_num_format(number)
+    if align:
+        f.set_align(align)
+    if border:
+        f.set_border_bottom("thin")
+    if wrap:
+        f.set_text_wrap()
+        f.set_align("top")
+    return f
+
+
+class Styles:
+    """The workbook's cell formats, made once."""
+
+    def __init__(self) -> None:
+        self.header = _format(bold=True, fill="#D9E1F2", border=True)
+        self.header_right = _format(bold=True, fill="#D9E1F2", border=True, align="right")
+        self.title = _format(bold=True, size=14)
+        self.section = _format(bold=True, size=12)
+        self.label = _format(bold=True)
+        self.text = _format()
+        self.notice = _format(bold=True, font=NOT_FITTING_COLOURS[1])
+        self.count = _format(text=False, number=EXCEL["count"], align="left")
+        self.integer = _format(text=False, number=EXCEL["count"])
+        self.bound = {b: _format(fill=f, font=c) for b, (f, c) in BOUND_COLOURS.items()}
+        self.bound_header = {
+            b: _format(bold=True, border=True, fill=f, font=c, align="right")
+            for b, (f, c) in BOUND_COLOURS.items()
+        }
+        self.not_fitting = _format(fill=NOT_FITTING_COLOURS[0], font=NOT_FITTING_COLOURS[1])
+        self._columns: dict[tuple, rx.Format] = {}
+
+    def column(self, number: str | None, text: bool, wrap: bool = False) -> rx.Format:
+        """A column's cell format: its number format, or the quote prefix for text."""
+        key = (number, text, wrap)
+        if key not in self._columns:
+            self._columns[key] = _format(text=text, number=number, wrap=wrap)
+        return self._columns[key]
+
+
+class _Lines:
+    """Writes the Summary sheet top to bottom, a row at a time."""
+
+    def __init__(self, sheet, styles: Styles):
+        self.sheet, self.styles, self.row = sheet, styles, 0
+
+    def put(self, *cells) -> None:
+        """One row: each cell a value or (value, format); None leaves the cell empty."""
+        for col, cell in enumerate(cells):
+            value, cell_format = cell if isinstance(cell, tuple) else (cell, None)
+            if value is None:
+                continue
+            if cell_format is None:
+                cell_format = self.styles.text if isinstance(value, str) else self.styles.integer
+            self.sheet.write(self.row, col, value, cell_format)
+        self.row += 1
+
+    def skip(self, rows: int = 1) -> None:
+        self.row += rows
+
+
+def write_summary(
+    sheet, styles: Styles, analysis: Analysis, run_name: str, notices: Sequence[str]
+) -> None:
+    """The run, its warnings and notices, bound counts per hardware and op, critical batches
+    (the first CRITICAL_BATCH_LINES series), and how to read the Results sheet."""
+    for col, width in enumerate((34, 14, 14, 16, 20, 14)):
+        sheet.set_column_width(col, width)
+    sheet.set_print_fit_to_pages(1, 0)  # printed: one page wide
+    summary = analysis.summary
+    out = _Lines(sheet, styles)
+    out.put((f"Roofline run: {run_name}", styles.title))
+    out.skip()
+    out.put(("Run", styles.section))
+    rejected = "see the Errors sheet and errors.csv" if summary.rejected_rows else None
+    for label, value, extra in (
+        ("Input file", analysis.source, None),
+        ("Input SHA-256", analysis.source_sha256 or "(rows given in memory)", None),
+        ("Started", analysis.started, None),
+        ("Tool version", analysis.tool_version, None),
+        ("Hardware catalog version", analysis.catalog_version, None),
+        ("Source rows", summary.source_rows, None),
+        ("Scenarios computed", summary.scenarios, None),
+        ("Rejected rows", summary.rejected_rows, rejected),
+    ):
+        out.put(
+            (label, styles.label), (value, styles.count) if isinstance(value, int) else value, extra
+        )
+    for title, texts in (
+        ("Warnings about the input", analysis.warnings),
+        ("Notices", list(dict.fromkeys(notices))),
+    ):
+        if texts:
+            out.skip()
+            out.put((title, styles.section))
+            for text in texts:
+                out.put((text, styles.notice))
+    for key, table in (("hardware", summary.per_hardware), ("op", summary.per_op)):
+        out.skip()
+        out.put((f"Bound per {key} (all {summary.scenarios:,} scenarios)", styles.section))
+        out.put(
+            (key, styles.header),
+            *((b, styles.bound_header[b]) for b in BOUNDS),
+            ("not fitting", styles.header_right),
+            ("total", styles.header_right),
+        )
+        for name, row in table.iterrows():  # one line per chip or op: a handful
+            out.put(str(name), *(int(row[c]) for c in (*BOUNDS, "not_fitting", "total")))
+        if len(table) > 1:
+            totals = table.sum()
+            out.put(
+                ("all", styles.label), *(int(totals[c]) for c in (*BOUNDS, "not_fitting", "total"))
+            )
+    out.skip()
+    out.put(("Critical batch sizes", styles.section))
+    out.put("The smallest batch at which a series becomes compute-bound, every other input fixed.")
+    batches = summary.critical_batches
+    if len(batches):
+        out.put(
+            *((h, styles.header) for h in ("series", "hardware", "op", "dtypes")),
+            ("batch", styles.header_right),
+        )
+        for series, row in batches.head(CRITICAL_BATCH_LINES).iterrows():
+            low, high = int(row["low"]), int(row["high"])
+            batch = low if low == high else f"{low:,} to {high:,}"
+            out.put(str(series), row["hardware"], row["op"], row["dtypes"], batch)
+        if len(batches) > CRITICAL_BATCH_LINES:
+            more = len(batches) - CRITICAL_BATCH_LINES
+            out.put(f"... and {more:,} more series; filter critical_batch on the Results sheet.")
+    else:
+        out.put("No scenario in this run becomes compute-bound by growing its batch.")
+    out.skip()
+    out.put(("How to read the Results sheet", styles.section))
+    for text in (
+        "Cells hold the SI values of results.csv; the number format only changes the display.",
+        "Times: seconds in engineering notation: 1.011E-3 s = 1.011 ms, 240.000E-6 s = 240 µs.",
+        "FLOP/s in TFLOP/s (GFLOP/s, MFLOP/s when smaller); FLOPs in TFLOP / GFLOP / MFLOP.",
+        "Bytes in GB / MB (1 GB = 1e9 bytes), whole bytes below 1 MB; bandwidth in GB/s.",
+        "flops is the op's total; every other count is per chip.",
+    ):
+        out.put(text)
+    out.put(
+        ("bound:", styles.label),
+        *((b, styles.bound[b]) for b in BOUNDS),
+        ("fits = FALSE", styles.not_fitting),
+    )
+
+
+def write_charts(sheet, styles: Styles, charts: Sequence[tuple[Chart, Path]]) -> None:
+    """Each chart's title and file name, its PNG below them, one under another."""
+    sheet.set_print_fit_to_pages(1, 0)
+    row = 0
+    for chart, path in charts:
+        with Image.open(path) as image:
+            dpi = image.info.get("dpi", (96, 96))[1] or 96
+            height = image.height * 96.0 / dpi  # the writer sizes an image by its dpi
+        sheet.write(row, 0, chart.title, styles.section)
+        sheet.write(row + 1, 0, chart.path, styles.text)
+        sheet.insert_image(row + 2, 0, str(path))
+        row += 2 + math.ceil(height / ROW_HEIGHT_PX) + 2

@@ -1,0 +1,91 @@
+"""OUTPUT_DIR/index.html of a run over several inputs: one line per input with its headline
+counts and a link to its report (docs/outputs.md#several-inputs-indexhtml)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.errors import OutputError, printable
+from pipeline.render.report import render_index
+from pipeline.run.folder import temp_name
+
+if TYPE_CHECKING:
+    from pipeline.analysis import Analysis
+    from pipeline.run.write import Written
+
+# how an index.html of ours is recognized (before 0.2: by its title)
+MARKS = ('<meta name="generator" content="roofline-pipeline', "<title>Roofline runs</title>")
+
+
+def index_entry(analysis: Analysis, written: Written) -> dict:
+    """One run's line on the index page."""
+    s = analysis.summary
+    name = written.folder.name
+    has_report = any(p.name == "report.html" for p in written.files)
+    return {
+        "run_name": name,
+        "input_path": analysis.source,
+        "report_href": f"{name}/report.html" if has_report else f"{name}/",
+        "scenarios": s.scenarios,
+        **{b: s.bounds[b] for b in ("compute", "memory", "network")},
+        "not_fitting": s.not_fitting,
+        "rejected": s.rejected_rows,
+        "status": "rows rejected" if s.rejected_rows else "ok",
+    }
+
+
+def failed_entry(source: str, run_name: str, message: str) -> dict:
+    """The index line of an input that produced nothing."""
+    return {
+        "run_name": run_name,
+        "input_path": source,
+        "report_href": "",
+        "scenarios": 0,
+        "compute": 0,
+        "memory": 0,
+        "network": 0,
+        "not_fitting": 0,
+        "rejected": 0,
+        "status": f"failed: {message}",
+    }
+
+
+def write_index(out_root: Path, runs: list[dict], protect: Sequence[Path] = ()) -> Path:
+    """Write OUTPUT_DIR/index.html atomically; never over an index.html this tool did not
+    write, nor over an input."""
+    out_root = Path(out_root)
+    path = out_root / "index.html"
+    if os.path.lexists(path):
+        mine = not path.is_symlink() and path.is_file() and _ours(path)
+        held = any(
+            Path(os.path.abspath(p)) == Path(os.path.abspath(path))
+            or Path(p).resolve() == path.resolve()
+            for p in protect
+        )
+        if held or not mine:
+            why = "is an input of the run" if held else "was not written by this tool"
+            raise OutputError(
+                f"{printable(path)} {why}; it is left as it is (the batch index was not "
+                "written): give another -o"
+            )
+    out_root.mkdir(parents=True, exist_ok=True)
+    tmp = out_root / temp_name("index.html")
+    try:
+        tmp.write_text(render_index(runs), encoding="utf-8", newline="\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write {printable(path)}: {exc}") from exc
+    return path
+
+
+def _ours(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return any(mark in head for mark in MARKS)

@@ -1,0 +1,100 @@
+"""manifest.json: what a run read, with which tool and catalog, what it found and left out,
+every file it wrote (size, SHA-256, modification time) and the seconds each stage took. The
+output folder uses it to recognize a folder of ours (run.folder)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.model.roofline import BOUNDS
+
+if TYPE_CHECKING:
+    from pipeline.analysis import Analysis
+
+TOOL = "roofline-pipeline"  # the manifest's "tool": how a folder of ours is recognized
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_entries(folder: Path, paths: Sequence[Path]) -> list[dict]:
+    """Each file's manifest entry: path (relative, '/'), bytes, SHA-256, mtime_ns."""
+    entries = []
+    for p in paths:
+        info = p.stat()
+        entries.append(
+            {
+                "path": p.relative_to(folder).as_posix(),
+                "bytes": info.st_size,
+                "sha256": file_sha256(p),
+                "mtime_ns": info.st_mtime_ns,
+            }
+        )
+    return entries
+
+
+def write_manifest(
+    folder: Path,
+    analysis: Analysis,
+    run_name: str,
+    notices: Sequence[str],
+    files: list[dict],
+    timings: dict[str, float],
+) -> Path:
+    """Write folder/manifest.json; returns its path."""
+    s = analysis.summary
+    manifest = {
+        "tool": TOOL,
+        "run_name": run_name,
+        "input_path": analysis.source,
+        "input_sha256": analysis.source_sha256,
+        "started": analysis.started,
+        "tool_version": analysis.tool_version,
+        "catalog_version": analysis.catalog_version,
+        "source_rows": s.source_rows,
+        "scenarios": s.scenarios,
+        "rejected_rows": s.rejected_rows,
+        "rows": {
+            "source_rows": s.source_rows,
+            "scenarios": s.scenarios,
+            "rejected_rows": s.rejected_rows,
+            "problems": s.problems,
+            **{f"{b}_bound": s.bounds[b] for b in BOUNDS},
+            "not_fitting": s.not_fitting,
+        },
+        "warnings": list(analysis.warnings),
+        "notices": list(dict.fromkeys(notices)),
+        "files": files,
+        "timings_seconds": {k: round(v, 6) for k, v in timings.items()},
+    }
+    path = folder / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_manifest(folder: Path) -> dict | None:
+    """The manifest of an output folder this tool wrote, or None when its manifest.json is
+    missing or not one of ours (manifests before "tool" was written carry tool_version and
+    input_sha256)."""
+    manifest = folder / "manifest.json"
+    if manifest.is_symlink() or not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), list):
+        return None
+    if data.get("tool") != TOOL and not {"tool_version", "input_sha256"} <= data.keys():
+        return None
+    return data

@@ -1,0 +1,58 @@
+"""The output jobs of a run, each writing its own file(s) into the run's temp folder from
+the context `run.write` set up: a chart, the tables, the workbook, the report. Each returns
+the notices it has to add (what it had to leave out)."""
+
+from __future__ import annotations
+
+from pipeline.render.charts import Chart, png
+from pipeline.render.report import render_report
+from pipeline.render.tables import write_csv, write_parquet
+from pipeline.render.workbook import write_workbook
+
+
+def plots(ctx: dict, chart: Chart) -> list[str]:
+    """One chart's PNG."""
+    planned = next(p for p in ctx["planned"] if p.chart == chart)
+    path = ctx["tmp"] / chart.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(png(planned.build()))
+    return []
+
+
+def results(ctx: dict) -> list[str]:
+    """results.csv, results.parquet and (when rows were rejected) errors.csv."""
+    analysis, tmp = ctx["analysis"], ctx["tmp"]
+    frame = analysis.results
+    write_csv(frame, tmp / "results.csv")
+    write_parquet(frame, tmp / "results.parquet")
+    if len(analysis.problem_list):
+        write_csv(analysis.problems, tmp / "errors.csv")
+    return []
+
+
+def workbook(ctx: dict) -> list[str]:
+    """workbook.xlsx, its Charts sheet embedding the charts drawn."""
+    options, tmp = ctx["options"], ctx["tmp"]
+    charts = [(c, tmp / c.path) for c in ctx["charts"]]
+    own = write_workbook(
+        ctx["analysis"],
+        tmp / "workbook.xlsx",
+        ctx["name"],
+        charts,
+        ctx["notices"],
+        max_rows=options.workbook_rows,
+        max_input_rows=options.workbook_input_rows,
+    )
+    return [n for n in own if n not in ctx["notices"]]  # the caps' were known already
+
+
+def report(ctx: dict) -> list[str]:
+    """report.html, the charts embedded."""
+    options, tmp = ctx["options"], ctx["tmp"]
+    charts = [(c, (tmp / c.path).read_bytes()) for c in ctx["charts"]]
+    html = render_report(ctx["analysis"], ctx["name"], charts, ctx["notices"], options.report_rows)
+    (tmp / "report.html").write_text(html, encoding="utf-8", newline="\n")
+    return []
+
+
+STAGES = {"plots": plots, "results": results, "workbook": workbook, "report": report}

@@ -1,0 +1,204 @@
+"""Writing an analysis's outputs into its folder (docs/outputs.md): results.csv and
+results.parquet, errors.csv, the charts, workbook.xlsx, report.html and manifest.json, built in
+a temporary folder and swapped in whole (run.folder).
+
+The outputs are independent jobs: each chart, the tables, then the workbook and the report
+(which embed the charts). On Linux they run in worker processes forked from this one, so
+every worker already holds the analysis and only job names travel; elsewhere, or for one
+worker, they run here. Either way each job writes its own file, so the outputs are the same.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.limits import (
+    DEFAULT_MAX_CHARTS,
+    DEFAULT_TABLE_ROWS,
+    DEFAULT_WORKBOOK_INPUT_ROWS,
+    DEFAULT_WORKBOOK_ROWS,
+)
+from pipeline.render.charts import PlannedChart, left_out_notice, plan_charts
+from pipeline.render.report import table_cap_notices
+from pipeline.render.workbook import cap_notices
+from pipeline.run import stages
+from pipeline.run.children import init_worker
+from pipeline.run.folder import OutputFolder
+from pipeline.run.manifest import file_entries, write_manifest
+
+if TYPE_CHECKING:
+    from pipeline.analysis import Analysis
+
+PARALLEL_MIN_JOBS = 4  # fewer jobs run faster here than with worker start-up
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a run writes, and its caps (docs/outputs.md#caps)."""
+
+    plots: bool = True
+    workbook: bool = True
+    report: bool = True
+    max_charts: int = DEFAULT_MAX_CHARTS
+    workbook_rows: int = DEFAULT_WORKBOOK_ROWS
+    workbook_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS
+    report_rows: int = DEFAULT_TABLE_ROWS
+    force: bool = False
+    workers: int | None = None  # None: every core when there are enough jobs
+
+
+@dataclass(frozen=True)
+class Written:
+    """What `Analysis.write` wrote: the folder, its files, what the caps left out, seconds."""
+
+    folder: Path
+    files: tuple[Path, ...]
+    notices: tuple[str, ...]
+    timings: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Job:
+    """A planned output: what the worker needs besides the analysis (small, pickled)."""
+
+    stage: str  # "plots", "results", "workbook" or "report"
+    args: tuple = ()
+
+
+# The analysis a forked worker writes from (set before the fork, so never pickled).
+_current: dict = {}
+
+
+def write_outputs(
+    analysis: Analysis,
+    target: Path,
+    options: Options,
+    protect: Sequence[Path] = (),
+    progress: Progress | None = None,
+) -> Written:
+    """Write every output of `analysis` into `target` (see the module)."""
+    for cap in ("max_charts", "workbook_rows", "workbook_input_rows", "report_rows"):
+        if getattr(options, cap) < 0:
+            raise ValueError(f"{cap} must be 0 or more")
+    step = progress or (lambda stage: None)
+    t0 = time.perf_counter()
+    with OutputFolder(target, inputs=protect, force=options.force) as tmp:
+        planned = _charts(analysis, options)
+        kept = planned[: options.max_charts]
+        notices = _cap_notices(analysis, options, planned, kept)
+        first = [_Job("plots", (p.chart,)) for p in kept] + [_Job("results")]
+        then = [_Job(s) for s in ("workbook", "report") if getattr(options, s)]
+        charts = [p.chart for p in kept]
+        _current.update(
+            analysis=analysis,
+            tmp=tmp,
+            options=options,
+            planned=kept,
+            charts=charts,
+            notices=notices,
+            name=target.name,
+        )
+        try:
+            seconds, later = _run_jobs([first, then], options.workers, step)
+        finally:
+            _current.clear()
+        notices += later
+        files = [tmp / "results.csv", tmp / "results.parquet"]
+        files += [tmp / "errors.csv"] if len(analysis.problem_list) else []
+        files += [tmp / c.path for c in charts]
+        files += [
+            tmp / f
+            for f, on in (("workbook.xlsx", options.workbook), ("report.html", options.report))
+            if on
+        ]
+        timings = {**analysis.timings, **seconds, "total": time.perf_counter() - t0}
+        entries = file_entries(tmp, files)
+        files.append(write_manifest(tmp, analysis, target.name, notices, entries, timings))
+        step("manifest")
+    return Written(
+        target, tuple(target / p.relative_to(tmp) for p in files), tuple(notices), timings
+    )
+
+
+def _charts(analysis: Analysis, options: Options) -> list[PlannedChart]:
+    """Every chart the run could draw (none with plots off)."""
+    if not options.plots:
+        return []
+    s = analysis.summary
+    return plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
+
+
+def _cap_notices(analysis, options, planned, kept) -> list[str]:
+    """What the caps leave out, known before anything is drawn."""
+    notices = []
+    if len(kept) < len(planned):
+        notices.append(left_out_notice(planned[len(kept) :], options.max_charts, len(planned)))
+    if options.workbook:
+        s = analysis.summary
+        notices += cap_notices(
+            options.workbook_rows,
+            options.workbook_input_rows,
+            s.scenarios,
+            s.source_rows,
+            len(analysis.problem_list),
+        )
+    if options.report:
+        notices += table_cap_notices(analysis, options.report_rows)
+    return notices
+
+
+def _run_jobs(phases: list[list[_Job]], workers: int | None, step: Progress):
+    """Run the phases in order, the jobs of a phase in parallel; seconds per stage, and the
+    notices the jobs return."""
+    count = _worker_count(workers, sum(len(p) for p in phases))
+    seconds: dict[str, float] = {}
+    notices: list[str] = []
+    if count <= 1:
+        for phase in phases:
+            for job in phase:
+                notices += _note(seconds, step, run_job(job))
+        return seconds, notices
+    context = multiprocessing.get_context("fork")
+    # a Pool's exit terminates its workers, so an interrupted run (Ctrl-C, SIGTERM) does not
+    # wait for them; a run killed outright takes them with it (init_worker)
+    with context.Pool(count, initializer=init_worker, initargs=(os.getpid(),)) as pool:
+        for phase in phases:
+            pending = [pool.apply_async(run_job, (job,)) for job in phase]
+            for result in pending:
+                notices += _note(seconds, step, result.get())
+    return seconds, notices
+
+
+def _note(seconds: dict[str, float], step: Progress, done: tuple) -> list[str]:
+    stage, spent, notices = done
+    seconds[stage] = seconds.get(stage, 0.0) + spent
+    step(stage)
+    return notices
+
+
+def _worker_count(workers: int | None, jobs: int) -> int:
+    """Worker processes: fork only (Linux, no other Python thread running), else none."""
+    forkable = sys.platform.startswith("linux") and threading.active_count() == 1
+    if workers is not None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        return min(workers, jobs) if forkable else 1
+    if not forkable or jobs < PARALLEL_MIN_JOBS:
+        return 1
+    return max(1, min(os.cpu_count() or 1, jobs))
+
+
+def run_job(job: _Job) -> tuple[str, float, list[str]]:
+    """One output job, from the analysis set before the fork; (stage, seconds, notices)."""
+    start = time.perf_counter()
+    notices = stages.STAGES[job.stage](_current, *job.args)
+    return job.stage, time.perf_counter() - start, list(notices or ())

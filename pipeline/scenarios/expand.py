@@ -1,0 +1,130 @@
+"""Sweep expansion (one scenario per value, the cartesian product of a row's swept dims) and
+the warnings about rows that split a dim over more chips than it has."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import printable
+from pipeline.scenarios.sweeps import Sweep
+
+if TYPE_CHECKING:
+    from pipeline.scenarios.checks import Checker
+
+
+def expand(ck: Checker, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame:
+    """Keep valid rows; expand sweep cells into one row per value (cartesian product).
+
+    Each row's count is the product of its sweeps' lengths, computed before any value is
+    built, so a row past --max-rows is refused without building it."""
+    swept: dict[int, list[tuple[str, Sweep]]] = {}
+    for d in dims:
+        rows, cells = sweeps[d]
+        for p, cell in zip(rows.tolist(), cells, strict=True):
+            if valid[p]:
+                swept.setdefault(p, []).append((d, cell))
+    exact = {p: math.prod(len(cell) for _, cell in grid) for p, grid in swept.items()}
+    counts = np.ones(ck.n, dtype=np.int64)
+    for p, count in exact.items():
+        counts[p] = min(count, max_rows + 1)  # no overflow: anything past it is refused
+    positions = np.flatnonzero(valid)
+    if int(counts[positions].sum()) > max_rows:
+        running = np.cumsum(counts[positions])
+        over = positions[running > max_rows]
+        for p in over.tolist():
+            col = swept[p][0][0] if p in swept else "name"
+            ck.add_at(
+                p,
+                col,
+                f"expands to {exact.get(p, 1):,} rows, which takes the file past its limit "
+                f"of {max_rows:,} rows (--max-rows)",
+            )
+        valid = valid.copy()
+        valid[over] = False
+        positions = np.flatnonzero(valid)
+    if len(positions) == ck.n:
+        out = out.reset_index(drop=True)
+    else:
+        out = out.iloc[positions].reset_index(drop=True)
+    series = out["name"]
+    if not any(valid[p] for p in swept):
+        out.insert(2, "series", series)
+        return out
+    reps = counts[positions]
+    expanded = out.iloc[np.repeat(np.arange(len(out)), reps)].reset_index(drop=True)
+    series_arr = series.to_numpy(dtype=object)
+    names = np.repeat(series_arr, reps).astype(object)
+    series_col = names.copy()
+    starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
+    for i, p in enumerate(positions.tolist()):
+        if p not in swept:
+            continue
+        grid = swept[p]
+        mesh = np.meshgrid(*[cell.values() for _, cell in grid], indexing="ij")
+        s, n = starts[i], reps[i]
+        labels = [""] * n
+        for (d, _), values in zip(grid, mesh, strict=True):
+            flat = values.ravel()
+            expanded.loc[s : s + n - 1, d] = flat
+            labels = [
+                f"{lab},{d}={int(v)}" if lab else f"{d}={int(v)}"
+                for lab, v in zip(labels, flat, strict=True)
+            ]
+        names[s : s + n] = [f"{series_arr[i]}[{lab}]" for lab in labels]
+    expanded["name"] = names
+    expanded.insert(2, "series", series_col)
+    return expanded
+
+
+IDLE_WARNINGS = 20  # rows named one by one in the warnings about idle chips
+
+
+def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
+    """Rows that split a dim over more chips than it has: some chips hold nothing (the model
+    times the busiest chip, which is right; the warning says the chips are wasted)."""
+    if frame.empty or not (frame["chips"] > 1).any():
+        return []
+    shard = frame["shard"].astype(str).to_numpy()
+    size = np.full(len(frame), np.nan)
+    for d in set(shard.tolist()) - {""}:
+        rows = shard == d
+        size[rows] = frame[d].to_numpy(dtype=float)[rows]
+    chips = frame["chips"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        idle = chips > size
+    if not idle.any():
+        return []
+    lines = frame["line"].to_numpy()
+    per_line = pd.Series(lines).value_counts()
+    hit = pd.DataFrame(
+        {"line": lines[idle], "size": size[idle], "chips": chips[idle], "shard": shard[idle]}
+    ).groupby("line", sort=True)
+    first = hit.first()
+    low, high, count = hit["size"].min(), hit["size"].max(), hit.size()
+    out = []
+    for line in first.index[:IDLE_WARNINGS]:
+        c, d = int(first.at[line, "chips"]), first.at[line, "shard"]
+        where = f"{printable(path)}:{line}: column chips:"
+        if per_line[line] == 1:
+            v = int(low[line])
+            out.append(
+                f"{where} {c} chips split {d} = {v}: {c - v} of the chips hold nothing "
+                "(the times are those of a busy chip)"
+            )
+        else:
+            out.append(
+                f"{where} {c} chips split {d}, which is below {c} in {int(count[line]):,} of "
+                f"this row's {int(per_line[line]):,} scenarios ({d} = {int(low[line]):,} to "
+                f"{int(high[line]):,}): some chips hold nothing there"
+            )
+    if len(first) > IDLE_WARNINGS:
+        out.append(
+            f"{printable(path)}: and {len(first) - IDLE_WARNINGS:,} more rows split a dim over "
+            "more chips than it has"
+        )
+    return out

@@ -1,0 +1,147 @@
+"""The header of a scenario file: known columns, names normalized, problems found early.
+
+Column names are case-insensitive and trimmed; a single letter is a dimension (upper case).
+What each column means is in docs/input.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.errors import ScenarioFileError, printable, quoted
+from pipeline.model.catalog import did_you_mean
+from pipeline.model.roofline import RESULT_COLUMNS
+
+REQUIRED = ("name", "op", "hardware")
+
+DTYPE_COLUMNS = ("dtype", "x_dtype", "y_dtype", "out_dtype", "compute_dtype")
+
+OVERRIDES = ("peak_flops", "hbm_bandwidth", "hbm_capacity", "link_bandwidth")
+
+KNOWN = (
+    *REQUIRED,
+    *DTYPE_COLUMNS,
+    "chips",
+    "shard",
+    "link",
+    *OVERRIDES,
+    "flops",
+    "bytes",
+    "measured_seconds",
+    "notes",
+)
+
+DIM = re.compile(r"^[A-Z]$")
+
+
+def normalize_headers(columns: list[str], path: Path) -> list[str]:
+    out = []
+    for i, c in enumerate(columns):
+        c = str(c).strip()
+        if "\x00" in c:
+            raise ScenarioFileError(
+                f"{printable(path)}:1: column {i + 1}: the header {quoted(c)} holds a NUL byte "
+                f"at character {c.index(chr(0)) + 1}; remove it (a scenario file is text)"
+            )
+        out.append(c.upper() if len(c) == 1 and c.isalpha() else c.lower())
+    seen: dict[str, int] = {}
+    dups = []
+    for i, c in enumerate(out):
+        if c in seen:
+            dups.append(f"{quoted(c)} (columns {seen[c] + 1} and {i + 1})")
+        seen.setdefault(c, i)
+    if "" in seen:
+        raise ScenarioFileError(f"{printable(path)}:1: column {seen[''] + 1} has an empty header")
+    if dups:
+        raise ScenarioFileError(
+            f"{printable(path)}:1: column names appear twice: {', '.join(dups)}"
+        )
+    return out
+
+
+def nul_cells(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str, str]]]:
+    """Cells holding a NUL byte reject their row (the position said); the NUL is kept as the
+    visible text \\x00, so no output ever holds the raw byte."""
+    problems: list[tuple[int, str, str]] = []
+    columns = table.columns
+    for i, name in enumerate(table.column_names):
+        hit = pc.match_substring(columns[i], "\x00")
+        if not pc.any(hit).as_py():
+            continue
+        for pos in np.flatnonzero(hit.to_numpy(zero_copy_only=False)):
+            cell = columns[i][int(pos)].as_py()
+            problems.append(
+                (
+                    int(pos),
+                    name,
+                    f"NUL byte at character {cell.index(chr(0)) + 1} of "
+                    f"{quoted(cell)}; remove it (a scenario file is text)",
+                )
+            )
+        columns[i] = pc.replace_substring(columns[i], "\x00", "\\x00")
+    if problems:
+        table = pa.table(dict(zip(table.column_names, columns, strict=True)))
+    return table, problems
+
+
+def rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str]]:
+    """Extra columns named like an output column are kept as input_<name>, with a warning."""
+    reserved = set(RESULT_COLUMNS) | {
+        "line",
+        "link_topology",
+        "link_latency",
+        "measured_over_predicted",
+    }
+    out, warnings = [], []
+    for c in columns:
+        if c in reserved and c not in KNOWN:
+            new = f"input_{c}"
+            while new in columns or new in out:
+                new = f"input_{new}"
+            warnings.append(
+                f"{printable(path)}:1: column {quoted(c)} is also an output column; it is "
+                f"carried through as {quoted(new)}"
+            )
+            c = new
+        out.append(c)
+    return out, warnings
+
+
+def check_columns(columns, extras: list[str], path: Path) -> list[str]:
+    missing = [c for c in REQUIRED if c not in columns]
+    if missing:
+        parts = []
+        for col in missing:
+            hint = did_you_mean(col, extras)
+            parts.append(f"'{col}'" + (f" (did you mean {quoted(hint)}?)" if hint else ""))
+        raise ScenarioFileError(
+            f"{printable(path)}:1: missing required column(s) {', '.join(parts)}; "
+            f"the header needs {', '.join(REQUIRED)}{_delimiter_hint(columns)}"
+        )
+    warnings = []
+    for col in extras:
+        hint = did_you_mean(col, list(KNOWN))
+        if hint:
+            warnings.append(
+                f"{printable(path)}:1: column {quoted(col)} is not a known column and is "
+                f"carried through as-is (did you mean '{hint}'?)"
+            )
+    return warnings
+
+
+def _delimiter_hint(columns) -> str:
+    """When the header is one cell holding the names split by another delimiter, say so."""
+    if len(columns) != 1:
+        return ""
+    for sep, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+        if sep in columns[0] and sum(c in columns[0].split(sep) for c in REQUIRED) >= 2:
+            return (
+                f"; the header is separated by {label}, not commas: save the file as CSV "
+                "(comma delimited)"
+            )
+    return ""

@@ -1,0 +1,92 @@
+"""Checks of the multi-chip columns: chips, shard (a dim of the op) and link (one the chip
+has), and the link's bandwidth, topology and hop latency for each row."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pipeline.errors import quoted
+from pipeline.model.catalog import LINKS, did_you_mean
+from pipeline.scenarios.coded import combine
+
+if TYPE_CHECKING:
+    from pipeline.scenarios.checks import Checker
+
+
+def check_shard_and_link(ck: Checker, out: dict) -> None:
+    """shard, link and their per-row link numbers (out gains link_bandwidth/topology/latency)."""
+    shard_col = ck.col("shard")
+    shard = shard_col.derive(str.upper)
+    chips = out["chips"].values()
+    op_dims = ck.sig.derive(lambda s: s.dims if s and not s.is_custom else None)
+    dims_of = op_dims.values()
+    has_shard = ~shard.is_("")
+    splittable = ~op_dims.is_(None)
+    in_op = combine(
+        lambda s, d: bool(s) and d is not None and len(s) == 1 and s in d,
+        shard,
+        op_dims,
+        dtype=bool,
+    ).values()
+    ck.add(
+        has_shard & splittable & ~in_op,
+        "shard",
+        lambda p: (
+            f"{quoted(shard_col.at(p))} is not a dim of op "
+            f"{out['op'].at(p)} (its dims: {', '.join(dims_of[p])})"
+        ),
+    )
+    ck.add(
+        (chips > 1) & ~has_shard & splittable,
+        "shard",
+        lambda p: (
+            f"chips = {int(chips[p])} needs a shard dim to split (one of {', '.join(dims_of[p])})"
+        ),
+    )
+    out["shard"] = combine(lambda s, c: s if c > 1 else "", shard, out["chips"])
+
+    link = ck.col("link").derive(str.lower)
+    hw = out["hardware"]
+    table = ck.catalog.chips
+    chosen = combine(lambda lk, c: lk or table["default_link"].get(c, ""), link, hw)
+    ck.add(
+        ~link.is_("") & ~np.isin(link.values(), LINKS),
+        "link",
+        lambda p: (
+            f"unknown link {quoted(link.at(p))}"
+            + (
+                f" (did you mean '{h}'?)"
+                if (h := did_you_mean(link.at(p), list(LINKS)))
+                else f"; use one of {', '.join(LINKS)}"
+            )
+        ),
+    )
+
+    def link_fields(chip: str, lk: str) -> tuple:
+        if chip not in table.index or lk not in LINKS:
+            return (np.nan, "ring" if lk == "ici" else "switch", np.nan)
+        row = table.loc[chip]
+        topology = row[f"{lk}_topology"] or ("ring" if lk == "ici" else "switch")
+        return (row[f"{lk}_bandwidth"], topology, row[f"{lk}_latency"])
+
+    fields = combine(link_fields, hw, chosen)
+    bw = fields.per_row(np.array([f[0] for f in fields.uniques], dtype=float))
+    lat = fields.per_row(np.array([f[2] for f in fields.uniques], dtype=float))
+    override = out["link_bandwidth"]
+    bw = np.where(np.isnan(override), bw, override)
+    needs_link = (chips > 1) & ~hw.is_("") & np.isin(chosen.values(), LINKS)
+    ck.add(
+        needs_link & np.isnan(bw),
+        "link",
+        lambda p: (
+            f"chip {hw.at(p)} has no bandwidth for link '{chosen.at(p)}'"
+            f" (it has {', '.join(ck.catalog.links_of(hw.at(p))) or 'none'});"
+            " pick one of those or give link_bandwidth"
+        ),
+    )
+    out["link"] = chosen
+    out["link_bandwidth"] = bw
+    out["link_topology"] = fields.derive(lambda f: f[1])
+    out["link_latency"] = np.where(np.isnan(lat), 0.0, lat)

@@ -1,0 +1,179 @@
+"""Reading a scenario CSV: every cell as text, each row with the line an editor shows it on.
+
+Fast path: pyarrow's C++ reader, when every record is one line. Otherwise the csv module,
+counting lines through quoted values that hold line breaks (docs/input.md#the-file).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from pipeline.errors import ScenarioFileError, printable, quoted
+from pipeline.textfile import decode_utf8
+
+
+def read_table(
+    path: Path, data: bytes, warnings: list[str]
+) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
+    """All cells as strings, each row's line number as an editor counts it, and field counts
+    (None when every row had the header's width)."""
+    text = _excel_hint(path, decode_utf8(path, data, ScenarioFileError), warnings)
+    plain = _plain_body(text)
+    if plain is not None:  # no comment or blank line: no per-line Python work
+        header_line, body = plain
+        count = body.count("\n") + (0 if body.endswith("\n") else 1)
+        table = None
+        if not _may_span_lines(body):
+            table = _read_fast(next(csv.reader([header_line])), body)
+        if table is not None and table.num_rows == count:
+            return table, np.arange(2, count + 2, dtype=np.int64), None
+    lines = _LINE_BREAK.split(text)  # not str.splitlines: a form feed or U+2028 is text
+    keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
+    if not keep:
+        raise ScenarioFileError(
+            f"{printable(path)}: no header and no scenario rows (the file is empty)"
+        )
+    if len(keep) == 1:
+        raise ScenarioFileError(
+            f"{printable(path)}: a header but no scenario rows: nothing to compute"
+        )
+    header = next(csv.reader([lines[keep[0]]]))
+    body = "\n".join(lines[i] for i in keep[1:])
+    line_numbers = np.asarray(keep[1:], dtype=np.int64) + 1
+    if not _may_span_lines(body):  # fast path: one record per line
+        table = _read_fast(header, body)
+        if table is not None and table.num_rows == len(line_numbers):
+            return table, line_numbers, None
+    return _read_slow(path, header, lines, keep)
+
+
+_SEP_HINT = re.compile(r"^\ufeff?sep=(.?)\s*$", re.IGNORECASE)
+
+
+def _excel_hint(path: Path, text: str, warnings: list[str]) -> str:
+    """Excel's `sep=X` first line: skipped when X is a comma (kept as a comment, so line
+    numbers stay right), an error naming the delimiter otherwise."""
+    end = text.find("\n")
+    first = text if end < 0 else text[:end]
+    m = _SEP_HINT.match(first.rstrip("\r"))
+    if m is None:
+        return text
+    sep = m.group(1)
+    if sep != ",":
+        raise ScenarioFileError(
+            f"{printable(path)}:1: the file declares {quoted(sep)} as its delimiter "
+            f"({quoted(first.strip())}); scenario files are comma-separated: save it as "
+            "CSV (comma delimited)"
+        )
+    warnings.append(
+        f"{printable(path)}:1: skipped Excel's delimiter hint 'sep=,' (the file is comma-separated)"
+    )
+    return "#" + text
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what a text editor counts as the end of a line
+
+_LINE_STARTS = ("\n#", "\n\n", "\n\r\n", "\n ", "\n\t")
+
+
+def _plain_body(text: str) -> tuple[str, str] | None:
+    """(header, body) when the text has a header, data rows, "\n" or "\r\n" line ends and
+    no comment or blank line, else None (the general path then counts lines one by one)."""
+    end = text.find("\n")
+    if end < 0 or end == len(text) - 1:
+        return None
+    body = text.rstrip("\r\n")
+    # a comment, a blank line or a line starting with white space: the general path decides
+    if body[:1] in ("#", " ", "\t") or any(m in body for m in _LINE_STARTS):
+        return None
+    if text.count("\r") != text.count("\r\n"):
+        return None
+    return text[:end].rstrip("\r"), text[end + 1 :]
+
+
+def _may_span_lines(body: str) -> bool:
+    """True when some line has an odd number of quotes, i.e. a quoted value may hold a newline."""
+    if '"' not in body:
+        return False
+    raw = np.frombuffer(body.encode("utf-8"), dtype=np.uint8)
+    quotes = np.flatnonzero(raw == ord('"'))
+    ends = np.flatnonzero(raw == ord("\n"))
+    per_line = np.bincount(np.searchsorted(ends, quotes), minlength=len(ends) + 1)
+    return bool((per_line % 2).any())
+
+
+def _read_fast(header: list[str], body: str) -> pa.Table | None:
+    names = [f"c{i}" for i in range(len(header))]
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(body.encode("utf-8")),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except pa.ArrowInvalid:  # ragged rows: the slow path reports them one by one
+        return None
+    return table.rename_columns(header)
+
+
+MAX_VALUE_LINES = 100  # a quoted value spanning more lines than this is a stray quote
+
+
+def _read_slow(
+    path: Path, header: list[str], lines: list[str], keep: list[int]
+) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+    """csv-module reader that tracks line numbers through quoted newlines; ragged rows padded.
+
+    A quoted value may hold line breaks, but one still open at the end of the file, or one
+    running over MAX_VALUE_LINES lines, is a stray quote that would swallow the rows after
+    it: an error at the line where it opened."""
+    reader = csv.reader(io.StringIO("\n".join(lines)))
+    rows, numbers = [], []
+    start = 1
+    for record in reader:
+        line = start
+        start = reader.line_num + 1
+        if reader.line_num - line >= MAX_VALUE_LINES:
+            raise ScenarioFileError(
+                f"{printable(path)}:{line}: a quoted value opens on this line and runs over "
+                f"{MAX_VALUE_LINES} lines (to line {reader.line_num}): is a closing '\"' "
+                "missing? Close the value where it ends"
+            )
+        if not record or not "".join(record).strip() or record[0].lstrip().startswith("#"):
+            continue
+        rows.append(record)
+        numbers.append(line)
+    if numbers and numbers[-1] < len(lines) and _open_at_end(lines[numbers[-1] - 1 :]):
+        raise ScenarioFileError(
+            f"{printable(path)}:{numbers[-1]}: a quoted value opens on this line and is still "
+            "open at the end of the file: is a closing '\"' missing? Close the value where "
+            "it ends"
+        )
+    header_row, rows, numbers = rows[0], rows[1:], numbers[1:]
+    width = len(header_row)
+    fields = np.array([len(r) for r in rows], dtype=np.int64)
+    fixed = [r + [""] * (width - len(r)) if len(r) < width else r[:width] for r in rows]
+    columns = list(zip(*fixed, strict=True)) if fixed else [()] * width
+    table = pa.table({f"c{i}": pa.array(col, pa.string()) for i, col in enumerate(columns)})
+    return table.rename_columns(header_row), np.asarray(numbers, dtype=np.int64), fields
+
+
+def _open_at_end(lines: list[str]) -> bool:
+    """True when the last record (these lines) ends inside a quoted value."""
+    try:
+        for _ in csv.reader(io.StringIO("\n".join(lines)), strict=True):
+            pass
+    except csv.Error as exc:
+        return "end of data" in str(exc)
+    return False

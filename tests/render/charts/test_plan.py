@@ -1,0 +1,94 @@
+"""Which charts a run draws, in which order, under which safe, unique file names."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+import pipeline
+from pipeline.render.charts import left_out_notice, plan_charts
+from pipeline.render.charts.plan import safe_stem
+
+BOOK_PATHS = [
+    "plots/summary.png",
+    "plots/roofline-h100.png",
+    "plots/roofline-tpu-v5e.png",
+    "plots/roofline-tpu-v6e.png",
+    "plots/network-tpu-v5e.png",
+    "plots/sweep-tpu-v5e-b.png",
+]
+
+
+def plan(analysis):
+    s = analysis.summary
+    return plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
+
+
+def test_book_plan_has_one_chart_of_each_kind(book):
+    charts = [p.chart for p in plan(book)]
+    assert [c.path for c in charts] == BOOK_PATHS
+    assert [c.kind for c in charts] == ["summary", "roofline", "roofline", "roofline",
+                                        "network", "sweep"]  # fmt: skip
+    sweep = charts[-1]
+    assert (sweep.hardware, sweep.series) == ("tpu-v5e", ("q3_D1024", "q3_D4096"))
+    assert sweep.title == "tpu-v5e: attainable FLOP/s vs B"
+    assert pipeline.charts.planned(book) == charts
+
+
+def test_hostile_hardware_names_give_safe_unique_file_names(book):
+    v5e = next(h for h in book.hardware if h["name"] == "tpu-v5e")
+    rows = book.results[(book.results["hardware"] == "tpu-v5e") & (book.results["chips"] == 1)]
+    hostile = ["../../etc/passwd", "a/b", "a-b", r"$\alpha$ chip", "..", "CON\n"]
+    results = pd.concat([rows.head(3).assign(hardware=h) for h in hostile], ignore_index=True)
+    per_hardware = pd.DataFrame({"compute": 3, "memory": 0, "network": 0, "not_fitting": 0,
+                                 "total": 3}, index=sorted(hostile))  # fmt: skip
+    charts = [p.chart for p in plan_charts(results, [{**v5e, "name": h} for h in hostile],
+                                           per_hardware, {})]  # fmt: skip
+    files = [c.path.removeprefix("plots/") for c in charts]
+    assert len(files) == len(set(files)) == len(hostile) + 1
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9._-]*\.png", f) for f in files), files
+    assert "roofline-etc-passwd.png" in files and "roofline-a-b-2.png" in files
+
+
+@pytest.mark.parametrize(
+    "text, stem",
+    [
+        ("tpu-v5e", "tpu-v5e"),
+        ("../../etc/passwd", "etc-passwd"),
+        ("a/b\\c", "a-b-c"),
+        ("..", "x"),
+        ("", "x"),
+        ("Ünïcode Chip", "unicode-chip"),
+        ("a..b", "a.b"),
+    ],
+)
+def test_safe_stem(text, stem):
+    assert safe_stem(text) == stem
+
+
+def test_left_out_notice_names_what_the_cap_dropped(book):
+    planned = plan(book)
+    assert left_out_notice(planned[2:], 2, len(planned)) == (
+        "Drew 2 of 6 charts (chart limit 2, --max-charts); left out 2 rooflines, 1 network "
+        "roofline and 1 sweep chart (roofline-tpu-v5e.png, roofline-tpu-v6e.png, "
+        "network-tpu-v5e.png, sweep-tpu-v5e-b.png)."
+    )
+
+
+def test_more_than_ten_sweep_lines_continue_on_a_second_chart(catalog):
+    rows = [{"name": f"s{i:02d}", "op": "matmul", "B": "1|2|4", "D": 128 * (i + 1), "F": 128,
+             "hardware": "v5e"} for i in range(12)]  # fmt: skip
+    analysis = pipeline.analyze(rows, hardware=catalog)
+    sweeps = [p.chart for p in plan(analysis) if p.chart.kind == "sweep"]
+    assert [c.path for c in sweeps] == [
+        "plots/sweep-tpu-v5e-b-1.png",
+        "plots/sweep-tpu-v5e-b-2.png",
+    ]
+    assert [len(c.series) for c in sweeps] == [10, 2]
+    assert sweeps[1].title == "tpu-v5e: attainable FLOP/s vs B (2 of 2)"
+
+
+def test_no_results_no_charts(book):
+    assert plan_charts(book.results.head(0), [], book.summary.per_hardware.head(0), {}) == []

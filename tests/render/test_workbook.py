@@ -1,0 +1,365 @@
+"""The workbook, read back with openpyxl: sheets, values, formats, tints, caps, untrusted
+text, charts."""
+
+from __future__ import annotations
+
+import csv
+import math
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from openpyxl.utils import get_column_letter
+
+from pipeline.errors import OutputError
+from pipeline.render import workbook as wbmod
+from pipeline.render.charts import Chart
+from pipeline.render.format import EXCEL
+from pipeline.render.tables import write_csv
+from pipeline.render.workbook import write_workbook
+from tests.conftest import analyze_file
+
+BASE_SHEETS = ["Summary", "Results", "Hardware", "Inputs"]
+HOSTILE = ["=1+1", "+SUM(1,2)", "-2+3", "@SUM(A1)", '=HYPERLINK("http://x.example","y")']
+
+
+def write(analysis, folder: Path, **kwargs) -> tuple[openpyxl.Workbook, list[str]]:
+    """Write the analysis's workbook into `folder` and read it back."""
+    path = folder / "workbook.xlsx"
+    charts = kwargs.pop("charts", [])
+    notices = kwargs.pop("notices", [])
+    own = write_workbook(analysis, path, "q1-q5", charts, notices, **kwargs)
+    return openpyxl.load_workbook(path), own
+
+
+def column_of(sheet, name: str) -> int:
+    """1-based column index of a header."""
+    return [c.value for c in sheet[1]].index(name) + 1
+
+
+def sheet_text(sheet) -> list[str]:
+    return [str(v) for row in sheet.iter_rows(values_only=True) for v in row if v is not None]
+
+
+@pytest.fixture(scope="module")
+def book_book(book, tmp_path_factory):
+    """The book scenarios' workbook and their results.csv, written once."""
+    folder = tmp_path_factory.mktemp("book")
+    write_csv(book.results, folder / "results.csv")
+    wb, notices = write(book, folder)
+    return wb, folder / "results.csv", notices
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A file whose names, notes and extra column start like formulas, plus one bad row."""
+    path = tmp_path / "hostile.csv"
+    rows = ["name,op,B,D,F,hardware,notes,team"]
+    for i, text in enumerate(HOSTILE):
+        quoted = '"' + text.replace('"', '""') + '"'
+        rows.append(f"{quoted},matmul,{128 * (i + 1)},4096,4096,v5e,{quoted},{quoted}")
+    rows.append("bad_hw,matmul,1,2,3,h10,rejected,x")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return analyze_file(path)
+
+
+# ---------------------------------------------------------------- structure
+
+
+def test_sheets_in_order_without_errors_or_charts(book_book):
+    wb, _, notices = book_book
+    assert wb.sheetnames == BASE_SHEETS
+    assert notices == []
+
+
+def test_results_header_is_the_results_csv_header(book_book, book):
+    wb, csv_path, _ = book_book
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh))
+    assert [c.value for c in wb["Results"][1]] == header == list(book.results.columns)
+
+
+def test_results_values_equal_results_csv(book_book, book):
+    """Numbers as numbers, NA as empty cells, booleans as booleans, text as text."""
+    wb, csv_path, _ = book_book
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))[1:]
+    sheet = wb["Results"]
+    assert sheet.max_row == len(rows) + 1 == len(book.results) + 1
+    kinds = [
+        "bool" if isinstance(t, pd.BooleanDtype) else "number" if t.kind in "iuf" else "text"
+        for t in book.results.dtypes
+    ]
+    for expected, cells in zip(rows, sheet.iter_rows(min_row=2), strict=True):
+        for text, cell, kind in zip(expected, cells, kinds, strict=True):
+            where = f"{cell.coordinate} ({text!r})"
+            if text == "":
+                assert cell.value is None, where
+            elif kind == "bool":
+                assert cell.data_type == "b" and cell.value is (text == "True"), where
+            elif kind == "number":
+                assert cell.data_type == "n", where
+                assert math.isclose(cell.value, float(text), rel_tol=1e-15), where
+            else:
+                assert cell.data_type == "s" and cell.value == text, where
+
+
+def test_number_formats_show_units(book_book):
+    wb, _, _ = book_book
+    sheet = wb["Results"]
+
+    def fmt(name: str) -> str:  # row 4: v5e_critical_intensity, every number filled in
+        return sheet.cell(row=4, column=column_of(sheet, name)).number_format
+
+    for name in ("t_math", "t_hbm", "t_network", "t_lower", "t_upper"):
+        assert fmt(name) == EXCEL["seconds"] and "E+0" in fmt(name)
+    for name in ("peak_flops", "attainable_flops"):
+        assert fmt(name) == EXCEL["flop_rate"] and "TFLOP/s" in fmt(name)
+    for name in ("bytes_read", "hbm_bytes", "memory_footprint", "hbm_capacity"):
+        assert fmt(name) == EXCEL["size"] and " GB" in fmt(name) and " MB" in fmt(name)
+    assert fmt("hbm_bandwidth") == EXCEL["bandwidth"]
+    assert fmt("flops") == EXCEL["flops"]
+    assert fmt("peak_fraction") == "0.0%"
+    assert fmt("critical_batch") == "#,##0"
+    assert fmt("name") == "General"
+    # the value behind a format stays SI: seconds, FLOP/s
+    assert sheet.cell(2, column_of(sheet, "peak_flops")).value == 9.89e14
+    assert sheet.cell(2, column_of(sheet, "t_math")).value == pytest.approx(1e12 / 9.89e14)
+
+
+def test_header_frozen_filter_widths_print_setup(book_book, book):
+    wb, _, _ = book_book
+    results = wb["Results"]
+    assert results.freeze_panes == "B2"  # header row and the name column
+    last = get_column_letter(len(book.results.columns))
+    assert results.auto_filter.ref == f"A1:{last}{len(book.results) + 1}"
+    assert results.column_dimensions["A"].width > 20  # names are long
+    assert results.page_setup.orientation == "landscape" and results.print_title_rows == "$1:$1"
+    assert wb["Inputs"].freeze_panes == "C2"
+    assert wb["Hardware"].freeze_panes == "B2"
+    for name in ("Inputs", "Hardware"):
+        assert wb[name].auto_filter.ref is not None
+    assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage  # one page wide
+
+
+def test_bound_is_colour_coded_and_not_fitting_highlighted(book_book, book):
+    wb, _, _ = book_book
+    sheet = wb["Results"]
+    n = len(book.results) + 1
+    bound = get_column_letter(column_of(sheet, "bound"))
+    fits = get_column_letter(column_of(sheet, "fits"))
+    rules = {str(cf.sqref): cf.rules for cf in sheet.conditional_formatting}
+    on_bound = rules[f"{bound}2:{bound}{n}"]
+    assert [(r.type, r.formula) for r in on_bound] == [
+        ("expression", [f'${bound}2="compute"']),
+        ("expression", [f'${bound}2="memory"']),
+        ("expression", [f'${bound}2="network"']),
+    ]
+    fills = {r.dxf.fill.bgColor.rgb for r in on_bound}
+    assert len(fills) == 3  # three different colours
+    (on_fits,) = rules[f"{fits}2:{fits}{n}"]
+    assert (on_fits.type, on_fits.formula) == ("expression", [f"${fits}2=FALSE"])
+
+
+# ---------------------------------------------------------------- sheets
+
+
+def test_summary_has_metadata_counts_and_critical_batches(book_book, book):
+    wb, _, _ = book_book
+    rows = list(wb["Summary"].iter_rows(values_only=True))
+    labels = {r[0]: r[1] for r in rows if r[0] is not None}
+    assert labels["Input file"] == book.source
+    assert labels["Input SHA-256"] == book.source_sha256
+    assert labels["Tool version"] == book.tool_version
+    assert labels["Hardware catalog version"] == book.catalog_version
+    assert labels["Scenarios computed"] == len(book.results)
+    assert labels["Rejected rows"] == 0
+    results = book.results
+    for hw, group in results.groupby("hardware", observed=True):
+        (line,) = [r for r in rows if r[0] == hw]
+        counts = group["bound"].value_counts()
+        expected = [int(counts.get(b, 0)) for b in ("compute", "memory", "network")]
+        assert list(line[1:6]) == [*expected, int((group["fits"] == False).sum()), len(group)]  # noqa: E712
+    (q5,) = [r for r in rows if r[0] == "q5_h100_bf16"]
+    expected = results.loc[results["series"] == "q5_h100_bf16", "critical_batch"].iloc[0]
+    assert q5[1:5] == ("h100", "matmul", "bf16 × bf16 → bf16", expected)
+
+
+def test_hardware_sheet_lists_chips_used_with_sources(book_book, book):
+    wb, _, _ = book_book
+    sheet = wb["Hardware"]
+    header = [c.value for c in sheet[1]]
+    assert header[0] == "name" and header[-1] == "source"
+    names = [row[0] for row in sheet.iter_rows(min_row=2, values_only=True)]
+    assert names == [r["name"] for r in book.hardware]
+    peak = sheet.cell(2, column_of(sheet, "peak_bf16"))
+    assert peak.data_type == "n" and peak.number_format == EXCEL["flop_rate"]
+    assert peak.value == book.hardware[0]["peak_bf16"]
+    assert all(row[-1] for row in sheet.iter_rows(min_row=2, values_only=True))
+
+
+def test_inputs_sheet_holds_rows_as_read(book_book, book):
+    wb, _, _ = book_book
+    inputs = book.inputs
+    sheet = wb["Inputs"]
+    assert [c.value for c in sheet[1]] == list(inputs.columns)
+    got = list(sheet.iter_rows(min_row=2, values_only=True))
+    assert [r[0] for r in got] == inputs["line"].tolist()
+    for row, (_, expected) in zip(got, inputs.iterrows(), strict=True):
+        assert [v or "" for v in row[1:]] == expected.iloc[1:].tolist()
+
+
+def test_untrusted_text_is_stored_as_quote_prefixed_strings(hostile, tmp_path):
+    results = hostile.results.copy()
+    # the CSV reader strips leading tabs and CRs; put them in directly
+    results.loc[0, "notes"] = "\r=4+4"
+    results.loc[1, "notes"] = "\t=5+5"
+    wb, _ = write(replace(hostile, _results=results), tmp_path)
+    cells = [c for sheet in wb for row in sheet.iter_rows() for c in row]
+    assert not [c.coordinate for c in cells if c.data_type == "f"]  # not one formula anywhere
+    for name in ("Results", "Inputs"):
+        sheet = wb[name]
+        col = column_of(sheet, "name")
+        got = [sheet.cell(r, col) for r in range(2, 2 + len(HOSTILE))]
+        assert [c.value for c in got] == HOSTILE
+        assert all(c.data_type == "s" and c.quotePrefix for c in got)
+    sheet = wb["Results"]
+    for column in ("notes", "team"):
+        got = [sheet.cell(r, column_of(sheet, column)) for r in range(2, 2 + len(HOSTILE))]
+        assert all(c.data_type == "s" and c.quotePrefix for c in got)
+    assert sheet.cell(2, column_of(sheet, "notes")).value.endswith("=4+4")
+    assert sheet.cell(3, column_of(sheet, "notes")).value == "\t=5+5"
+
+
+def test_errors_sheet_only_when_rows_were_rejected(hostile, tmp_path):
+    wb, _ = write(hostile, tmp_path)
+    assert wb.sheetnames == [*BASE_SHEETS, "Errors"]
+    rows = list(wb["Errors"].iter_rows(values_only=True))
+    assert rows[0] == ("line", "name", "column", "reason")
+    assert rows[1][:3] == (len(HOSTILE) + 2, "bad_hw", "hardware")
+    assert "unknown hardware 'h10'" in rows[1][3]
+    summary = {r[0]: r[1:] for r in wb["Summary"].iter_rows(values_only=True)}
+    assert summary["Rejected rows"][:2] == (1, "see the Errors sheet and errors.csv")
+
+
+def test_text_past_excels_cell_limit_is_cut_and_said(book, tmp_path):
+    results = book.results.copy()
+    results["notes"] = results["notes"].astype(object)
+    results.loc[0, "notes"] = "n" * 40_000
+    results.loc[1, "notes"] = "😀" * 20_000  # 40,000 UTF-16 units: over the limit too
+    wb, notices = write(replace(book, _results=results), tmp_path)
+    assert notices == [
+        "2 cell(s) of column notes on the Results sheet held more than Excel's 32,767 "
+        "characters and are cut there; results.csv has them whole."
+    ]
+    assert notices[0] in sheet_text(wb["Summary"])
+    col = column_of(wb["Results"], "notes")
+    first, second = wb["Results"].cell(2, col).value, wb["Results"].cell(3, col).value
+    assert len(first) == 32_767 and first.endswith("…")
+    assert len(second.encode("utf-16-le")) // 2 <= 32_767 and second.endswith("…")
+
+
+# ---------------------------------------------------------------- the row caps
+
+
+def test_row_cap_keeps_first_rows_and_says_so(book, tmp_path):
+    wb, notices = write(book, tmp_path, max_rows=100)
+    total = len(book.results)
+    notice = f"Results sheet holds the first 100 of {total:,} rows; results.csv has them all."
+    assert notices == [notice]
+    results = wb["Results"]
+    assert results.max_row == 101
+    first = [r[0] for r in results.iter_rows(min_row=2, max_col=1, values_only=True)]
+    assert first == book.results["name"].iloc[:100].tolist()
+    assert results.auto_filter.ref.endswith("101")
+    summary = sheet_text(wb["Summary"])
+    assert notice in summary
+    assert f"Bound per hardware (all {total:,} scenarios)" in summary  # counts cover every row
+    assert wb["Inputs"].max_row == len(book.inputs) + 1  # under the cap: all
+
+
+def test_row_cap_applies_to_inputs(book, tmp_path):
+    _, notices = write(book, tmp_path, max_rows=5, max_input_rows=5)
+    assert notices[1] == (
+        f"Inputs sheet holds the first 5 of {len(book.inputs)} input rows; "
+        "the scenario file has them all."
+    )
+
+
+def test_negative_cap_is_refused(book, tmp_path):
+    with pytest.raises(ValueError, match="caps"):
+        write(book, tmp_path, max_rows=-1)
+
+
+# ---------------------------------------------------------------- charts
+
+
+def small_png(path: Path, dpi: int) -> Path:
+    fig = Figure(figsize=(4, 3), dpi=dpi)
+    ax = fig.subplots()
+    ax.plot([1, 2, 3], [1, 4, 9])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path
+
+
+def test_charts_sheet_embeds_each_png_under_its_title(book, tmp_path):
+    charts = [
+        (Chart("roofline", "=Roofline: TPU v5e", "plots/roofline-tpu-v5e.png", "tpu-v5e"),
+         small_png(tmp_path / "plots" / "roofline-tpu-v5e.png", dpi=100)),
+        (Chart("sweep", "Q3 sweep", "plots/sweep-q3.png", "tpu-v5e", ("q3_D4096",)),
+         small_png(tmp_path / "plots" / "sweep-q3.png", dpi=200)),
+    ]  # fmt: skip
+    wb, notices = write(book, tmp_path, charts=charts)
+    assert wb.sheetnames == [*BASE_SHEETS, "Charts"] and notices == []
+    cells = [c for row in wb["Charts"].iter_rows() for c in row if c.value]
+    assert [c.value for c in cells] == [
+        "=Roofline: TPU v5e", "plots/roofline-tpu-v5e.png", "Q3 sweep", "plots/sweep-q3.png",
+    ]  # fmt: skip
+    assert all(c.data_type == "s" and c.quotePrefix for c in cells)  # titles stay text
+    with zipfile.ZipFile(tmp_path / "workbook.xlsx") as z:
+        media = sorted(n for n in z.namelist() if n.startswith("xl/media/"))
+        drawing = z.read("xl/drawings/drawing1.xml").decode()
+    assert media == ["xl/media/image1.png", "xl/media/image2.png"]
+    # one below the other: the second anchor starts on a later row than the first
+    anchors = [int(part.split("</xdr:row>")[0]) for part in drawing.split("<xdr:row>")[1::2]]
+    assert anchors[0] < anchors[1]
+
+
+# ---------------------------------------------------------------- writing
+
+
+def test_output_is_deterministic_but_for_its_creation_time(book, tmp_path):
+    """The writer stamps the creation time in docProps/core.xml; every other part repeats."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    write(book, first)
+    write(book, second)
+    parts = []
+    for folder in (first, second):
+        with zipfile.ZipFile(folder / "workbook.xlsx") as z:
+            parts.append({n: z.read(n) for n in z.namelist() if n != "docProps/core.xml"})
+    assert parts[0] == parts[1]
+
+
+def test_a_failed_write_is_an_output_error(book, tmp_path, monkeypatch):
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(wbmod, "write_summary", boom)
+    with pytest.raises(OutputError, match="disk full"):
+        write(book, tmp_path)
+
+
+def test_a_run_without_results_still_gives_a_workbook(book, tmp_path):
+    empty = replace(book, _results=book.results.iloc[:0])
+    wb, notices = write(empty, tmp_path)
+    assert notices == []
+    assert [c.value for c in wb["Results"][1]] == list(book.results.columns)
+    assert wb["Results"].max_row == 1
+    assert wb.properties.title == "Roofline run q1-q5"
