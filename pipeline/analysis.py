@@ -163,8 +163,9 @@ def analyze(
     used = sorted(results["hardware"].astype(str).unique())
     records = tuple(catalog_records(catalog, used))
     summary = summarize(
-        results, list(records), loaded.source_rows, loaded.rejected_lines, len(loaded.problems)
-    )
+        results, list(records), loaded.source_rows, loaded.rejected_lines, len(loaded.problems),
+        loaded.frame["own_numbers"].to_numpy(),
+    )  # fmt: skip
     return Analysis(
         source=loaded.source,
         source_sha256=hashlib.sha256(loaded.data).hexdigest() if loaded.data is not None else None,

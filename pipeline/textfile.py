@@ -4,7 +4,10 @@ says what the file looks like and where decoding failed."""
 from __future__ import annotations
 
 import codecs
+import csv
+import io
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -59,8 +62,9 @@ def decode_utf8(path: Path, data: bytes, error: type[PipelineError]) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        line = data.count(b"\n", 0, exc.start) + 1
+        before = data[: exc.start]
+        line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
+        line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
         column = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
         looks = "Latin-1 / Windows-1252" if _is_single_byte_text(data) else "binary data"
         raise error(
@@ -70,10 +74,34 @@ def decode_utf8(path: Path, data: bytes, error: type[PipelineError]) -> str:
 
 
 def _is_single_byte_text(data: bytes) -> bool:
-    """True when the bytes read as Windows-1252 text: no NUL, few control characters."""
+    """True when the bytes read as Latin-1 / Windows-1252 text: no C0 control characters
+    but line breaks and tabs."""
+    return re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]", data[: 1 << 20]) is None
+
+
+def csv_rows(
+    path: Path, text: str, error: type[PipelineError]
+) -> tuple[list[str], list[list[str]], list[int]]:
+    """A small CSV file's header, rows and each row's line as an editor counts it. Blank
+    lines and lines starting with '#' are skipped; a quoted value may span lines, but one
+    still open at the end of the file is `error` at the line where it opened."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
+    reader = csv.reader(io.StringIO("\n".join(lines[i] for i in keep)), strict=True)
+    records, numbers, start = [], [], 0
     try:
-        text = data[: 1 << 20].decode("cp1252")
-    except UnicodeDecodeError:
-        return False
-    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\r\n\t")
-    return controls == 0
+        for record in reader:
+            numbers.append(keep[start] + 1)
+            records.append(record)
+            start = reader.line_num
+    except csv.Error as exc:
+        where = keep[start] + 1 if start < len(keep) else len(lines)
+        if "end of data" in str(exc):
+            raise error(
+                f"{printable(path)}:{where}: a quoted value opens on this line and is still "
+                "open at the end of the file: is a closing '\"' missing?"
+            ) from exc
+        raise error(f"{printable(path)}:{where}: not a readable CSV row: {exc}") from exc
+    if not records:
+        return [], [], []
+    return records[0], records[1:], numbers[1:]

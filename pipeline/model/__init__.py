@@ -1,0 +1,1 @@
+"""The model: dtypes, ops, the hardware catalog, the roofline math, the run statistics."""

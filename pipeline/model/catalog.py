@@ -6,7 +6,6 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import io
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import pandas as pd
 
 from pipeline.errors import InvalidHardwareFile, printable, quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
-from pipeline.textfile import decode_utf8, read_bytes
+from pipeline.textfile import csv_rows, decode_utf8, read_bytes
 
 LINKS = ("ici", "nvlink", "pcie", "dcn")
 TOPOLOGIES = ("ring", "switch")
@@ -124,16 +123,17 @@ def _builtin() -> tuple[bytes, pd.DataFrame]:
 
 
 def _read_catalog_csv(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
-    text = _text_of(path, data)
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, comment=None,
-            skipinitialspace=True,
-        )  # fmt: skip
-    except pd.errors.ParserError as exc:
-        raise InvalidHardwareFile(f"{printable(path)}: not a readable CSV file: {exc}") from exc
-    frame.columns = [c.strip().lower() for c in frame.columns]
-    return _normalize(frame, path, first_line=2)
+    header, rows, lines = csv_rows(path, _text_of(path, data), InvalidHardwareFile)
+    width = len(header)
+    for row, line in zip(rows, lines, strict=True):
+        if len(row) > width:
+            raise InvalidHardwareFile(
+                f"{printable(path)}:{line}: {len(row)} fields but the header has {width}; "
+                "quote values that hold commas"
+            )
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    frame = pd.DataFrame(rows, columns=[c.strip().lower() for c in header], dtype=str)
+    return _normalize(frame, path, lines=lines)
 
 
 def _text_of(path: Path, data: bytes) -> str:
@@ -175,17 +175,23 @@ def _read_user_file(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, st
             row["name"] = name
             rows.append({k: "" if v is None else str(v) for k, v in row.items()})
         frame = pd.DataFrame(rows, dtype=str)
-        return _normalize(frame, path, first_line=None)
+        return _normalize(frame, path, lines=None)
     if path.suffix.lower() == ".csv":
         return _read_catalog_csv(path, data)
     raise InvalidHardwareFile(f"hardware file {printable(path)} must end in .csv or .toml")
 
 
 def _normalize(
-    frame: pd.DataFrame, path: Path, first_line: int | None
+    frame: pd.DataFrame, path: Path, lines: list[int] | None
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """Check columns and values; numbers become floats, blanks NaN. All problems at once.
-    Returns the chips by name and where each is defined, for messages."""
+    Returns the chips by name and where each is defined (FILE:LINE, or FILE [name] for a
+    TOML table), for messages."""
+    if frame.empty:
+        raise InvalidHardwareFile(
+            f"{printable(path)}: the hardware file defines no chip; give a CSV row per chip "
+            "under a header with name and the fields to set, or a TOML table [name]"
+        )
     problems: list[str] = []
     unknown = [c for c in frame.columns if c not in COLUMNS]
     for col in unknown:
@@ -202,11 +208,9 @@ def _normalize(
     out["name"] = out["name"].str.lower()
 
     def where(i: int) -> str:
-        return (
-            f"{printable(path)}:{first_line + i}"
-            if first_line is not None
-            else f"{printable(path)} [{printable(out['name'].iat[i])}]"
-        )
+        if lines is not None:
+            return f"{printable(path)}:{lines[i]}"
+        return f"{printable(path)} [{printable(out['name'].iat[i])}]"
 
     for i, name in enumerate(out["name"]):
         if not name:

@@ -1,4 +1,4 @@
-"""Dtype names, aliases and sizes (DESIGN §2)."""
+"""Dtype names, aliases and sizes in bytes (docs/input.md#dtypes)."""
 
 from __future__ import annotations
 

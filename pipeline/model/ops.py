@@ -42,7 +42,7 @@ class OpSignature:
 
     @property
     def batch(self) -> str:
-        """Dims of X that are in the output but not in Y (DESIGN §4, critical_batch)."""
+        """Dims of X that are in the output but not in Y (docs/model.md#critical-batch)."""
         return "".join(d for d in self.x if d in self.out and d not in self.y)
 
 

@@ -1,4 +1,4 @@
-"""The vectorized roofline model (DESIGN §4; book: "All About Rooflines"). No I/O.
+"""The vectorized roofline model (docs/model.md; book: "All About Rooflines"). No I/O.
 
 compute_roofline() takes the validated scenario frame from `scenarios.load_scenarios` and
 returns a new frame with the metric columns. Rows are grouped by einsum; each group is computed
@@ -15,7 +15,8 @@ from pipeline.model.ops import parse_op
 
 ALL_REDUCE = "all_reduce"
 BOUNDS = ("compute", "memory", "network")
-# results.csv's fixed leading columns (DESIGN §6); dims, measured_*, notes and extras follow
+# results.csv's fixed leading columns (docs/outputs.md#resultscsv); dims, measured_*, notes and
+# extras follow
 RESULT_COLUMNS = (
     "name", "series", "op", "einsum", "hardware", "chips", "shard", "link", "x_dtype",
     "y_dtype", "out_dtype", "compute_dtype", "flops", "flops_per_chip", "bytes_read",
@@ -30,7 +31,7 @@ INTERNAL = frozenset(
         "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
         "x_dtype", "y_dtype", "out_dtype", "compute_dtype", "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
-        "measured_seconds", "notes",
+        "measured_seconds", "notes", "own_numbers",
     }
 )  # fmt: skip
 

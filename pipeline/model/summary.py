@@ -1,7 +1,8 @@
 """The statistics of a run, computed once from its results: bound counts (per hardware and per
-op), rows that do not fit, rows that override the catalog, critical batches per series, sweep
+op), rows that do not fit, rows that give their own numbers, critical batches per series, sweep
 series, and the findings a reviewer looks at first. Every output (terminal, manifest, charts,
-workbook, report, batch index) reads them from here (docs/outputs.md)."""
+workbook, report, batch index) reads them from here (docs/outputs.md). Whole columns are
+reduced with codes and numpy; only the rows a table lists are materialized."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from pipeline.model.catalog import LINKS
-from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES
 from pipeline.model.roofline import BOUNDS
 
 COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
@@ -34,7 +33,7 @@ class Summary:
     not_fitting: int
     per_hardware: pd.DataFrame  # index hardware: compute, memory, network, not_fitting, total
     per_op: pd.DataFrame  # index op: the same columns
-    overrides: Mapping[str, int]  # hardware -> rows using their own peak/HBM/link numbers
+    overrides: Mapping[str, int]  # hardware -> rows giving their own peak/HBM/link numbers
     critical_batches: pd.DataFrame  # per series with one: hardware, op, dtypes, low, high
     _results: pd.DataFrame = field(repr=False)
 
@@ -52,23 +51,52 @@ class Summary:
 
 
 def summarize(
-    results: pd.DataFrame, hardware: list[dict], source_rows: int, rejected: int, problems: int
+    results: pd.DataFrame,
+    hardware: list[dict],
+    source_rows: int,
+    rejected: int,
+    problems: int,
+    own_numbers: np.ndarray | None = None,
 ) -> Summary:
-    """The Summary of a run's results; `hardware` holds the catalog records of its chips."""
-    counts = results["bound"].value_counts()
+    """The Summary of a run's results; `hardware` holds the catalog records of its chips,
+    `own_numbers` marks the rows that gave their own peak, HBM or link numbers."""
+    unfit = not_fitting(results).to_numpy()
+    bounds = _bound_codes(results)
+    counts = np.bincount(bounds, minlength=len(BOUNDS))
+    per_hardware = bound_counts(results, "hardware", bounds, unfit)
+    own = np.zeros(len(results), bool) if own_numbers is None else np.asarray(own_numbers, bool)
+    codes, names = _codes(results["hardware"])
+    overrides = np.bincount(codes, weights=own, minlength=len(names)).astype(int)
     return Summary(
         scenarios=len(results),
         source_rows=source_rows,
         rejected_rows=rejected,
         problems=problems,
-        bounds={b: int(counts.get(b, 0)) for b in BOUNDS},
-        not_fitting=int(not_fitting(results).sum()),
-        per_hardware=bound_counts(results, "hardware"),
-        per_op=bound_counts(results, "op"),
-        overrides=override_counts(results, hardware),
+        bounds={b: int(counts[i]) for i, b in enumerate(BOUNDS)},
+        not_fitting=int(unfit.sum()),
+        per_hardware=per_hardware,
+        per_op=bound_counts(results, "op", bounds, unfit),
+        overrides={n: int(overrides[i]) for i, n in enumerate(names) if n in per_hardware.index},
         critical_batches=critical_batches(results),
         _results=results,
     )
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """A column as integer codes and the names they stand for (a categorical's own codes: no
+    per-row Python work)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
+    codes, uniques = pd.factorize(column.astype(str))
+    return codes, [str(u) for u in uniques]
+
+
+def _bound_codes(results: pd.DataFrame) -> np.ndarray:
+    """Each row's bound as an index into BOUNDS."""
+    bound = results["bound"]
+    if isinstance(bound.dtype, pd.CategoricalDtype) and list(bound.cat.categories) == list(BOUNDS):
+        return bound.cat.codes.to_numpy().astype(np.intp)
+    return pd.Categorical(bound.astype(str), categories=list(BOUNDS)).codes.astype(np.intp)
 
 
 def not_fitting(results: pd.DataFrame) -> pd.Series:
@@ -76,97 +104,73 @@ def not_fitting(results: pd.DataFrame) -> pd.Series:
     return ~results["fits"].astype("boolean").fillna(True).astype(bool)
 
 
-def bound_counts(results: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Per value of `key`: compute-, memory-, network-bound, not fitting and total rows."""
-    groups = results[key].astype(str)
-    table = pd.crosstab(groups, results["bound"].astype(str)).reindex(
-        columns=list(BOUNDS), fill_value=0
+def bound_counts(
+    results: pd.DataFrame, key: str, bounds: np.ndarray | None = None, unfit=None
+) -> pd.DataFrame:
+    """Per value of `key`: compute-, memory-, network-bound, not fitting and total rows
+    (counted with bincount over codes: linear, no per-row Python work)."""
+    bounds = _bound_codes(results) if bounds is None else bounds
+    unfit = not_fitting(results).to_numpy() if unfit is None else unfit
+    codes, names = _codes(results[key])
+    k = len(names)
+    counts = np.bincount(codes * len(BOUNDS) + bounds, minlength=k * len(BOUNDS))
+    table = pd.DataFrame(
+        counts.reshape(k, len(BOUNDS)), index=pd.Index(names, name=key), columns=list(BOUNDS)
     )
-    table["not_fitting"] = not_fitting(results).astype(int).groupby(groups).sum()
+    table["not_fitting"] = np.bincount(codes, weights=unfit, minlength=k).astype(np.int64)
     table["total"] = table[list(BOUNDS)].sum(axis=1)
-    table.index.name = key
-    table.columns.name = None
-    return table.astype("int64").sort_index()
+    return table[table["total"] > 0].astype("int64").sort_index()
+
+
+def _dtype_names(rows: pd.DataFrame) -> pd.Categorical:
+    """'x × y → compute' per row, built once per distinct combination."""
+    parts = [pd.Categorical(rows[c]) for c in ("x_dtype", "y_dtype", "compute_dtype")]
+    key = np.zeros(len(rows), dtype=np.int64)
+    for part in parts:
+        key = key * (len(part.categories) + 1) + part.codes
+    codes, uniques = pd.factorize(key)
+    names = []
+    for packed in uniques.tolist():
+        found = []
+        for part in reversed(parts):
+            packed, code = divmod(packed, len(part.categories) + 1)
+            found.append(str(part.categories[code]))
+        x, y, compute = reversed(found)
+        names.append(f"{x} × {y} → {compute}")
+    return pd.Categorical.from_codes(codes, categories=names)  # distinct keys, distinct names
 
 
 def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     """Per series with a critical batch, in file order: hardware, op, dtypes, lowest and
     highest critical batch."""
     columns = ["hardware", "op", "dtypes", "low", "high"]
-    has = results[results["critical_batch"].notna()]
-    if has.empty:
+    batch = results["critical_batch"]
+    has = batch.notna().to_numpy()
+    if not has.any():
         return pd.DataFrame(columns=columns, index=pd.Index([], name="series"))
-    grouped = has.groupby("series", sort=False, observed=True)
-    first = grouped[["hardware", "op", "x_dtype", "y_dtype", "compute_dtype"]].first()
-    table = pd.DataFrame(
+    rows = results.loc[has, ["series", "hardware", "op", "x_dtype", "y_dtype", "compute_dtype"]]
+    values = batch.to_numpy(dtype=float, na_value=np.nan)[has]
+    codes, uniques = pd.factorize(rows["series"])  # in order of first appearance
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    first = rows.iloc[order[starts]]
+    return pd.DataFrame(
         {
-            "hardware": first["hardware"].astype(str),
-            "op": first["op"].astype(str),
-            "dtypes": first["x_dtype"].astype(str)
-            + " × "
-            + first["y_dtype"].astype(str)
-            + " → "
-            + first["compute_dtype"].astype(str),
-            "low": grouped["critical_batch"].min().astype("int64"),
-            "high": grouped["critical_batch"].max().astype("int64"),
-        }
+            "hardware": pd.Categorical(first["hardware"]),
+            "op": pd.Categorical(first["op"]),
+            "dtypes": _dtype_names(first),
+            "low": np.minimum.reduceat(values[order], starts).astype(np.int64),
+            "high": np.maximum.reduceat(values[order], starts).astype(np.int64),
+        },
+        index=pd.Index(uniques, name="series"),
     )
-    table.index = table.index.astype(str).rename("series")
-    return table
-
-
-def override_counts(results: pd.DataFrame, hardware: list[dict]) -> dict[str, int]:
-    """Per chip: rows whose peak, HBM bandwidth or capacity, or link bandwidth (when they
-    communicate) differ from the catalog's."""
-    out = {}
-    by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
-    records = {str(r["name"]): r for r in hardware}
-    for chip, idx in by_chip.items():
-        rec = records.get(chip)
-        out[chip] = _overrides(results.iloc[idx], rec) if rec else 0
-    return out
-
-
-def _value(rec: dict, key: str) -> float:
-    value = rec.get(key)
-    return float("nan") if value is None else float(value)
-
-
-def _overrides(rows: pd.DataFrame, rec: dict) -> int:
-    family = rows["compute_dtype"].astype(str).map({k: v[2] for k, v in DTYPES.items()})
-    peak = family.map({f: _value(rec, f"peak_{f}") for f in PEAK_FAMILIES})
-    link_bw = rows["link"].astype(str).map({k: _value(rec, f"{k}_bandwidth") for k in LINKS})
-
-    def differs(column: str, catalog) -> np.ndarray:
-        given = rows[column].to_numpy(dtype=float)
-        expected = np.broadcast_to(np.asarray(catalog, dtype=float), given.shape)
-        same = np.isclose(given, expected, rtol=1e-9, atol=0.0) | (
-            np.isnan(given) & np.isnan(expected)
-        )
-        return ~same
-
-    changed = (
-        differs("peak_flops", peak)
-        | differs("hbm_bandwidth", _value(rec, "hbm_bandwidth"))
-        | differs("hbm_capacity", _value(rec, "hbm_capacity"))
-        | (differs("link_bandwidth", link_bw) & (rows["collective"].astype(str) != "").to_numpy())
-    )
-    return int(changed.sum())
 
 
 def series_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per sweep series (rows whose name is not their series'): see Summary.series."""
     rows = results[results["name"].astype(str) != results["series"].astype(str)]
-    columns = [
-        "rows",
-        "hardware",
-        "critical_min",
-        "critical_max",
-        "best_fraction",
-        "t_min",
-        "t_max",
-        *BOUNDS,
-    ]
+    columns = ["rows", "hardware", "critical_min", "critical_max", "best_fraction", "t_min",
+               "t_max", *BOUNDS]  # fmt: skip
     if rows.empty:
         return pd.DataFrame(columns=columns, index=pd.Index([], name="series"))
     key = rows["series"].astype(str)
@@ -189,69 +193,85 @@ def series_table(results: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _worst_per_series(table: pd.DataFrame, key: str, n: int, series: pd.Series) -> pd.DataFrame:
-    """The rows with the n largest `key` values, one per series (a sweep shows its worst point),
-    each with `in_series`: how many of the table's rows belong to its series. `series` numbers
-    the series of every row of the run (its index holds the table's)."""
-    codes = series.loc[table.index].to_numpy()
-    counts = np.bincount(codes)[codes] if len(codes) else codes
-    order = np.argsort(-table[key].to_numpy(float), kind="stable")  # NaN last, ties in order
-    first = np.unique(codes[order], return_index=True)[1]  # each series' worst row, ranked
-    picks = order[np.sort(first)[:n]]
-    return table.iloc[picks].assign(in_series=counts[picks])
+def worst_per_series(values: np.ndarray, codes: np.ndarray, n: int, chunk: int = 4096):
+    """The positions of the n largest `values`, one per series (a sweep shows its worst
+    point), ranked, and for each how many of the rows given belong to its series. `codes`
+    numbers each row's series; NaN ranks last, ties keep the rows' order. The ranked rows are
+    read a chunk at a time until n series are found: most runs need one chunk."""
+    if not len(codes):
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    counts = np.bincount(codes)
+    order = np.argsort(-values, kind="stable")
+    seen = np.zeros(len(counts), dtype=bool)
+    picks: list[np.ndarray] = []
+    found = 0
+    for start in range(0, len(order), chunk):
+        part = order[start : start + chunk]
+        first = part[np.sort(np.unique(codes[part], return_index=True)[1])]  # ranked, per series
+        new = first[~seen[codes[first]]]
+        seen[codes[new]] = True
+        picks.append(new)
+        found += len(new)
+        if found >= n:
+            break
+    chosen = np.concatenate(picks)[:n]
+    return chosen, counts[codes[chosen]]
 
 
 def findings(results: pd.DataFrame) -> dict:
     """See Summary.findings: tables capped (SLOWEST_ROWS, FINDING_ROWS), counts complete."""
-    base = results[["name", "series", "hardware", "bound", "chips"]]
-    series = pd.Series(pd.factorize(results["series"])[0], index=results.index)
-    slow = base.assign(
-        t_lower=results["t_lower"], t_upper=results["t_upper"], t_math=results["t_math"]
-    )
-    slow_top = _worst_per_series(slow, "t_lower", SLOWEST_ROWS, series)
+    codes = pd.factorize(results["series"])[0]
+    bound = _bound_codes(results)
+    col = {c: results[c].to_numpy(dtype=float, na_value=np.nan)
+           for c in ("t_lower", "t_upper", "t_math", "t_hbm", "t_network", "memory_footprint",
+                     "hbm_capacity", "measured_seconds", "measured_over_predicted")}  # fmt: skip
 
-    comm = results.loc[results["bound"] != "compute"]
-    t_comm = np.maximum(comm["t_hbm"].to_numpy(float), comm["t_network"].to_numpy(float))
+    def table(where: np.ndarray, key: np.ndarray, n: int, **extra: np.ndarray) -> pd.DataFrame:
+        """The worst rows among `where` (positions) by `key`, with extra columns."""
+        picks, in_series = worst_per_series(key, codes[where], n)
+        rows = results.iloc[where[picks]][["name", "series", "hardware", "bound", "chips"]]
+        return rows.assign(**{k: v[picks] for k, v in extra.items()}, in_series=in_series)
+
+    def series_of(where: np.ndarray) -> int:
+        return int(np.count_nonzero(np.bincount(codes[where]))) if len(where) else 0
+
+    everything = np.arange(len(results))
+    slowest = table(everything, col["t_lower"], SLOWEST_ROWS, t_lower=col["t_lower"],
+                    t_upper=col["t_upper"], t_math=col["t_math"])  # fmt: skip
+    comm = np.flatnonzero(bound != 0)
+    t_comm = np.maximum(col["t_hbm"][comm], col["t_network"][comm])
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = t_comm / comm["t_math"].to_numpy(float)
-    comm_table = base.loc[comm.index].assign(
-        t_math=comm["t_math"], t_comm=t_comm, factor=np.where(np.isnan(factor), np.inf, factor)
-    )
-    comm_top = _worst_per_series(comm_table, "factor", FINDING_ROWS, series)
-
-    nofit = results.loc[not_fitting(results)]
-    nofit_table = base.loc[nofit.index].assign(
-        footprint=nofit["memory_footprint"],
-        capacity=nofit["hbm_capacity"],
-        over=nofit["memory_footprint"] / nofit["hbm_capacity"],
-    )
-    nofit_top = _worst_per_series(nofit_table, "over", FINDING_ROWS, series)
-
-    measured = results.loc[results["measured_seconds"].notna()]
-    ratio = measured["measured_over_predicted"]
+        factor = t_comm / col["t_math"][comm]
+    factor = np.where(np.isnan(factor), np.inf, factor)
+    comm_top = table(comm, factor, FINDING_ROWS, t_math=col["t_math"][comm], t_comm=t_comm,
+                     factor=factor)  # fmt: skip
+    nofit = np.flatnonzero(not_fitting(results).to_numpy())
+    footprint, capacity = col["memory_footprint"][nofit], col["hbm_capacity"][nofit]
+    nofit_top = table(nofit, footprint / capacity, FINDING_ROWS, footprint=footprint,
+                      capacity=capacity, over=footprint / capacity)  # fmt: skip
+    measured = np.flatnonzero(~np.isnan(col["measured_seconds"]))
     low, high = MEASURED_RANGE
-    off = measured.loc[~ratio.between(low, high)]
-    off_table = base.loc[off.index].assign(
-        measured=off["measured_seconds"],
-        t_lower=off["t_lower"],
-        ratio=off["measured_over_predicted"],
-        distance=np.abs(np.log(off["measured_over_predicted"].to_numpy(float))),
-    )
-    off_top = _worst_per_series(off_table, "distance", FINDING_ROWS, series)
+    ratio = col["measured_over_predicted"][measured]
+    off = measured[~((ratio >= low) & (ratio <= high))]
+    ratio = col["measured_over_predicted"][off]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = np.abs(np.log(ratio))
+    off_top = table(off, distance, FINDING_ROWS, measured=col["measured_seconds"][off],
+                    t_lower=col["t_lower"][off], ratio=ratio)  # fmt: skip
     return {
-        "slowest": slow_top,
+        "slowest": slowest,
         "comm_total": len(comm),
-        "comm_memory": int((comm["bound"] == "memory").sum()),
-        "comm_network": int((comm["bound"] == "network").sum()),
-        "comm_series": int(comm["series"].nunique()),
+        "comm_memory": int((bound == 1).sum()),
+        "comm_network": int((bound == 2).sum()),
+        "comm_series": series_of(comm),
         "comm": comm_top,
         "nofit_total": len(nofit),
-        "nofit_series": int(nofit["series"].nunique()),
+        "nofit_series": series_of(nofit),
         "nofit": nofit_top,
         "measured_total": len(measured),
         "measured_off_total": len(off),
-        "measured_off_series": int(off["series"].nunique()),
-        "measured_off": off_top.drop(columns="distance"),
+        "measured_off_series": series_of(off),
+        "measured_off": off_top,
         "measured_low": low,
         "measured_high": high,
         "listed": FINDING_ROWS,

@@ -1,0 +1,1 @@
+"""Rendering an analysis for people: the number formatter, tables, charts, report, workbook."""

@@ -1,110 +1,35 @@
-"""The HTML review report and the batch index page (docs/outputs.md#the-report).
+"""The HTML review report (docs/outputs.md#the-review-report-reporthtml).
 
-One Jinja2 environment (autoescape, StrictUndefined) renders the templates of the `templates/`
-folder. The templates receive plain records and scalars built here from the analysis; the
-statistics come from its Summary, and human formatting (ms, TFLOP/s, GB, %) happens only in
-the filters, which are the `render.format` functions. The page is self-contained: inline CSS
-and JS, charts embedded as base64 PNG, no external URL. The output depends only on its inputs
-(no clock, no random ids), so it can be diffed and golden-tested.
+The template receives plain records and scalars built here from the analysis; the statistics
+come from its Summary, and human formatting (ms, TFLOP/s, GB, %) happens only in the
+template's filters (render.templates). The page is self-contained: inline CSS and JS, charts
+embedded as base64 PNG, no external URL. The output depends only on its inputs (no clock, no
+random ids), so it can be diffed and golden-tested.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
-import jinja2
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import OutputError, PipelineError
+from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.catalog import LINKS
 from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, wider_dtype
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.summary import not_fitting
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
+from pipeline.render.templates import REPORT_TEMPLATE, environment
 
 if TYPE_CHECKING:
     from pipeline.analysis import Analysis
 
-REPORT_TEMPLATE = "report.html.j2"
-INDEX_TEMPLATE = "index.html.j2"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-INDEX_KEYS = (
-    "run_name",
-    "input_path",
-    "report_href",
-    "scenarios",
-    "compute",
-    "memory",
-    "network",
-    "not_fitting",
-    "rejected",
-    "status",
-)
-
-
-def sort_key(value) -> str:
-    """A number as a compact `data-v` attribute for the table sorter; empty when missing."""
-    if fmt.missing(value):
-        return ""
-    return f"{float(value):.5g}"
-
-
-FILTERS = {
-    "seconds": fmt.seconds,
-    "flop_rate": fmt.flop_rate,
-    "flops": fmt.flops,
-    "bytes": fmt.size,
-    "bandwidth": fmt.bandwidth,
-    "percent": fmt.percent,
-    "num": fmt.number,
-    "count": fmt.count,
-    "ratio": fmt.ratio,
-    "when": fmt.when,
-    "sortkey": sort_key,
-}
-
-
-def template_dirs() -> list[Path]:
-    """Where templates are looked for, in order: `templates/` beside the package (the
-    repository and an editable install), then inside it (an installed wheel)."""
-    package = Path(__file__).resolve().parents[1]
-    return [package.parent / "templates", package / "templates"]
-
-
-def find_template_dir() -> Path:
-    """The first template folder holding both templates; PipelineError when there is none."""
-    for folder in template_dirs():
-        if (folder / REPORT_TEMPLATE).is_file() and (folder / INDEX_TEMPLATE).is_file():
-            return folder
-    looked = ", ".join(str(d) for d in template_dirs())
-    raise PipelineError(
-        f"report templates not found (looked for {REPORT_TEMPLATE} and {INDEX_TEMPLATE} in "
-        f"{looked}); reinstall roofline-pipeline, or run with --no-report"
-    )
-
-
-@functools.cache
-def environment() -> jinja2.Environment:
-    """The one Jinja2 environment: autoescape on, StrictUndefined, the formatting filters."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(find_template_dir()),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(FILTERS)
-    return env
 
 
 # ---------------------------------------------------------------- records
@@ -191,10 +116,23 @@ def _table_rows(rows: pd.DataFrame, dims: list[str]) -> list[dict]:
     return records(table)
 
 
-def _chip_facts(rec: dict, rows: pd.DataFrame) -> dict:
+def _used(results: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
+    """Per chip: the peak families its rows compute in, the links its rows communicate over
+    (from the distinct pairs: no per-row Python work)."""
+    family = {k: v[2] for k, v in DTYPES.items()}
+    used: dict[str, tuple[set[str], set[str]]] = {}
+    pairs = results[["hardware", "compute_dtype"]].drop_duplicates()
+    for chip, dtype in pairs.itertuples(index=False):
+        used.setdefault(str(chip), (set(), set()))[0].add(family.get(str(dtype), str(dtype)))
+    talking = results.loc[results["collective"].astype(str) != "", ["hardware", "link"]]
+    for chip, link in talking.drop_duplicates().itertuples(index=False):
+        used.setdefault(str(chip), (set(), set()))[1].add(str(link))
+    return used
+
+
+def _chip_facts(rec: dict, used: tuple[set[str], set[str]]) -> dict:
     """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source."""
-    used_families = set(rows["compute_dtype"].astype(str).map({k: v[2] for k, v in DTYPES.items()}))
-    used_links = set(rows.loc[rows["collective"].astype(str) != "", "link"].astype(str))
+    used_families, used_links = used
     hbm_bw = rec.get("hbm_bandwidth")
     peaks = [
         {
@@ -279,6 +217,7 @@ def report_context(
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
     chart_records = [(c, _png_record(c, data)) for c, data in charts]
+    used = _used(results)
     placed: set[int] = set()
     chips, split = [], []
     for i, name in enumerate(order):
@@ -305,7 +244,7 @@ def report_context(
                 "rows": _table_rows(shown, dims),
                 "shown": len(shown),
                 "more": total - len(shown),
-                **_chip_facts(catalog.get(name, {}), results.iloc[by_chip[name]]),
+                **_chip_facts(catalog.get(name, {}), used.get(name, (set(), set()))),
             }
         )
         communication = bound["memory"] + bound["network"]
@@ -410,36 +349,3 @@ def render_report(
     `notices` say what the run's caps left out."""
     context = report_context(analysis, run_name, charts, notices, max_table_rows)
     return environment().get_template(REPORT_TEMPLATE).render(**context)
-
-
-# ---------------------------------------------------------------- the batch index
-
-
-def _relative_href(href: str) -> str:
-    """A link to a run's report: relative paths only, URL-quoted (nothing external, no scheme)."""
-    text = str(href).replace("\\", "/")
-    if text.startswith(("/", "//")) or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text):
-        raise PipelineError(f"index link '{href}' must be a relative path to a report")
-    return quote(text, safe="/#")
-
-
-def render_index(runs: list[dict]) -> str:
-    """OUTPUT_DIR/index.html: one line per run with its headline counts and report link."""
-    rows = []
-    for run in runs:
-        missing = [k for k in INDEX_KEYS if k not in run]
-        if missing:
-            raise PipelineError(f"index entry {run.get('run_name', '?')!r} lacks {missing}")
-        rec = {k: run[k] for k in INDEX_KEYS}
-        rec["report_href"] = _relative_href(run["report_href"])
-        rec["communication"] = run["memory"] + run["network"]
-        rows.append(rec)
-    totals = {
-        k: sum(int(r[k]) for r in rows)
-        for k in ("scenarios", "compute", "memory", "network", "not_fitting", "rejected")
-    }
-    totals["communication"] = totals["memory"] + totals["network"]
-    return environment().get_template(INDEX_TEMPLATE).render(runs=rows, totals=totals)
-
-
-__all__ = ["not_fitting", "render_index", "render_report", "report_context", "table_cap_notices"]

@@ -13,34 +13,39 @@ import csv
 import io
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-_OPTIONS = pacsv.WriteOptions(quoting_style="needed", batch_size=1 << 16, include_header=False)
+_OPTIONS = pacsv.WriteOptions(quoting_style="needed", batch_size=8192, include_header=False)
 
 
 def _column(series: pd.Series) -> pa.Array:
-    """One column as an Arrow array whose CSV rendering is the promised one."""
+    """One column as an Arrow array whose CSV rendering is the promised one (Arrow's compute
+    functions and dictionaries: no Python object per cell)."""
     dtype = series.dtype
     if isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b":
-        values = series.astype("boolean")
-        text = np.where(values.isna(), None, np.where(values.fillna(False), "True", "False"))
-        return pa.array(text, type=pa.string())
+        flags = pa.array(series, type=pa.bool_(), from_pandas=True)
+        return pc.if_else(flags, pa.scalar("True"), pa.scalar("False"))  # null stays null
     if dtype.kind == "f":
         return pa.array(series.to_numpy(dtype=float), from_pandas=True)  # NaN -> null
     if dtype.kind in "iu" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype):
         return pa.array(series, from_pandas=True)
-    if isinstance(dtype, pd.CategoricalDtype):
-        arr = pc.cast(pa.array(series, from_pandas=True), pa.string())
-    elif isinstance(dtype, pd.StringDtype):
+    if isinstance(dtype, pd.CategoricalDtype):  # the writer takes the dictionary as it is
+        arr = pa.array(series, from_pandas=True)
+        return pa.DictionaryArray.from_arrays(arr.indices, _empty_is_null(arr.dictionary))
+    if isinstance(dtype, pd.StringDtype):
         arr = pa.array(series, type=pa.string(), from_pandas=True)
     else:
         arr = pa.array(series.astype(object).where(series.notna(), None), type=pa.string())
-    return pc.if_else(pc.equal(arr, ""), pa.scalar(None, pa.string()), arr)  # "" -> empty cell
+    return _empty_is_null(arr)
+
+
+def _empty_is_null(arr: pa.Array) -> pa.Array:
+    """Empty text as null: an empty, unquoted cell."""
+    return pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr)
 
 
 def to_table(frame: pd.DataFrame) -> pa.Table:
@@ -76,13 +81,12 @@ def format_csv(frame: pd.DataFrame) -> bytes:
 
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """The frame as Arrow for Parquet: floats float64 (NaN as null), nullable Int64 as int64,
-    booleans as booleans, categories and text as strings."""
+    booleans as booleans, text as strings (categories as dictionaries of strings, which a
+    Parquet file stores as its own dictionary encoding)."""
     columns = {}
     for name in frame.columns:
         series = frame[name]
-        if isinstance(series.dtype, pd.CategoricalDtype):  # cast by Arrow, no Python objects
-            arr = pc.cast(pa.array(series, from_pandas=True), pa.string())
-        elif series.dtype == object:
+        if series.dtype == object:
             arr = pa.array(series, type=pa.string(), from_pandas=True)
         else:
             arr = pa.array(series, from_pandas=True)
@@ -91,6 +95,7 @@ def to_arrow(frame: pd.DataFrame) -> pa.Table:
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> Path:
-    """Write the frame as Parquet (zstd); returns the path."""
-    pq.write_table(to_arrow(frame), str(path), compression="zstd")
+    """Write the frame as Parquet (zstd); returns the path. The Arrow schema is not stored, so
+    readers see the text columns as plain strings, not dictionaries (categoricals)."""
+    pq.write_table(to_arrow(frame), str(path), compression="zstd", store_schema=False)
     return Path(path)

@@ -15,7 +15,7 @@ cut there, and the Summary says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,7 +112,7 @@ def write_workbook(
     analysis: Analysis,
     path: Path,
     run_name: str,
-    charts: Sequence[tuple[Chart, Path]] = (),
+    charts: Sequence[tuple[Chart, Path]] | Callable[[], Sequence[tuple[Chart, Path]]] = (),
     notices: Sequence[str] = (),
     *,
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
@@ -120,7 +120,8 @@ def write_workbook(
 ) -> list[str]:
     """Write workbook.xlsx at `path`; returns its own notices (row caps, cut cells). The
     Summary shows them with `notices` (the run's other notices). `charts` are (Chart, PNG
-    file) pairs, embedded on the Charts sheet."""
+    file) pairs, embedded on the Charts sheet; or a function giving them, called once the data
+    sheets are written (so the charts can be drawn meanwhile)."""
     if max_rows < 0 or max_input_rows < 0:
         raise ValueError("workbook row caps must be 0 or more")
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
@@ -146,6 +147,8 @@ def write_workbook(
         if len(problems):
             sheet = book.add_worksheet("Errors")
             own += _table(sheet, styles, problems.iloc[:cap], {"line": "line"}, 0, "errors.csv")
+        if callable(charts):
+            charts = charts()
         if charts:
             write_charts(book.add_worksheet("Charts"), styles, charts)
         write_summary(summary, styles, analysis, run_name, [*notices, *own])

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.errors import OutputError, printable
-from pipeline.render.report import render_index
+from pipeline.render.index_page import render_index
 from pipeline.run.folder import temp_name
 
 if TYPE_CHECKING:

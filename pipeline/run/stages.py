@@ -1,39 +1,46 @@
 """The output jobs of a run, each writing its own file(s) into the run's temp folder from
 the context `run.write` set up: a chart, the tables, the workbook, the report. Each returns
-the notices it has to add (what it had to leave out)."""
+the notices it has to add (what it had to leave out) and the files it wrote."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pipeline.render.charts import Chart, png
 from pipeline.render.report import render_report
 from pipeline.render.tables import write_csv, write_parquet
 from pipeline.render.workbook import write_workbook
 
+Done = tuple[list[str], list[Path]]  # (notices, files written)
 
-def plots(ctx: dict, chart: Chart) -> list[str]:
+
+def plots(ctx: dict, chart: Chart) -> Done:
     """One chart's PNG."""
     planned = next(p for p in ctx["planned"] if p.chart == chart)
     path = ctx["tmp"] / chart.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png(planned.build()))
-    return []
+    return [], [path]
 
 
-def results(ctx: dict) -> list[str]:
+def results(ctx: dict) -> Done:
     """results.csv, results.parquet and (when rows were rejected) errors.csv."""
     analysis, tmp = ctx["analysis"], ctx["tmp"]
     frame = analysis.results
-    write_csv(frame, tmp / "results.csv")
-    write_parquet(frame, tmp / "results.parquet")
+    files = [write_csv(frame, tmp / "results.csv"), write_parquet(frame, tmp / "results.parquet")]
     if len(analysis.problem_list):
-        write_csv(analysis.problems, tmp / "errors.csv")
-    return []
+        files.append(write_csv(analysis.problems, tmp / "errors.csv"))
+    return [], files
 
 
-def workbook(ctx: dict) -> list[str]:
+def workbook(ctx: dict) -> Done:
     """workbook.xlsx, its Charts sheet embedding the charts drawn."""
     options, tmp = ctx["options"], ctx["tmp"]
-    charts = [(c, tmp / c.path) for c in ctx["charts"]]
+
+    def charts() -> list:  # asked for after the data sheets: the charts are drawn meanwhile
+        ctx["charts_done"].wait()
+        return [(c, tmp / c.path) for c in ctx["charts"]]
+
     own = write_workbook(
         ctx["analysis"],
         tmp / "workbook.xlsx",
@@ -43,16 +50,17 @@ def workbook(ctx: dict) -> list[str]:
         max_rows=options.workbook_rows,
         max_input_rows=options.workbook_input_rows,
     )
-    return [n for n in own if n not in ctx["notices"]]  # the caps' were known already
+    own = [n for n in own if n not in ctx["notices"]]  # the caps' were known already
+    return own, [tmp / "workbook.xlsx"]
 
 
-def report(ctx: dict) -> list[str]:
+def report(ctx: dict) -> Done:
     """report.html, the charts embedded."""
     options, tmp = ctx["options"], ctx["tmp"]
     charts = [(c, (tmp / c.path).read_bytes()) for c in ctx["charts"]]
     html = render_report(ctx["analysis"], ctx["name"], charts, ctx["notices"], options.report_rows)
     (tmp / "report.html").write_text(html, encoding="utf-8", newline="\n")
-    return []
+    return [], [tmp / "report.html"]
 
 
 STAGES = {"plots": plots, "results": results, "workbook": workbook, "report": report}

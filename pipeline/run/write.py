@@ -95,9 +95,9 @@ def write_outputs(
         planned = _charts(analysis, options)
         kept = planned[: options.max_charts]
         notices = _cap_notices(analysis, options, planned, kept)
-        first = [_Job("plots", (p.chart,)) for p in kept] + [_Job("results")]
-        then = [_Job(s) for s in ("workbook", "report") if getattr(options, s)]
         charts = [p.chart for p in kept]
+        # the biggest charts first, so that the last one to finish is a small one
+        plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
         _current.update(
             analysis=analysis,
             tmp=tmp,
@@ -108,20 +108,15 @@ def write_outputs(
             name=target.name,
         )
         try:
-            seconds, later = _run_jobs([first, then], options.workers, step)
+            seconds, later, entries = _run_jobs(plots, options, step)
         finally:
             _current.clear()
         notices += later
-        files = [tmp / "results.csv", tmp / "results.parquet"]
-        files += [tmp / "errors.csv"] if len(analysis.problem_list) else []
-        files += [tmp / c.path for c in charts]
-        files += [
-            tmp / f
-            for f, on in (("workbook.xlsx", options.workbook), ("report.html", options.report))
-            if on
-        ]
+        order = ["results.csv", "results.parquet", "errors.csv",
+                 *(c.path for c in charts), "workbook.xlsx", "report.html"]  # fmt: skip
+        entries.sort(key=lambda e: order.index(e["path"]))
+        files = [tmp / e["path"] for e in entries]
         timings = {**analysis.timings, **seconds, "total": time.perf_counter() - t0}
-        entries = file_entries(tmp, files)
         files.append(write_manifest(tmp, analysis, target.name, notices, entries, timings))
         step("manifest")
     return Written(
@@ -156,31 +151,56 @@ def _cap_notices(analysis, options, planned, kept) -> list[str]:
     return notices
 
 
-def _run_jobs(phases: list[list[_Job]], workers: int | None, step: Progress):
-    """Run the phases in order, the jobs of a phase in parallel; seconds per stage, and the
-    notices the jobs return."""
-    count = _worker_count(workers, sum(len(p) for p in phases))
+def _run_jobs(plots: list[_Job], options: Options, step: Progress):
+    """Run the jobs; seconds per stage, the notices the jobs return, their manifest entries.
+
+    The tables and the charts start at once; so does the workbook, which writes its data
+    sheets and then waits for the charts (`charts_done`) before its Charts sheet. The report
+    starts when the charts are done. So the workbook, the slowest job, overlaps the charts;
+    as it waits without working, it gets a process beside one per core."""
+    early = [_Job("results"), *([_Job("workbook")] if options.workbook else [])]
+    late = [_Job("report")] if options.report else []
+    jobs = len(early) + len(plots) + len(late)
+    count = _worker_count(options.workers, jobs) + options.workbook
     seconds: dict[str, float] = {}
     notices: list[str] = []
-    if count <= 1:
-        for phase in phases:
-            for job in phase:
-                notices += _note(seconds, step, run_job(job))
-        return seconds, notices
+    entries: list[dict] = []
+
+    def note(done: tuple) -> None:
+        nonlocal notices
+        notices += _note(seconds, step, entries, done)
+
+    if count <= 1 + options.workbook:  # here: the charts first, as the others embed them
+        _current["charts_done"] = _Done()
+        for job in [*plots, *early, *late]:
+            note(run_job(job))
+        return seconds, notices, entries
     context = multiprocessing.get_context("fork")
+    _current["charts_done"] = context.Event()
     # a Pool's exit terminates its workers, so an interrupted run (Ctrl-C, SIGTERM) does not
     # wait for them; a run killed outright takes them with it (init_worker)
     with context.Pool(count, initializer=init_worker, initargs=(os.getpid(),)) as pool:
-        for phase in phases:
-            pending = [pool.apply_async(run_job, (job,)) for job in phase]
-            for result in pending:
-                notices += _note(seconds, step, result.get())
-    return seconds, notices
+        started = [pool.apply_async(run_job, (job,)) for job in [*early, *plots]]
+        for result in started[len(early) :]:
+            note(result.get())
+        _current["charts_done"].set()  # inherited by the workers: the workbook goes on
+        started += [pool.apply_async(run_job, (job,)) for job in late]
+        for result in [*started[: len(early)], *started[len(early) + len(plots) :]]:
+            note(result.get())
+    return seconds, notices, entries
 
 
-def _note(seconds: dict[str, float], step: Progress, done: tuple) -> list[str]:
-    stage, spent, notices = done
+class _Done:
+    """charts_done when the jobs run here, one after another: the charts come first."""
+
+    def wait(self, timeout=None) -> bool:
+        return True
+
+
+def _note(seconds: dict[str, float], step: Progress, entries: list, done: tuple) -> list[str]:
+    stage, spent, notices, files = done
     seconds[stage] = seconds.get(stage, 0.0) + spent
+    entries += files
     step(stage)
     return notices
 
@@ -197,8 +217,10 @@ def _worker_count(workers: int | None, jobs: int) -> int:
     return max(1, min(os.cpu_count() or 1, jobs))
 
 
-def run_job(job: _Job) -> tuple[str, float, list[str]]:
-    """One output job, from the analysis set before the fork; (stage, seconds, notices)."""
+def run_job(job: _Job) -> tuple[str, float, list[str], list[dict]]:
+    """One output job, from the analysis set before the fork: (stage, seconds, notices, the
+    manifest entries of its files, hashed here, in parallel with the other jobs)."""
     start = time.perf_counter()
-    notices = stages.STAGES[job.stage](_current, *job.args)
-    return job.stage, time.perf_counter() - start, list(notices or ())
+    notices, files = stages.STAGES[job.stage](_current, *job.args)
+    entries = file_entries(_current["tmp"], files)
+    return job.stage, time.perf_counter() - start, list(notices), entries

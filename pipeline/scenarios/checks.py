@@ -77,8 +77,14 @@ class Checker:
 
     def sorted_problems(self) -> list[RowProblem]:
         order = {c: i for i, c in enumerate(self.table.column_names)}
-        # a row with too many fields has shifted cells: its other complaints would mislead
-        kept = [p for p in self.problems if p[0] not in self.ragged or p[1] == "*"]
+        # a row with too many fields has shifted cells: its other complaints would mislead;
+        # a cell with a NUL byte is reported once, for that
+        nul = {(p[0], p[1]) for p in self.problems if p[2].startswith("NUL byte")}
+        kept = [
+            p for p in self.problems
+            if (p[0] not in self.ragged or p[1] == "*")
+            and ((p[0], p[1]) not in nul or p[2].startswith("NUL byte"))
+        ]  # fmt: skip
         items = sorted(kept, key=lambda p: (p[0], order.get(p[1], len(order)), p[2]))
         names = self.names
         return [
@@ -131,6 +137,8 @@ class Checker:
         out["chips"] = chips
         for col in (*OVERRIDES, "flops", "bytes", "measured_seconds"):
             out[col] = self.numbers(col)
+        # rows that give their own peak, HBM or link numbers (the charts and report say so)
+        out["own_numbers"] = ~np.logical_and.reduce([np.isnan(out[c]) for c in OVERRIDES])
         self._check_custom(out)
         check_shard_and_link(self, out)
         values, sweeps = check_dims(self, out, dims)

@@ -133,40 +133,59 @@ MAX_VALUE_LINES = 100  # a quoted value spanning more lines than this is a stray
 def _read_slow(
     path: Path, header: list[str], lines: list[str], keep: list[int]
 ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
-    """csv-module reader that tracks line numbers through quoted newlines; ragged rows padded.
+    """csv-module reader that tracks line numbers through quoted line breaks; ragged rows
+    padded. Comment and blank lines are dropped first (`keep` holds the others), so a quote in
+    a comment opens nothing.
 
-    A quoted value may hold line breaks, but one still open at the end of the file, or one
-    running over MAX_VALUE_LINES lines, is a stray quote that would swallow the rows after
+    A quoted value may hold line breaks, but one still open at the end of the file, one
+    running over MAX_VALUE_LINES lines, or one running over a line that looks like a row of
+    its own (as many commas as the header), is a stray quote that would swallow the rows after
     it: an error at the line where it opened."""
-    reader = csv.reader(io.StringIO("\n".join(lines)))
+    kept = [lines[i] for i in keep]
+    reader = csv.reader(io.StringIO("\n".join(kept)))
+    width = len(header)
     rows, numbers = [], []
-    start = 1
+    start = 0  # index into kept of the next record's first line
     for record in reader:
-        line = start
-        start = reader.line_num + 1
-        if reader.line_num - line >= MAX_VALUE_LINES:
-            raise ScenarioFileError(
-                f"{printable(path)}:{line}: a quoted value opens on this line and runs over "
-                f"{MAX_VALUE_LINES} lines (to line {reader.line_num}): is a closing '\"' "
-                "missing? Close the value where it ends"
-            )
-        if not record or not "".join(record).strip() or record[0].lstrip().startswith("#"):
+        first, last = start, reader.line_num - 1
+        start = reader.line_num
+        line = keep[first] + 1
+        if last > first:
+            _check_span(path, kept, keep, first, last, width)
+        if not record or not "".join(record).strip():
             continue
         rows.append(record)
         numbers.append(line)
-    if numbers and numbers[-1] < len(lines) and _open_at_end(lines[numbers[-1] - 1 :]):
+    if len(rows) > 1 and _open_at_end(kept[keep.index(numbers[-1] - 1) :]):
         raise ScenarioFileError(
             f"{printable(path)}:{numbers[-1]}: a quoted value opens on this line and is still "
             "open at the end of the file: is a closing '\"' missing? Close the value where "
             "it ends"
         )
-    header_row, rows, numbers = rows[0], rows[1:], numbers[1:]
-    width = len(header_row)
+    rows, numbers = rows[1:], numbers[1:]  # the header
     fields = np.array([len(r) for r in rows], dtype=np.int64)
     fixed = [r + [""] * (width - len(r)) if len(r) < width else r[:width] for r in rows]
     columns = list(zip(*fixed, strict=True)) if fixed else [()] * width
     table = pa.table({f"c{i}": pa.array(col, pa.string()) for i, col in enumerate(columns)})
-    return table.rename_columns(header_row), np.asarray(numbers, dtype=np.int64), fields
+    return table.rename_columns(header), np.asarray(numbers, dtype=np.int64), fields
+
+
+def _check_span(path: Path, kept: list[str], keep: list[int], first: int, last: int, width: int):
+    """A record over lines kept[first..last]: refused when it runs too long or over a row."""
+    opened = keep[first] + 1
+    if last - first >= MAX_VALUE_LINES:
+        raise ScenarioFileError(
+            f"{printable(path)}:{opened}: a quoted value opens on this line and runs over "
+            f"{MAX_VALUE_LINES} lines (to line {keep[last] + 1}): is a closing '\"' missing? "
+            "Close the value where it ends"
+        )
+    for k in range(first + 1, last + 1):
+        if width > 2 and kept[k].count(",") >= width - 1:
+            raise ScenarioFileError(
+                f"{printable(path)}:{opened}: a quoted value opens on this line and runs on "
+                f"over line {keep[k] + 1}, which looks like a row of its own: is a closing "
+                "'\"' missing? Close the value where it ends"
+            )
 
 
 def _open_at_end(lines: list[str]) -> bool:

@@ -1,4 +1,4 @@
-"""Whole numbers and sweeps in dimension cells (DESIGN §2.1), counted before they are built.
+"""Whole numbers and sweeps in dimension cells (docs/input.md#sweeps), counted before built.
 
 Every value is a whole number from 1 to 2^53, the range in which float64 (the results' type)
 holds every integer exactly. A sweep's size is computed arithmetically, so `1..1000000000`
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -21,25 +22,26 @@ TOO_BIG = f"is above 2^53 = {MAX_EXACT:,}, the largest whole number the tool kee
 
 
 def parse_whole(text: str) -> int:
-    """A positive whole number up to 2^53 (`4096`, `4096.0`, `4e3`); ValueError with the
-    reason otherwise."""
+    """A positive whole number up to 2^53 (`4096`, `4096.0`, `4e3`), read exactly (a decimal,
+    never through a float, so `4096.0000000000001` is not 4096); ValueError with the reason
+    otherwise."""
     text = text.strip()
-    if _DIGITS.match(text):
-        if len(text.lstrip("+0")) > 16 or int(text) > MAX_EXACT:  # 2^53 has 16 digits
-            raise ValueError(TOO_BIG)
-        value = int(text)
-    elif _DECIMAL.match(text):
-        number = float(text)
-        if number > MAX_EXACT:
-            raise ValueError(TOO_BIG)
-        if number != int(number):
-            raise ValueError("is not a whole number")
-        value = int(number)
-    else:
+    if not _DECIMAL.match(text):
         raise ValueError("is not a number")
+    digits = text.lstrip("+").lstrip("0")
+    if _DIGITS.match(text) and len(digits) > 16:  # 2^53 has 16 digits: too big, and cheap
+        raise ValueError(TOO_BIG)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("is not a number") from None
+    if value > MAX_EXACT:
+        raise ValueError(TOO_BIG)
+    if value != value.to_integral_value():
+        raise ValueError("is not a whole number")
     if value < 1:
         raise ValueError("is not positive")
-    return value
+    return int(value)
 
 
 def whole_number_reason(text: str) -> str | None:
@@ -110,11 +112,14 @@ def parse_sweep(text: str) -> Sweep:
     if not m:
         raise ValueError(f"not a positive integer or a sweep ({SWEEP_FORMS})")
     texts = m.groups()
+    numbers = []
     for part in texts:
-        if part is not None and (len(part.lstrip("0")) > 16 or int(part) > MAX_EXACT):
+        digits = None if part is None else (part.lstrip("0") or "0")
+        if digits is not None and (len(digits) > 16 or int(digits) > MAX_EXACT):
             raise ValueError(f"'{_short(part)}' {TOO_BIG}")
-    lo, hi = int(texts[0]), int(texts[1])
-    factor = 1 if texts[2] is None else int(texts[2])
+        numbers.append(None if digits is None else int(digits))
+    lo, hi = numbers[0], numbers[1]
+    factor = 1 if numbers[2] is None else numbers[2]
     if lo < 1 or hi < lo:
         raise ValueError(f"range {lo}..{hi} must go from a positive start up to its end")
     if texts[2] is not None and factor < 2:

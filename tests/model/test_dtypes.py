@@ -1,4 +1,4 @@
-"""Dtype spellings, sizes and the 'wider' rule (DESIGN §2)."""
+"""Dtype spellings, sizes and the 'wider' rule (docs/input.md#dtypes)."""
 
 from __future__ import annotations
 

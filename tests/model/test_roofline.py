@@ -46,7 +46,7 @@ def test_v5e_critical_intensity_is_240(book):
 def test_dot_product_intensity_tends_to_one_half(tmp_path, catalog):
     r = one(tmp_path, catalog, "name,op,N,hardware", f"d,dot,{10**8},v5e")
     n = 10**8
-    assert r["flops"] == 2 * n  # DESIGN §4: 2 x product (book counts 2N - 1)
+    assert r["flops"] == 2 * n  # docs/model.md: 2 x product (the book counts 2N - 1)
     assert r["bytes_read"] == 4 * n and r["bytes_written"] == 2  # book: 2N + 2N + 2
     assert r["intensity"] == pytest.approx(0.5, abs=1e-6)  # book: (2N-1)/(4N+2) -> 1/2
     assert r["bound"] == "memory"
@@ -69,7 +69,7 @@ def test_matmul_bf16_bytes_flops_and_intensity(tmp_path, catalog):
     ("hardware", "dtypes", "book", "tol"),
     [
         ("v5e", "bf16,bf16,bf16", 240, 0.01),  # takeaway: B > 240 on most TPUs
-        ("v5e", "int8,int8,int8", 240, 0.01),  # DESIGN check: int8 x int8 ~ 240
+        ("v5e", "int8,int8,int8", 240, 0.01),  # the book: int8 x int8 ~ 240
         ("v5e", "bf16,int8,bf16", 120, 0.015),  # Q2: 2B > 240, B > 120
         ("h100", "bf16,bf16,bf16", 295, 0.01),  # Q5 with the 9.89e14 spec-sheet figure
     ],

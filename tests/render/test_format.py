@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from pipeline.render import format as fmt
-from pipeline.render.report import sort_key
+from pipeline.render.templates import sort_key
 
 FORMATTERS = {
     "seconds": fmt.seconds, "flop_rate": fmt.flop_rate, "flops": fmt.flops, "bytes": fmt.size,

@@ -8,7 +8,6 @@ import struct
 import zlib
 from dataclasses import replace
 from html.parser import HTMLParser
-from pathlib import Path
 
 import jinja2
 import numpy as np
@@ -17,11 +16,14 @@ import pytest
 from matplotlib.figure import Figure
 
 import pipeline
-from pipeline.errors import OutputError, PipelineError
+from pipeline.errors import OutputError
 from pipeline.render import report
 from pipeline.render.charts import Chart, png
-from pipeline.render.report import environment, render_index, render_report, report_context
+from pipeline.render.index_page import render_index
+from pipeline.render.report import render_report, report_context
+from pipeline.render.templates import REPORT_TEMPLATE, environment
 from tests.conftest import DATA, GOLDEN, analyze_file
+from tests.render.test_index_page import INDEX_RUNS
 
 GOLDEN_REPORT = GOLDEN / "report_small.html"
 EXTERNAL = ("http://", "https://", 'src="//', "@import", "<link")
@@ -156,7 +158,7 @@ def assert_well_formed(html: str) -> None:
 
 def test_report_markup_is_balanced(small):
     assert_well_formed(html_of(small, golden_charts(small)))
-    assert_well_formed(render_index(INDEX_RUNS))
+    assert_well_formed(render_index(INDEX_RUNS))  # the index page too
 
 
 def test_report_references_nothing_external(small):
@@ -274,7 +276,7 @@ def test_table_cap_is_configurable(big):
 
 def test_strict_undefined_catches_a_missing_variable(small):
     context = report_context(small, "q1-q5")
-    template = environment().get_template(report.REPORT_TEMPLATE)
+    template = environment().get_template(REPORT_TEMPLATE)
     template.render(**context)  # complete: fine
     incomplete = {k: v for k, v in context.items() if k != "findings"}
     with pytest.raises(jinja2.UndefinedError, match="findings"):
@@ -284,32 +286,6 @@ def test_strict_undefined_catches_a_missing_variable(small):
     chips = [{**context["chips"][0], "rows": [row]}]
     with pytest.raises(jinja2.UndefinedError, match="bound"):
         template.render(**{**context, "chips": chips})
-
-
-def test_environment_autoescapes_and_is_strict():
-    env = environment()
-    assert env is environment()
-    assert env.undefined is jinja2.StrictUndefined
-    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
-
-
-def test_missing_templates_are_a_pipeline_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(report, "template_dirs", lambda: [tmp_path / "a", tmp_path / "b"])
-    with pytest.raises(PipelineError, match="report templates not found"):
-        report.find_template_dir()
-
-
-def test_template_dir_is_the_top_level_templates_folder():
-    root = Path(__file__).resolve().parents[2]
-    assert report.find_template_dir() == root / "templates"
-
-
-def test_filters_work_in_templates():
-    env = environment()
-    out = env.from_string("{{ t|seconds }} | {{ p|flop_rate }} | {{ b|bytes }}").render(
-        t=1.011e-3, p=1.97e14, b=1.6e10
-    )
-    assert out == "1.01 ms | 197 TFLOP/s | 16.0 GB"
 
 
 def test_report_is_deterministic(small):
@@ -323,59 +299,6 @@ def test_empty_errors_and_no_measurements(book):
     assert "No measured_seconds were given." in html
     assert 'id="sweeps"' not in html  # no sweep charts given
     assert "No chart for this hardware in this run." in html
-
-
-INDEX_RUNS = [
-    {
-        "run_name": "q1-q5",
-        "input_path": "scenarios/q1-q5.csv",
-        "report_href": "q1-q5/report.html",
-        "scenarios": 1035,
-        "compute": 669,
-        "memory": 365,
-        "network": 1,
-        "not_fitting": 0,
-        "rejected": 0,
-        "status": "ok",
-    },
-    {
-        "run_name": HOSTILE[0],
-        "input_path": HOSTILE[1],
-        "report_href": "bad run/report.html",
-        "scenarios": 10,
-        "compute": 2,
-        "memory": 3,
-        "network": 5,
-        "not_fitting": 1,
-        "rejected": 4,
-        "status": "rows rejected",
-    },
-]
-
-
-def test_index_page_links_each_report_with_counts():
-    html = render_index(INDEX_RUNS)
-    assert '<a href="q1-q5/report.html">q1-q5</a>' in html
-    assert 'href="bad%20run/report.html"' in html
-    assert "1,035" in html and "366" in html and "(35.4%)" in html  # communication = 365 + 1
-    assert "1,045" in html  # total scenarios
-    for text in HOSTILE:
-        assert text not in html
-    for needle in EXTERNAL:
-        assert needle not in html
-
-
-@pytest.mark.parametrize("href", ["https://example.com/r.html", "/abs/report.html", "//x/r"])
-def test_index_refuses_links_that_leave_the_output_folder(href):
-    runs = [{**INDEX_RUNS[0], "report_href": href}]
-    with pytest.raises(PipelineError, match="relative path"):
-        render_index(runs)
-
-
-def test_index_entry_missing_a_field_is_an_error():
-    run = {k: v for k, v in INDEX_RUNS[0].items() if k != "status"}
-    with pytest.raises(PipelineError, match="status"):
-        render_index([run])
 
 
 def test_records_hold_plain_python_values(small):

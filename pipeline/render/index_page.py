@@ -1,0 +1,50 @@
+"""OUTPUT_DIR/index.html, the batch index page: one line per run, with its headline counts
+and a relative link to its report (docs/outputs.md#several-inputs-indexhtml)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from pipeline.errors import PipelineError
+from pipeline.render.templates import INDEX_TEMPLATE, environment
+
+INDEX_KEYS = (
+    "run_name",
+    "input_path",
+    "report_href",
+    "scenarios",
+    "compute",
+    "memory",
+    "network",
+    "not_fitting",
+    "rejected",
+    "status",
+)
+
+
+def _relative_href(href: str) -> str:
+    """A link to a run's report: relative paths only, URL-quoted (nothing external, no scheme)."""
+    text = str(href).replace("\\", "/")
+    if text.startswith(("/", "//")) or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text):
+        raise PipelineError(f"index link '{href}' must be a relative path to a report")
+    return quote(text, safe="/#")
+
+
+def render_index(runs: list[dict]) -> str:
+    """OUTPUT_DIR/index.html: one line per run with its headline counts and report link."""
+    rows = []
+    for run in runs:
+        missing = [k for k in INDEX_KEYS if k not in run]
+        if missing:
+            raise PipelineError(f"index entry {run.get('run_name', '?')!r} lacks {missing}")
+        rec = {k: run[k] for k in INDEX_KEYS}
+        rec["report_href"] = _relative_href(run["report_href"])
+        rec["communication"] = run["memory"] + run["network"]
+        rows.append(rec)
+    totals = {
+        k: sum(int(r[k]) for r in rows)
+        for k in ("scenarios", "compute", "memory", "network", "not_fitting", "rejected")
+    }
+    totals["communication"] = totals["memory"] + totals["network"]
+    return environment().get_template(INDEX_TEMPLATE).render(runs=rows, totals=totals)

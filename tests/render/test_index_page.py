@@ -1,0 +1,63 @@
+"""The batch index page: a line per run, relative links only, hostile text escaped."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.errors import PipelineError
+from pipeline.render.index_page import render_index
+
+EXTERNAL = ("http://", "https://", 'src="//', "@import", "<link")
+HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=1>')
+
+INDEX_RUNS = [
+    {
+        "run_name": "q1-q5",
+        "input_path": "scenarios/q1-q5.csv",
+        "report_href": "q1-q5/report.html",
+        "scenarios": 1035,
+        "compute": 669,
+        "memory": 365,
+        "network": 1,
+        "not_fitting": 0,
+        "rejected": 0,
+        "status": "ok",
+    },
+    {
+        "run_name": HOSTILE[0],
+        "input_path": HOSTILE[1],
+        "report_href": "bad run/report.html",
+        "scenarios": 10,
+        "compute": 2,
+        "memory": 3,
+        "network": 5,
+        "not_fitting": 1,
+        "rejected": 4,
+        "status": "rows rejected",
+    },
+]
+
+
+def test_index_page_links_each_report_with_counts():
+    html = render_index(INDEX_RUNS)
+    assert '<a href="q1-q5/report.html">q1-q5</a>' in html
+    assert 'href="bad%20run/report.html"' in html
+    assert "1,035" in html and "366" in html and "(35.4%)" in html  # communication = 365 + 1
+    assert "1,045" in html  # total scenarios
+    for text in HOSTILE:
+        assert text not in html
+    for needle in EXTERNAL:
+        assert needle not in html
+
+
+@pytest.mark.parametrize("href", ["https://example.com/r.html", "/abs/report.html", "//x/r"])
+def test_index_refuses_links_that_leave_the_output_folder(href):
+    runs = [{**INDEX_RUNS[0], "report_href": href}]
+    with pytest.raises(PipelineError, match="relative path"):
+        render_index(runs)
+
+
+def test_index_entry_missing_a_field_is_an_error():
+    run = {k: v for k, v in INDEX_RUNS[0].items() if k != "status"}
+    with pytest.raises(PipelineError, match="status"):
+        render_index([run])
