@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import rvgsrust_xlsxwriter as rx
@@ -100,6 +101,10 @@ def run_pipeline(src: Path, out: Path) -> tuple[float, float, float, dict]:
 def measure_floors(src: Path, tmp: Path, results: pd.DataFrame) -> dict[str, float]:
     table = pa.Table.from_pandas(results, preserve_index=False)
     capped = to_arrow(results.head(DEFAULT_WORKBOOK_ROWS))
+    capped = pa.table(  # the writer takes plain strings, not dictionaries
+        {name: pc.cast(col, pa.string()) if pa.types.is_dictionary(col.type) else col
+         for name, col in zip(capped.column_names, capped.columns, strict=True)}
+    )  # fmt: skip
     return {
         "pandas.read_csv (input)": timed(pd.read_csv, src),
         "pyarrow CSV write (results)": timed(pacsv.write_csv, table, tmp / "f.csv"),

@@ -36,11 +36,7 @@ def results(ctx: dict) -> Done:
 def workbook(ctx: dict) -> Done:
     """workbook.xlsx, its Charts sheet embedding the charts drawn."""
     options, tmp = ctx["options"], ctx["tmp"]
-
-    def charts() -> list:  # asked for after the data sheets: the charts are drawn meanwhile
-        ctx["charts_done"].wait()
-        return [(c, tmp / c.path) for c in ctx["charts"]]
-
+    charts = [(c, tmp / c.path) for c in ctx["charts"]]
     own = write_workbook(
         ctx["analysis"],
         tmp / "workbook.xlsx",

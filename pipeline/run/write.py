@@ -154,14 +154,11 @@ def _cap_notices(analysis, options, planned, kept) -> list[str]:
 def _run_jobs(plots: list[_Job], options: Options, step: Progress):
     """Run the jobs; seconds per stage, the notices the jobs return, their manifest entries.
 
-    The tables and the charts start at once; so does the workbook, which writes its data
-    sheets and then waits for the charts (`charts_done`) before its Charts sheet. The report
-    starts when the charts are done. So the workbook, the slowest job, overlaps the charts;
-    as it waits without working, it gets a process beside one per core."""
-    early = [_Job("results"), *([_Job("workbook")] if options.workbook else [])]
-    late = [_Job("report")] if options.report else []
-    jobs = len(early) + len(plots) + len(late)
-    count = _worker_count(options.workers, jobs) + options.workbook
+    First the charts, on every worker (the workbook and the report embed them); then the
+    workbook, the tables and the report, the biggest first."""
+    then = [_Job("workbook")] if options.workbook else []
+    then += [_Job("results"), *([_Job("report")] if options.report else [])]
+    count = _worker_count(options.workers, len(plots) + len(then))
     seconds: dict[str, float] = {}
     notices: list[str] = []
     entries: list[dict] = []
@@ -170,31 +167,18 @@ def _run_jobs(plots: list[_Job], options: Options, step: Progress):
         nonlocal notices
         notices += _note(seconds, step, entries, done)
 
-    if count <= 1 + options.workbook:  # here: the charts first, as the others embed them
-        _current["charts_done"] = _Done()
-        for job in [*plots, *early, *late]:
+    if count <= 1:
+        for job in [*plots, *then]:
             note(run_job(job))
         return seconds, notices, entries
     context = multiprocessing.get_context("fork")
-    _current["charts_done"] = context.Event()
     # a Pool's exit terminates its workers, so an interrupted run (Ctrl-C, SIGTERM) does not
     # wait for them; a run killed outright takes them with it (init_worker)
     with context.Pool(count, initializer=init_worker, initargs=(os.getpid(),)) as pool:
-        started = [pool.apply_async(run_job, (job,)) for job in [*early, *plots]]
-        for result in started[len(early) :]:
-            note(result.get())
-        _current["charts_done"].set()  # inherited by the workers: the workbook goes on
-        started += [pool.apply_async(run_job, (job,)) for job in late]
-        for result in [*started[: len(early)], *started[len(early) + len(plots) :]]:
-            note(result.get())
+        for phase in (plots, then):
+            for result in [pool.apply_async(run_job, (job,)) for job in phase]:
+                note(result.get())
     return seconds, notices, entries
-
-
-class _Done:
-    """charts_done when the jobs run here, one after another: the charts come first."""
-
-    def wait(self, timeout=None) -> bool:
-        return True
 
 
 def _note(seconds: dict[str, float], step: Progress, entries: list, done: tuple) -> list[str]:

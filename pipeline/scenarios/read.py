@@ -80,7 +80,7 @@ def _excel_hint(path: Path, text: str, warnings: list[str]) -> str:
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what a text editor counts as the end of a line
 
-_LINE_STARTS = ("\n#", "\n\n", "\n\r\n", "\n ", "\n\t")
+_IRREGULAR = re.compile(r"\n[#\s]|\r(?!\n)")  # a line break followed by # or white space
 
 
 def _plain_body(text: str) -> tuple[str, str] | None:
@@ -90,10 +90,9 @@ def _plain_body(text: str) -> tuple[str, str] | None:
     if end < 0 or end == len(text) - 1:
         return None
     body = text.rstrip("\r\n")
-    # a comment, a blank line or a line starting with white space: the general path decides
-    if body[:1] in ("#", " ", "\t") or any(m in body for m in _LINE_STARTS):
-        return None
-    if text.count("\r") != text.count("\r\n"):
+    # a comment, a blank line or a line starting with white space, or a lone CR: the general
+    # path decides (one regular-expression pass over the text)
+    if body[:1] in ("#", " ", "\t") or _IRREGULAR.search(body):
         return None
     return text[:end].rstrip("\r"), text[end + 1 :]
 

@@ -13,8 +13,9 @@ from functools import partial
 import pandas as pd
 
 from pipeline.render.charts.data import (
+    RooflineData,
+    SweepData,
     chip_record,
-    communicating,
     network_data,
     roofline_data,
     summary_data,
@@ -72,13 +73,17 @@ def plan_charts(
     overrides: Mapping[str, int],
     folder: str = "plots",
 ) -> list[PlannedChart]:
-    """Every chart a run could draw, in priority order, with unique sanitized file names."""
+    """Every chart a run could draw, in priority order, with unique sanitized file names.
+    Planning only counts rows; each chart takes its rows when it is built."""
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
-    by_chip = results.groupby(results["hardware"].astype(str), sort=True).indices
-    rows_of = {hw: results.iloc[idx] for hw, idx in by_chip.items()}
-    chip = {hw: chip_record(rows, records.get(hw), hw) for hw, rows in rows_of.items()}
+    hardware = results["hardware"]
+    if not isinstance(hardware.dtype, pd.CategoricalDtype):
+        hardware = hardware.astype(str)
+    groups = results.groupby(hardware, observed=True).indices  # by codes: no string per row
+    by_chip = {str(hw): idx for hw, idx in sorted(groups.items(), key=lambda kv: str(kv[0]))}
+    talking = ((results["chips"] > 1) & (results["network_bytes"] > 0)).to_numpy()
     taken: set[str] = set()
     planned: list[PlannedChart] = []
 
@@ -87,25 +92,41 @@ def plan_charts(
         planned.append(PlannedChart(Chart(kind, title, path, hw, tuple(series)), build, cost))
 
     add("summary", "summary", "Bound per hardware", None, partial(summary_data, per_hardware), 0)
-    for hw, rows in rows_of.items():
-        build = partial(roofline_data, rows, chip[hw], overrides.get(hw, 0))
-        add("roofline", f"roofline-{safe_stem(hw)}", f"{hw} roofline", hw, build, len(rows))
-    for hw, rows in rows_of.items():
-        multi = len(communicating(rows))
+    for hw, idx in by_chip.items():
+        build = partial(_roofline, results, idx, records.get(hw), hw, overrides.get(hw, 0))
+        add("roofline", f"roofline-{safe_stem(hw)}", f"{hw} roofline", hw, build, len(idx))
+    for hw, idx in by_chip.items():
+        multi = int(talking[idx].sum())
         if multi:
-            build = partial(network_data, rows, chip[hw])
+            build = partial(_network, results, idx, records.get(hw), hw)
             add("network", f"network-{safe_stem(hw)}", f"{hw} network roofline", hw, build, multi)
     for (hw, dim), lines in sorted(sweep_lines(results).items()):
         split = pages(lines)
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
             of = f" ({i} of {len(split)})" if len(split) > 1 else ""
-            build = partial(sweep_data, results, chip[hw], dim, page, i, len(split))
+            build = partial(_sweep, results, by_chip[hw], records.get(hw), hw, dim, page, i,
+                            len(split))  # fmt: skip
             cost = sum(len(ln.rows) for ln in page)
             series = dict.fromkeys(ln.series for ln in page)
             stem = f"sweep-{safe_stem(hw)}-{dim.lower()}{part}"
             add("sweep", stem, f"{hw}: attainable FLOP/s vs {dim}{of}", hw, build, cost, series)
     return planned
+
+
+def _roofline(results, idx, record, hw, overridden) -> RooflineData:
+    rows = results.iloc[idx]
+    return roofline_data(rows, chip_record(rows, record, hw), overridden)
+
+
+def _network(results, idx, record, hw) -> RooflineData | None:
+    rows = results.iloc[idx]
+    return network_data(rows, chip_record(rows, record, hw))
+
+
+def _sweep(results, idx, record, hw, dim, page, i, of) -> SweepData:
+    chip = chip_record(results.iloc[idx] if record is None else results.iloc[:0], record, hw)
+    return sweep_data(results, chip, dim, page, i, of)
 
 
 def left_out_notice(dropped: list[PlannedChart], max_charts: int, total: int) -> str:

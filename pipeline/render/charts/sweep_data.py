@@ -47,28 +47,36 @@ class LinePlan:
 def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
     """(hardware, swept dim) -> lines: one per series, or per combination of its other dims
     (a series sweeping several dims is drawn against its first, A-Z)."""
-    name = results["name"].astype(str).to_numpy(dtype=object)
-    series = results["series"].astype(str).to_numpy(dtype=object)
-    positions = np.flatnonzero(name != series)
+    swept = (results["name"].astype(str) != results["series"].astype(str)).to_numpy(bool)
+    positions = np.flatnonzero(swept)  # compared column to column, no Python string per row
     if len(positions) == 0:
         return {}
+    name = results["name"].iloc[positions].astype(str).to_numpy(dtype=object)
+    series = results["series"].iloc[positions].astype(str).to_numpy(dtype=object)
     keys = pd.DataFrame(
         {
-            "hardware": results["hardware"].astype(str).to_numpy(dtype=object)[positions],
-            "series": series[positions],
+            "hardware": results["hardware"].iloc[positions].astype(str).to_numpy(dtype=object),
+            "series": series,
         }
     )
     groups: dict[tuple[str, str], list[LinePlan]] = {}
+    cache: dict[str, np.ndarray] = {}
+
+    def column(d: str) -> np.ndarray:
+        if d not in cache:
+            cache[d] = floats(results[d])
+        return cache[d]
+
     for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
         rows = positions[idx]
-        dims = swept_dims(str(name[rows[0]]), str(s))
+        dims = swept_dims(str(name[idx[0]]), str(s))
         if not dims or any(d not in results.columns for d in dims):
             continue
         others = dims[1:]
         if not others:
             groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), chart_text(s), rows))
             continue
-        values = np.column_stack([floats(results[d])[rows] for d in others])
+        values = np.column_stack([column(d)[rows] for d in others])
         combos, inverse = np.unique(values, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         for k, combo in enumerate(combos):
