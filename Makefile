@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_engine.py
 	$(VENV)/bin/python benchmarks/bench_plots.py
 	$(VENV)/bin/python benchmarks/bench_workbook.py
+	$(VENV)/bin/python benchmarks/bench_startup.py
 	$(VENV)/bin/python benchmarks/bench_pipeline.py
 
 clean:

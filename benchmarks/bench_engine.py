@@ -1,4 +1,4 @@
-"""Engine benchmark (issue 2): load, compute and write results.csv for 1,000,000 mixed scenarios.
+"""Engine benchmark: load, compute and write results.csv for 1,000,000 mixed scenarios.
 
 Prints rows/second per stage next to, in the same run,
   (a) pandas.read_csv + DataFrame.to_csv of the same input file, and
@@ -23,11 +23,11 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generate import write  # noqa: E402
-from pipeline.csvout import write_csv  # noqa: E402
-from pipeline.dtypes import DTYPES, peak_family, wider_dtype  # noqa: E402
-from pipeline.hardware import load_catalog  # noqa: E402
-from pipeline.ops import parse_op  # noqa: E402
-from pipeline.roofline import compute_roofline  # noqa: E402
+from pipeline.model.catalog import load_catalog  # noqa: E402
+from pipeline.model.dtypes import DTYPES, peak_family, wider_dtype  # noqa: E402
+from pipeline.model.ops import parse_op  # noqa: E402
+from pipeline.model.roofline import compute_roofline  # noqa: E402
+from pipeline.render.tables import write_csv  # noqa: E402
 from pipeline.scenarios import load_scenarios  # noqa: E402
 
 

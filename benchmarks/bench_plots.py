@@ -1,8 +1,9 @@
-"""Chart rendering time for a 100,000-row run, serial against parallel (issue 3).
+"""Chart drawing time for a 100,000-row run, serial against parallel.
 
 Builds a scenario CSV in a temporary folder (mixed ops, chips and dtypes, two-chip sharded rows,
-a few sweeps), loads and computes it, then renders every chart once in-process (workers=1) and
-once across all cores, and prints the total and per-chart seconds.
+a few sweeps), analyzes it, then draws every chart `pipeline run` would draw (the default cap)
+one by one in this process and on forked workers, one per core, biggest first (as the run
+does), and prints the totals (best of three) and each chart's seconds.
 
     .venv/bin/python benchmarks/bench_plots.py [ROWS]
 """
@@ -10,6 +11,7 @@ once across all cores, and prints the total and per-chart seconds.
 from __future__ import annotations
 
 import csv
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -18,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.hardware import catalog_records, load_catalog
-from pipeline.plots import render_charts
-from pipeline.roofline import compute_roofline
-from pipeline.scenarios import load_scenarios
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pipeline  # noqa: E402
+from pipeline.limits import DEFAULT_MAX_CHARTS  # noqa: E402
+from pipeline.render.charts import png  # noqa: E402
+from pipeline.render.charts.plan import plan_charts  # noqa: E402
 
 HEADER = [
     "name", "op", "B", "D", "F", "N", "S", "hardware", "dtype", "x_dtype", "y_dtype",
@@ -99,41 +103,52 @@ def write_scenarios(path: Path, rows: int, seed: int = 0) -> None:
             out.writerow(_row(**cells))
 
 
+_PLANNED: list = []  # the charts a forked worker draws
+
+
+def _draw(k: int) -> int:
+    return len(png(_PLANNED[k].build()))
+
+
 def main(rows: int = 100_000, repeats: int = 3) -> None:
-    catalog = load_catalog()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         path = tmp / "bench.csv"
         write_scenarios(path, rows)
         t = time.perf_counter()
-        loaded = load_scenarios(path, catalog)
-        results = compute_roofline(loaded.frame)
+        analysis = pipeline.analyze(path)
         prep = time.perf_counter() - t
-        problems = len(loaded.problems)
-        print(
-            f"{len(results):,} scenarios ({problems} rejected) loaded and computed in {prep:.2f} s"
-        )
-        hardware = catalog_records(catalog, sorted(results["hardware"].unique()))
-        modes = {"serial (workers=1)": 1, f"parallel ({os.cpu_count()} cores)": None}
+        problems = len(analysis.problem_list)
+        print(f"{len(analysis.results):,} scenarios ({problems} rejected) analyzed in {prep:.2f} s")
+        s = analysis.summary
+        planned = plan_charts(analysis.results, list(analysis.hardware), s.per_hardware,
+                              s.overrides)[:DEFAULT_MAX_CHARTS]  # fmt: skip
+        _PLANNED[:] = planned
         best: dict[str, float] = {}
-        runs = {}
-        for i in range(repeats):  # interleaved, best of `repeats`: other load on the box is noise
-            for label, workers in modes.items():
-                out = tmp / f"{i}-{workers}" / "plots"
+        seconds: dict[str, float] = {}
+        parallel = f"forked workers, one per core ({os.cpu_count()})"
+        for _ in range(repeats):  # interleaved, best of `repeats`: other load on the box is noise
+            start = time.perf_counter()
+            for chart in planned:  # in this process, one by one, each timed
                 t = time.perf_counter()
-                runs[label] = render_charts(results, hardware, out, workers=workers)
-                best[label] = min(best.get(label, np.inf), time.perf_counter() - t)
-        serial = runs["serial (workers=1)"]
-        print(f"{len(serial.charts)} charts, {serial.left_out} left out by the cap")
+                png(chart.build())
+                seconds[chart.chart.path] = time.perf_counter() - t
+            best["serial"] = min(best.get("serial", np.inf), time.perf_counter() - start)
+            start = time.perf_counter()  # as `pipeline run` draws them: forked, biggest first
+            order = sorted(range(len(planned)), key=lambda k: -planned[k].cost)
+            with multiprocessing.get_context("fork").Pool(os.cpu_count()) as pool:
+                pool.map(_draw, order, chunksize=1)
+            best[parallel] = min(best.get(parallel, np.inf), time.perf_counter() - start)
+        print(f"{len(planned)} charts (the default cap {DEFAULT_MAX_CHARTS})")
         load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-        print(f"render_charts, best of {repeats} (load average {load}):")
-        for label, seconds in best.items():
-            print(f"  {label:<24} {seconds:6.2f} s")
+        print(f"best of {repeats} (load average {load}):")
+        for label, value in best.items():
+            print(f"  {label:<36} {value:6.2f} s")
         print("per chart (last serial run, seconds):")
-        for chart in serial.charts:
-            print(f"  {serial.seconds[chart.path]:6.3f}  {chart.path}")
-        worst = max(serial.seconds.values())
-        print(f"slowest chart {worst:.3f} s; mean {np.mean(list(serial.seconds.values())):.3f} s")
+        for chart in planned:
+            print(f"  {seconds[chart.chart.path]:6.3f}  {chart.chart.path}")
+        worst = max(seconds.values())
+        print(f"slowest chart {worst:.3f} s; mean {np.mean(list(seconds.values())):.3f} s")
 
 
 if __name__ == "__main__":

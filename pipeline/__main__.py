@@ -1,6 +1,6 @@
 """`python -m pipeline`: the command line."""
 
-from pipeline.cli import cli
+from pipeline.cli import main
 
 if __name__ == "__main__":
-    cli()
+    main()

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import glob
+import os
 import signal
 import sys
 import threading
@@ -366,3 +367,23 @@ def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
         if value is None or value == "" or (isinstance(value, float) and value != value):
             continue
         click.echo(f"{key:<17} {printable(value)}")
+
+
+def main() -> None:
+    """The console entry point (`pipeline`, `python -m pipeline`): the command, then a prompt
+    exit. Once the command returns, its outputs are renamed into place and its files closed;
+    what is left is Python's teardown of pandas, pyarrow and matplotlib (0.2 s measured on a
+    small run), which holds nothing to save. So the streams are flushed and the process ends
+    with the command's status, without it. An unexpected exception still propagates."""
+    try:
+        cli()
+        status = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            status = exc.code or 0
+        else:  # sys.exit("message"), as Python would print it
+            print(exc.code, file=sys.stderr)
+            status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -280,18 +280,24 @@ def critical_batch(
         threshold = np.where(net_ok & np.isfinite(batch), threshold, np.inf)
         guess = np.where(np.isfinite(threshold), np.maximum(np.floor(threshold) + 1, 1), np.nan)
 
-    def is_compute(p: np.ndarray) -> np.ndarray:
-        t_math = f1 * p / peak
-        t_hbm = (h1 * p + fixed_bytes) / hbm_bw
-        t_net = collective_time(v1 * p, chips, link_bw, topology, latency, phases)
+    def is_compute(p: np.ndarray, at: np.ndarray) -> np.ndarray:
+        t_math = f1[at] * p / peak[at]
+        t_hbm = (h1[at] * p + fixed_bytes[at]) / hbm_bw[at]
+        t_net = collective_time(
+            v1[at] * p, chips[at], link_bw[at], topology[at], latency[at], phases[at]
+        )
         return (t_math > t_hbm) & (t_math > t_net)
 
+    out = np.full(len(guess), np.nan)
+    at = np.flatnonzero(np.isfinite(guess))  # only rows with a critical batch are checked
+    p = guess[at]
     with np.errstate(invalid="ignore"):
-        fine = np.isfinite(guess)
-        p = np.where(fine, guess, 1.0)
         for _ in range(2):  # rounding can misplace the closed form by one step either way
-            up = fine & ~is_compute(p)
+            up = ~is_compute(p, at)
             p = np.where(up, p + 1, p)
-            down = fine & (p > 1) & is_compute(p - 1)
+            down = (p > 1) & is_compute(p - 1, at)
             p = np.where(down, p - 1, p)
-    return np.where(fine, p, np.nan)
+            out[at] = p
+            moved = up | down  # a row left in place stays in place: only moved rows again
+            at, p = at[moved], p[moved]
+    return out

@@ -172,9 +172,9 @@ class Checker:
     def _check_names(self) -> None:
         arr = pc.utf8_trim_whitespace(self.table.column("name")).combine_chunks()
         self.names = arr
-        empty = pc.equal(arr, "").to_numpy(zero_copy_only=False)
+        empty = pc.binary_length(arr).to_numpy() == 0
         self.add(empty, "name", "empty name; every scenario needs a unique name")
-        if pc.count_distinct(arr).as_py() == self.n:
+        if len(pc.unique(arr)) == self.n:  # (unique is several times faster than count_distinct)
             return
         names = pd.Series(arr.to_numpy(zero_copy_only=False), dtype=object)
         dup = (names.duplicated() & ~empty).to_numpy()

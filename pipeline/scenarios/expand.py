@@ -89,11 +89,14 @@ def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
     times the busiest chip, which is right; the warning says the chips are wasted)."""
     if frame.empty or not (frame["chips"] > 1).any():
         return []
-    shard = frame["shard"].astype(str).to_numpy()
+    shard = frame["shard"].astype("category")
+    codes = shard.cat.codes.to_numpy()
     size = np.full(len(frame), np.nan)
-    for d in set(shard.tolist()) - {""}:
-        rows = shard == d
-        size[rows] = frame[d].to_numpy(dtype=float)[rows]
+    for code, d in enumerate(shard.cat.categories):
+        if d:
+            rows = codes == code
+            size[rows] = frame[d].to_numpy(dtype=float)[rows]
+    shard = shard.to_numpy(dtype=object)
     chips = frame["chips"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         idle = chips > size

@@ -27,11 +27,11 @@ def read_table(
     text = _excel_hint(path, decode_utf8(path, data, ScenarioFileError), warnings)
     plain = _plain_body(text)
     if plain is not None:  # no comment or blank line: no per-line Python work
-        header_line, body = plain
-        count = body.count("\n") + (0 if body.endswith("\n") else 1)
+        header_line, raw, ends = plain
+        count = len(ends) + (0 if raw.endswith(b"\n") else 1)
         table = None
-        if not _may_span_lines(body):
-            table = _read_fast(next(csv.reader([header_line])), body)
+        if not _may_span_lines(raw, ends):
+            table = _read_fast(next(csv.reader([header_line])), raw)
         if table is not None and table.num_rows == count:
             return table, np.arange(2, count + 2, dtype=np.int64), None
     lines = _LINE_BREAK.split(text)  # not str.splitlines: a form feed or U+2028 is text
@@ -47,8 +47,9 @@ def read_table(
     header = next(csv.reader([lines[keep[0]]]))
     body = "\n".join(lines[i] for i in keep[1:])
     line_numbers = np.asarray(keep[1:], dtype=np.int64) + 1
-    if not _may_span_lines(body):  # fast path: one record per line
-        table = _read_fast(header, body)
+    raw = body.encode("utf-8")
+    if not _may_span_lines(raw, _line_ends(raw)):  # fast path: one record per line
+        table = _read_fast(header, raw)
         if table is not None and table.num_rows == len(line_numbers):
             return table, line_numbers, None
     return _read_slow(path, header, lines, keep)
@@ -80,39 +81,72 @@ def _excel_hint(path: Path, text: str, warnings: list[str]) -> str:
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what a text editor counts as the end of a line
 
-_IRREGULAR = re.compile(r"\n[#\s]|\r(?!\n)")  # a line break followed by # or white space
+# what may start a line the general path treats apart: a comment, or white space (a blank
+# line, an indented comment); str.isspace's characters, UTF-8 encoded
+_SPACES = [chr(c) for c in range(0x3001) if chr(c).isspace()]  # none above U+3000
+_LEADING = np.zeros(256, dtype=bool)  # a one-byte start that sends the text to the general path
+_LEADING[[ord("#"), *(ord(c) for c in _SPACES if c < "\x80")]] = True
+_WIDE = [c.encode("utf-8") for c in _SPACES if c >= "\x80"]
+_WIDE_LEAD = np.zeros(256, dtype=bool)  # first bytes of the wider white-space characters
+_WIDE_LEAD[[w[0] for w in _WIDE]] = True
+_WIDE_SPACES = np.array([int.from_bytes(w.ljust(3, b"\0"), "big") for w in _WIDE])
 
 
-def _plain_body(text: str) -> tuple[str, str] | None:
-    """(header, body) when the text has a header, data rows, "\n" or "\r\n" line ends and
-    no comment or blank line, else None (the general path then counts lines one by one)."""
+def _line_ends(raw: bytes) -> np.ndarray:
+    return np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
+
+
+def _plain_body(text: str) -> tuple[str, bytes, np.ndarray] | None:
+    """(header, body as UTF-8, positions of its line feeds) when the text has a header, data
+    rows, "\n" or "\r\n" line ends and no comment or blank line, else None (the general
+    path then counts lines one by one)."""
     end = text.find("\n")
     if end < 0 or end == len(text) - 1:
         return None
-    body = text.rstrip("\r\n")
-    # a comment, a blank line or a line starting with white space, or a lone CR: the general
-    # path decides (one regular-expression pass over the text)
-    if body[:1] in ("#", " ", "\t") or _IRREGULAR.search(body):
+    first = text[end + 1 : end + 2]
+    if first == "#" or first.isspace():
         return None
-    return text[:end].rstrip("\r"), text[end + 1 :]
+    raw = text[end + 1 :].rstrip("\r\n").encode("utf-8")
+    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):  # a lone CR ends a line
+        return None
+    ends = _line_ends(raw)
+    if _irregular_starts(np.frombuffer(raw, dtype=np.uint8), ends):
+        return None
+    return text[:end].rstrip("\r"), raw, ends
 
 
-def _may_span_lines(body: str) -> bool:
-    """True when some line has an odd number of quotes, i.e. a quoted value may hold a newline."""
-    if '"' not in body:
+def _irregular_starts(b: np.ndarray, ends: np.ndarray) -> bool:
+    """True when a line after the first starts with "#" or white space (Unicode's, as
+    str.isspace counts it)."""
+    starts = ends + 1
+    starts = starts[starts < len(b)]
+    lead = b[starts]
+    if _LEADING[lead].any():
+        return True
+    wide = starts[_WIDE_LEAD[lead]]
+    if not len(wide):
         return False
-    raw = np.frombuffer(body.encode("utf-8"), dtype=np.uint8)
-    quotes = np.flatnonzero(raw == ord('"'))
-    ends = np.flatnonzero(raw == ord("\n"))
+    padded = np.concatenate([b, np.zeros(2, dtype=np.uint8)])
+    c0, c1, c2 = (padded[wide + k].astype(np.int64) for k in range(3))
+    two = (c0 << 16) | (c1 << 8)  # a two-byte character, padded as in _WIDE_SPACES
+    three = two | c2
+    return bool(np.isin(np.where(c0 < 0xE0, two, three), _WIDE_SPACES).any())
+
+
+def _may_span_lines(raw: bytes, ends: np.ndarray) -> bool:
+    """True when some line has an odd number of quotes, i.e. a quoted value may hold a newline."""
+    if b'"' not in raw:
+        return False
+    quotes = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == ord('"'))
     per_line = np.bincount(np.searchsorted(ends, quotes), minlength=len(ends) + 1)
     return bool((per_line % 2).any())
 
 
-def _read_fast(header: list[str], body: str) -> pa.Table | None:
+def _read_fast(header: list[str], raw: bytes) -> pa.Table | None:
     names = [f"c{i}" for i in range(len(header))]
     try:
         table = pacsv.read_csv(
-            io.BytesIO(body.encode("utf-8")),
+            io.BytesIO(raw),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(

@@ -352,3 +352,18 @@ def test_form_feed_and_line_separator_are_text_not_line_ends(tmp_path, catalog):
     loaded = load_text(tmp_path, catalog, text)
     assert loaded.frame["notes"].tolist() == ["x\x0cy", "p\u2028q"]
     assert [p.line for p in loaded.problems] == [5]
+
+
+@pytest.mark.parametrize("space", [c for c in map(chr, range(0x3001)) if c.isspace()] + ["#"])
+def test_a_line_starting_with_any_white_space_or_hash_is_seen_by_the_fast_path(
+    tmp_path, catalog, space
+):
+    """The fast path hands files with blank, indented or comment lines to the line-by-line
+    path; a line of only white space (any of Unicode's) is blank there, not a scenario."""
+    path = tmp_path / "s.csv"
+    text = f"{HEAD}\na,matmul,8,16,32,v5e\n{space}\nb,matmul,8,16,32,v5e\n"
+    path.write_text(text, encoding="utf-8", newline="")
+    loaded = load_scenarios(path, catalog)
+    assert not loaded.problems, loaded.problems
+    assert list(loaded.frame["name"]) == ["a", "b"]
+    assert list(loaded.frame["line"]) == [2, 5 if space == "\n" else 4]  # "\r\n" is one line end

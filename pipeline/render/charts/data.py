@@ -139,6 +139,14 @@ class SummaryData:
 # ---------------------------------------------------------------- helpers
 
 
+# the result columns the chart data reads (sweep charts also read their dim)
+COLUMNS = (
+    "name", "series", "hardware", "compute_dtype", "peak_flops", "hbm_bandwidth", "intensity",
+    "attainable_flops", "bound", "fits", "chips", "network_bytes", "flops_per_chip", "link",
+    "link_bandwidth",
+)  # fmt: skip
+
+
 def floats(column: pd.Series) -> np.ndarray:
     """A numeric column (also Int64 with missing values) as floats, NaN where missing."""
     return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -153,23 +161,25 @@ def fits_of(frame: pd.DataFrame) -> np.ndarray:
     return frame["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool)
 
 
-def _family_of(frame: pd.DataFrame) -> pd.Series:
-    dtypes = frame["compute_dtype"].astype(str)
-    return dtypes.map({d: peak_family(d) for d in pd.unique(dtypes)})
+def _family_of(frame: pd.DataFrame) -> np.ndarray:
+    """The peak family of each row's compute dtype (one lookup per distinct dtype)."""
+    codes, dtypes = pd.factorize(frame["compute_dtype"])
+    families = np.array([peak_family(str(d)) for d in dtypes] + [""], dtype=object)
+    return families[codes]  # code -1 (no dtype) -> ""
 
 
 def ceilings_of(frame: pd.DataFrame, chip: dict) -> tuple[Ceiling, ...]:
     """One compute ceiling per peak used, lowest first: the catalog's peak for each compute
     dtype's family, else the rows' own. Families with the same peak share a ceiling."""
     family_of = _family_of(frame)
-    used = set(family_of)
+    used = set(pd.unique(family_of))
     by_peak: dict[float, list[str]] = {}
     sources: dict[float, str] = {}
     for family in (f for f in PEAK_FAMILIES if f in used):
         peak = chip.get(f"peak_{family}")
         source = "catalog"
         if peak is None or not np.isfinite(peak):
-            peak = float(frame.loc[family_of == family, "peak_flops"].median())
+            peak = float(frame["peak_flops"][family_of == family].median())
             source = "rows"
         by_peak.setdefault(float(peak), []).append(family)
         sources[float(peak)] = source

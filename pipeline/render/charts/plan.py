@@ -13,6 +13,7 @@ from functools import partial
 import pandas as pd
 
 from pipeline.render.charts.data import (
+    COLUMNS,
     RooflineData,
     SweepData,
     chip_record,
@@ -78,6 +79,8 @@ def plan_charts(
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
+    full = results
+    results = results[[c for c in COLUMNS if c in results.columns]]  # a chart takes only these
     hardware = results["hardware"]
     if not isinstance(hardware.dtype, pd.CategoricalDtype):
         hardware = hardware.astype(str)
@@ -100,12 +103,13 @@ def plan_charts(
         if multi:
             build = partial(_network, results, idx, records.get(hw), hw)
             add("network", f"network-{safe_stem(hw)}", f"{hw} network roofline", hw, build, multi)
-    for (hw, dim), lines in sorted(sweep_lines(results).items()):
+    for (hw, dim), lines in sorted(sweep_lines(full).items()):
         split = pages(lines)
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
             of = f" ({i} of {len(split)})" if len(split) > 1 else ""
-            build = partial(_sweep, results, by_chip[hw], records.get(hw), hw, dim, page, i,
+            rows = full[[*results.columns, dim]]
+            build = partial(_sweep, rows, by_chip[hw], records.get(hw), hw, dim, page, i,
                             len(split))  # fmt: skip
             cost = sum(len(ln.rows) for ln in page)
             series = dict.fromkeys(ln.series for ln in page)
