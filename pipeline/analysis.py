@@ -51,6 +51,15 @@ class Analysis:
     _loaded: Loaded = field(repr=False)
     _results: pd.DataFrame = field(repr=False)
 
+    def __repr__(self) -> str:
+        s = self.summary
+        bounds = ", ".join(f"{b} {n:,}" for b, n in s.bounds.items())
+        chips = ", ".join(str(h["name"]) for h in self.hardware)
+        return (
+            f"<Analysis of {self.source}: {s.scenarios:,} scenarios ({bounds}) on {chips or '-'}; "
+            f"{s.rejected_rows:,} rejected rows, {len(self.warnings):,} warnings>"
+        )
+
     @property
     def results(self) -> pd.DataFrame:
         """Every scenario: the results.csv columns in order, typed as results.parquet."""

@@ -384,6 +384,9 @@ def main() -> None:
         else:  # sys.exit("message"), as Python would print it
             print(exc.code, file=sys.stderr)
             status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): nothing more to say
+            status = status or 1
     os._exit(status)
