@@ -99,13 +99,9 @@ def number(value) -> str:
     if v == 0:
         return "0"
     a = abs(v)
-    if a >= 100:
-        return f"{v:,.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    return f"{v:.{2 - math.floor(math.log10(a))}f}"
+    if a < 1:  # three significant digits, written out: 0.500, not 0.5
+        return f"{v:.{2 - math.floor(math.log10(a))}f}"
+    return ("-" if v < 0 else "") + _three_digits(a)
 
 
 def count(value) -> str:

@@ -21,6 +21,7 @@ from pipeline.render.charts.style import (
     SERIES_STYLES,
     axis_points,
     flops_axis,
+    hollow,
     log_limits,
     new_figure,
     rgb,
@@ -143,14 +144,7 @@ def _draw_points(ax, data: RooflineData, xlim, ylim) -> tuple[list, str]:
             if fit.any():
                 ax.scatter(p.x[fit], p.y[fit], color=color, alpha=alpha, linewidths=0, **common)
             if unfit.any():
-                ax.scatter(
-                    p.x[unfit],
-                    p.y[unfit],
-                    facecolors="none",
-                    edgecolors=color,
-                    linewidths=1.2,
-                    **common,
-                )
+                hollow(ax, p.x[unfit], p.y[unfit], color, 1.2, **common)
         handles.append(
             Line2D([], [], ls="", marker=BOUND_MARKERS[bound], color=color, ms=7, label=label)
         )

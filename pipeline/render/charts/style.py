@@ -80,5 +80,10 @@ def axis_points(ax, x: np.ndarray, y: np.ndarray, step: float = 6.0) -> np.ndarr
     return np.concatenate(out)
 
 
+def hollow(ax, x: np.ndarray, y: np.ndarray, color: str, width: float, **kw) -> None:
+    """Unfilled markers: the scenarios that do not fit in HBM (the same on every chart)."""
+    ax.scatter(x, y, facecolors="none", edgecolors=color, linewidths=width, **kw)
+
+
 def rgb(color: str) -> tuple[float, float, float]:
     return tuple(int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))

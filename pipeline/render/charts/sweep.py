@@ -14,6 +14,7 @@ from pipeline.render.charts.style import (
     SERIES_COLORS,
     SERIES_STYLES,
     flops_axis,
+    hollow,
     new_figure,
     titles,
 )
@@ -86,15 +87,7 @@ def sweep_figure(data: SweepData) -> Figure:
         )
         bad = ~ln.fits
         if bad.any():
-            ax.scatter(
-                ln.x[bad],
-                ln.y[bad],
-                facecolors="none",
-                edgecolors=color,
-                s=18,
-                linewidths=1.0,
-                zorder=5,
-            )
+            hollow(ax, ln.x[bad], ln.y[bad], color, 1.0, s=18, zorder=5)
         if crit is not None:
             ax.plot([crit, crit], [0, ln.critical_y], color=color, lw=0.9, ls=":", zorder=3)
             ax.plot([crit], [ln.critical_y], marker="o", ms=6, color=color, zorder=6)
