@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/pipeline run scenarios/q1-q5.csv
+	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -31,6 +31,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_engine.py
 	$(VENV)/bin/python benchmarks/bench_plots.py
+	$(VENV)/bin/python benchmarks/bench_collectives.py
 	$(VENV)/bin/python benchmarks/bench_workbook.py
 	$(VENV)/bin/python benchmarks/bench_startup.py
 	$(VENV)/bin/python benchmarks/bench_pipeline.py

@@ -14,6 +14,7 @@ from pipeline.render.charts.data import (
     network_data,
     roofline_data,
     summary_data,
+    with_flops,
 )
 from pipeline.render.charts.plan import plan_charts
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
@@ -27,8 +28,11 @@ def summary(analysis: Analysis) -> Figure:
 
 
 def roofline(analysis: Analysis, hardware: str) -> Figure:
-    """The HBM roofline of one chip: every scenario at its intensity and attainable FLOP/s."""
+    """The HBM roofline of one chip: every scenario at its intensity and attainable FLOP/s
+    (collective rows, which do no FLOPs, are on the sweep chart of their bytes)."""
     name, rows, chip = _chip(analysis, hardware)
+    if not with_flops(rows).any():
+        raise UnknownHardware(f"no scenario on {name} does FLOPs (collectives only); see sweep()")
     return figure(roofline_data(rows, chip, analysis.summary.overrides.get(name, 0)))
 
 
@@ -43,13 +47,14 @@ def network(analysis: Analysis, hardware: str) -> Figure:
 
 def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int = 1) -> Figure:
     """Attainable FLOP/s against a swept dim on one chip, a line per series (the book's Q3
-    figure); `dim` defaults to the chip's first swept dim, `page` to the first ten lines."""
+    figure), or a collective's time against its swept `bytes`; `dim` defaults to the chip's
+    first swept dim, `page` to the first ten lines."""
     name, _, chip = _chip(analysis, hardware)
     results = analysis.results
     swept = {d: lines for (hw, d), lines in sweep_lines(results).items() if hw == name}
     if not swept:
         raise UnknownHardware(f"no sweep runs on {name}")
-    dim = dim.upper() if dim else sorted(swept)[0]
+    dim = (dim.lower() if dim.lower() == "bytes" else dim.upper()) if dim else sorted(swept)[0]
     if dim not in swept:
         raise UnknownHardware(f"no sweep on {name} varies {dim} (swept: {', '.join(swept)})")
     split = pages(swept[dim])

@@ -25,11 +25,14 @@ PEAK_COLUMNS = tuple(f"peak_{f}" for f in PEAK_FAMILIES)
 LINK_COLUMNS = tuple(
     f"{link}_{field}" for link in LINKS for field in ("bandwidth", "topology", "latency")
 )
+# fractions of a nominal rate a chip's kernels reach (0 < e <= 1, blank: 1), docs/model.md
+EFFICIENCY_COLUMNS = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 NUMERIC_COLUMNS = (
     *PEAK_COLUMNS,
     "hbm_capacity",
     "hbm_bandwidth",
     *(f"{link}_{f}" for link in LINKS for f in ("bandwidth", "latency")),
+    *EFFICIENCY_COLUMNS,
 )
 TEXT_COLUMNS = (
     "aliases",
@@ -48,6 +51,7 @@ COLUMNS = (
     "hbm_bandwidth",
     "default_link",
     *LINK_COLUMNS,
+    *EFFICIENCY_COLUMNS,
     "source",
     "as_of",
 )
@@ -225,6 +229,12 @@ def _normalize(
                 " (SI units)"
             )
         out[col] = nums.astype(float)
+    for col in EFFICIENCY_COLUMNS:
+        for i in np.flatnonzero((out[col] > 1).to_numpy()):
+            problems.append(
+                f"{where(i)}: column {col}: {out[col].iat[i]:g} is above 1; an efficiency is "
+                "the fraction of the nominal rate reached, 0 < e <= 1 (e.g. 0.9)"
+            )
     for link in LINKS:
         col = f"{link}_topology"
         bad = ~out[col].str.lower().isin(("", *TOPOLOGIES))

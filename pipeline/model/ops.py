@@ -12,13 +12,15 @@ NAMED_OPS: dict[str, str] = {
     "batched_matmul": "BD,BDF->BF",
 }
 CUSTOM = "custom"
+# collectives as rows (docs/model.md#collectives): `bytes` is the whole array's V, no einsum
+COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
 
 _EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*->\s*([A-Za-z]*)\s*$")
 
 
 @dataclass(frozen=True)
 class OpSignature:
-    """What an op reads, writes and contracts. `einsum` is '' for custom ops."""
+    """What an op reads, writes and contracts. `einsum` is '' for custom ops and collectives."""
 
     op: str
     einsum: str
@@ -28,7 +30,15 @@ class OpSignature:
 
     @property
     def is_custom(self) -> bool:
-        return self.einsum == ""
+        return self.op == CUSTOM
+
+    @property
+    def is_collective(self) -> bool:
+        return self.op in COLLECTIVES
+
+    @property
+    def has_einsum(self) -> bool:
+        return self.einsum != ""
 
     @property
     def dims(self) -> str:
@@ -52,11 +62,13 @@ class OpError(ValueError):
 
 @lru_cache(maxsize=4096)
 def parse_op(text: str) -> OpSignature:
-    """Parse an `op` cell: a named op, `custom`, or an einsum like BSD,DF->BSF."""
+    """Parse an `op` cell: a named op, `custom`, a collective, or an einsum like BSD,DF->BSF."""
     key = text.strip()
     low = key.lower()
-    if low == CUSTOM:
-        return OpSignature(op=CUSTOM, einsum="")
+    squashed = re.sub(r"[-_\s]", "", low)  # AllGather, all-gather, all_gather
+    for name in (CUSTOM, *COLLECTIVES):
+        if squashed == name.replace("_", ""):
+            return OpSignature(op=name, einsum="")
     if low in NAMED_OPS:
         return _from_einsum(low, NAMED_OPS[low])
     if "->" not in key and "," not in key:
@@ -85,4 +97,4 @@ def _from_einsum(name: str | None, spec: str) -> OpSignature:
 
 def known_op_names() -> list[str]:
     """Named ops, for did-you-mean messages."""
-    return [*NAMED_OPS, CUSTOM]
+    return [*NAMED_OPS, CUSTOM, *COLLECTIVES]

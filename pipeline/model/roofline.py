@@ -10,10 +10,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.model.collectives import (
+    ALL_REDUCE,
+    ALL_TO_ALL_CODE,
+    KINDS,
+    PHASES,
+    collective_footprint,
+    collective_time,
+)
 from pipeline.model.dtypes import DTYPES
 from pipeline.model.ops import parse_op
 
-ALL_REDUCE = "all_reduce"
+__all__ = ["ALL_REDUCE", "BOUNDS", "RESULT_COLUMNS", "collective_time", "compute_roofline"]
+
+EFFICIENCIES = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 BOUNDS = ("compute", "memory", "network")
 # results.csv's fixed leading columns (docs/outputs.md#resultscsv); dims, measured_*, notes and
 # extras follow
@@ -23,7 +33,7 @@ RESULT_COLUMNS = (
     "bytes_written", "hbm_bytes", "network_bytes", "collective", "peak_flops", "hbm_bandwidth",
     "link_bandwidth", "intensity", "critical_intensity", "t_math", "t_hbm", "t_network",
     "t_lower", "t_upper", "bound", "attainable_flops", "peak_fraction", "critical_batch",
-    "memory_footprint", "hbm_capacity", "fits",
+    "memory_footprint", "hbm_capacity", "fits", *EFFICIENCIES,
 )  # fmt: skip
 # columns of the validated scenario frame that are inputs to the model, not carried through
 INTERNAL = frozenset(
@@ -31,7 +41,7 @@ INTERNAL = frozenset(
         "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
         "x_dtype", "y_dtype", "out_dtype", "compute_dtype", "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
-        "measured_seconds", "notes", "own_numbers",
+        "measured_seconds", "notes", "own_numbers", *EFFICIENCIES,
     }
 )  # fmt: skip
 
@@ -46,29 +56,6 @@ def _prod(columns: list[np.ndarray], n: int) -> np.ndarray:
     for c in columns:
         out = out * c
     return out
-
-
-def collective_time(
-    volume: np.ndarray,
-    chips: np.ndarray,
-    bandwidth: np.ndarray,
-    topology: np.ndarray,
-    latency: np.ndarray,
-    phases: np.ndarray,
-) -> np.ndarray:
-    """Seconds for a collective of `phases` phases (AllReduce = 2) of V bytes per chip.
-
-    Book "Sharded Matmuls": on a ring/torus one phase (AllGather or ReduceScatter) takes
-    V / W_bidi with W_bidi = 2 x one-way bandwidth; on a switch V (N-1) / (N W). Each phase takes
-    at least hop latency x N / 2.
-    """
-    ring = topology if topology.dtype == bool else topology == "ring"
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_phase = np.where(
-            ring, volume / (2.0 * bandwidth), volume * (chips - 1) / (chips * bandwidth)
-        )
-    floor = latency * chips / 2.0
-    return np.where(phases > 0, phases * np.maximum(per_phase, floor), 0.0)
 
 
 def bound_codes(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
@@ -101,10 +88,11 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "batch",
         )
     }
-    collective = np.full(n, "", dtype=object)
+    kind = np.zeros(n, dtype=np.int8)  # the row's collective, a code into KINDS
     chips = frame["chips"].to_numpy(dtype=float)
     shard = frame["shard"].to_numpy(dtype=object)
     xb, yb, ob = (_bytes_of(frame[c]) for c in ("x_dtype", "y_dtype", "out_dtype"))
+    op_codes, ops = pd.factorize(frame["op"])
 
     groups = frame.groupby("einsum", sort=False).indices  # one op signature per group
     batch_sharded = np.zeros(n, dtype=bool)  # split along one of its batch dims
@@ -131,34 +119,58 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             batch_sharded[idx] = np.isin(s, list(sig.batch))
         if sig.contracted:
             reduce = np.isin(s, list(sig.contracted)) & (c > 1)
-            collective[idx[reduce]] = ALL_REDUCE
+            kind[idx[reduce]] = KINDS.index(ALL_REDUCE)
 
+    given_bytes = frame["bytes"].to_numpy(dtype=float)
+    op_kind = np.array([KINDS.index(o) if o in KINDS else 0 for o in ops], dtype=np.int8)
+    row_kind = op_kind[op_codes] if len(ops) else np.zeros(n, dtype=np.int8)
+    collective_row = row_kind > 0  # an op that is itself a collective: no FLOPs, no HBM term
+    kind = np.where(collective_row, row_kind, kind)
+    for name in ("flops", "flops_per_chip", "bytes_read", "bytes_written"):
+        cols[name][collective_row] = 0.0
     custom = np.zeros(n, dtype=bool)
     custom[groups.get("", [])] = True
+    custom &= ~collective_row
     cols["flops"][custom] = frame["flops"].to_numpy(dtype=float)[custom]
     cols["flops_per_chip"][custom] = cols["flops"][custom]
-    cols["bytes_read"][custom] = frame["bytes"].to_numpy(dtype=float)[custom]
+    cols["bytes_read"][custom] = given_bytes[custom]
     cols["bytes_written"][custom] = 0.0
 
+    # each rate times its efficiency (docs/model.md#efficiency); peak_fraction stays nominal
+    e_compute, e_hbm, e_network = (
+        frame[c].to_numpy(dtype=float) if c in frame.columns else np.ones(n) for c in EFFICIENCIES
+    )
     peak = frame["peak_flops"].to_numpy(dtype=float)
     hbm_bw = frame["hbm_bandwidth"].to_numpy(dtype=float)
     link_bw = frame["link_bandwidth"].to_numpy(dtype=float)
+    rate, hbm_rate, link_rate = e_compute * peak, e_hbm * hbm_bw, e_network * link_bw
     topology = frame["link_topology"].to_numpy(dtype=object) == "ring"  # True: ring, else switch
     latency = frame["link_latency"].to_numpy(dtype=float)
-    phases = np.where(collective == ALL_REDUCE, 2.0, 0.0)
+    phases = PHASES[kind]
+    all_to_all = kind == ALL_TO_ALL_CODE
 
     flops_pc = cols["flops_per_chip"]
     hbm_bytes = cols["bytes_read"] + cols["bytes_written"]
-    network_bytes = np.where(phases > 0, cols["out_bytes"], 0.0)
-    t_math = flops_pc / peak
-    t_hbm = hbm_bytes / hbm_bw
-    t_network = collective_time(network_bytes, chips, link_bw, topology, latency, phases)
+    network_bytes = np.where(
+        collective_row, given_bytes, np.where(phases > 0, cols["out_bytes"], 0.0)
+    )
+    t_math = flops_pc / rate
+    t_hbm = hbm_bytes / hbm_rate
+    t_network = collective_time(
+        network_bytes, chips, link_rate, topology, latency, phases, all_to_all
+    )
     t_lower = np.maximum(np.maximum(t_math, t_hbm), t_network)
     t_upper = t_math + t_hbm + t_network
     bound = bound_codes(t_math, t_hbm, t_network)
     attainable = flops_pc / t_lower
     capacity = frame["hbm_capacity"].to_numpy(dtype=float)
-    fits = pd.arrays.BooleanArray(hbm_bytes <= capacity, np.isnan(capacity))
+    footprint = np.where(
+        collective_row, collective_footprint(kind, network_bytes, chips), hbm_bytes
+    )
+    fits = pd.arrays.BooleanArray(footprint <= capacity, np.isnan(capacity))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        intensity = flops_pc / hbm_bytes  # a collective row: 0 / 0, no intensity
+        critical_intensity = np.where(collective_row, np.nan, rate / hbm_rate)
 
     critical = critical_batch(
         batch=cols["batch"],
@@ -167,9 +179,9 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         fixed_bytes=cols["y_bytes"],
         network_bytes=network_bytes,
         chips=chips,
-        peak=peak,
-        hbm_bw=hbm_bw,
-        link_bw=link_bw,
+        peak=rate,
+        hbm_bw=hbm_rate,
+        link_bw=link_rate,
         topology=topology,
         latency=latency,
         phases=phases,
@@ -196,12 +208,12 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "bytes_written": cols["bytes_written"],
             "hbm_bytes": hbm_bytes,
             "network_bytes": network_bytes,
-            "collective": pd.Categorical(collective, categories=["", ALL_REDUCE]),
+            "collective": pd.Categorical.from_codes(kind, categories=list(KINDS)),
             "peak_flops": peak,
             "hbm_bandwidth": hbm_bw,
             "link_bandwidth": link_bw,
-            "intensity": flops_pc / hbm_bytes,
-            "critical_intensity": peak / hbm_bw,
+            "intensity": intensity,
+            "critical_intensity": critical_intensity,
             "t_math": t_math,
             "t_hbm": t_hbm,
             "t_network": t_network,
@@ -211,9 +223,12 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "attainable_flops": attainable,
             "peak_fraction": attainable / peak,
             "critical_batch": int_or_na(critical),
-            "memory_footprint": hbm_bytes,
+            "memory_footprint": footprint,
             "hbm_capacity": capacity,
             "fits": fits,
+            "compute_efficiency": e_compute,
+            "hbm_efficiency": e_hbm,
+            "network_efficiency": e_network,
         },
         copy=False,
     )

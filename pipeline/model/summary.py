@@ -13,7 +13,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from pipeline.model.roofline import BOUNDS
+from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 
 COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
 SLOWEST_ROWS = 10  # series listed in "slowest scenarios"
@@ -38,6 +38,12 @@ class Summary:
     _results: pd.DataFrame = field(repr=False)
 
     @cached_property
+    def derated(self) -> pd.DataFrame:
+        """Rows timed at less than a nominal rate: per hardware and distinct efficiencies
+        (compute, HBM, network), the rows using them, most used first per chip."""
+        return derated_table(self._results)
+
+    @cached_property
     def series(self) -> pd.DataFrame:
         """Per sweep series: rows, hardware, bound counts, critical batch range, best fraction of
         peak, range of t_lower."""
@@ -45,8 +51,9 @@ class Summary:
 
     @cached_property
     def findings(self) -> dict:
-        """The slowest scenarios, the communication-bound ones, those that do not fit, and
-        those whose measured time is far from the prediction (a sweep listed once)."""
+        """The slowest scenarios, the communication-bound ones (ops with FLOPs), those that do
+        not fit, and those whose measured time is far from the prediction (a sweep listed
+        once)."""
         return findings(self._results)
 
 
@@ -166,6 +173,22 @@ def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def derated_table(results: pd.DataFrame) -> pd.DataFrame:
+    """See Summary.derated: columns hardware, the three efficiencies, rows."""
+    columns = ["hardware", *EFFICIENCIES, "rows"]
+    if not set(EFFICIENCIES) <= set(results.columns):
+        return pd.DataFrame(columns=columns)
+    values = results[list(EFFICIENCIES)].to_numpy(dtype=float, na_value=1.0)
+    derated = (values < 1).any(axis=1)
+    if not derated.any():
+        return pd.DataFrame(columns=columns)
+    rows = pd.DataFrame(values[derated], columns=list(EFFICIENCIES))
+    rows.insert(0, "hardware", results["hardware"].astype(str).to_numpy()[derated])
+    table = rows.value_counts(sort=False).rename("rows").reset_index()
+    table = table.sort_values(["hardware", "rows"], ascending=[True, False], kind="stable")
+    return table.reset_index(drop=True)[columns]
+
+
 def series_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per sweep series (rows whose name is not their series'): see Summary.series."""
     rows = results[results["name"].astype(str) != results["series"].astype(str)]
@@ -238,7 +261,8 @@ def findings(results: pd.DataFrame) -> dict:
     everything = np.arange(len(results))
     slowest = table(everything, col["t_lower"], SLOWEST_ROWS, t_lower=col["t_lower"],
                     t_upper=col["t_upper"], t_math=col["t_math"])  # fmt: skip
-    comm = np.flatnonzero(bound != 0)
+    # ops starved of data; a collective row (no math) is communication by nature, not counted
+    comm = np.flatnonzero((bound != 0) & (col["t_math"] > 0))
     t_comm = np.maximum(col["t_hbm"][comm], col["t_network"][comm])
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = t_comm / col["t_math"][comm]
@@ -261,8 +285,9 @@ def findings(results: pd.DataFrame) -> dict:
     return {
         "slowest": slowest,
         "comm_total": len(comm),
-        "comm_memory": int((bound == 1).sum()),
-        "comm_network": int((bound == 2).sum()),
+        "comm_memory": int((bound[comm] == 1).sum()),
+        "comm_network": int((bound[comm] == 2).sum()),
+        "collective_rows": int((col["t_math"] == 0).sum()),
         "comm_series": series_of(comm),
         "comm": comm_top,
         "nofit_total": len(nofit),

@@ -151,3 +151,11 @@ EXCEL = {
     "count": "#,##0",
     "line": "0",
 }
+
+
+def efficiencies(row) -> str:
+    """'compute 90.0%, HBM 85.0%' from a mapping with compute_efficiency, hbm_efficiency and
+    network_efficiency; an efficiency of 1 is left out."""
+    labels = {"compute_efficiency": "compute", "hbm_efficiency": "HBM",
+              "network_efficiency": "network"}  # fmt: skip
+    return ", ".join(f"{label} {percent(row[c])}" for c, label in labels.items() if row[c] < 1)

@@ -21,7 +21,7 @@ from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.catalog import LINKS
 from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, wider_dtype
-from pipeline.model.roofline import BOUNDS
+from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.templates import REPORT_TEMPLATE, environment
@@ -83,12 +83,16 @@ def _dtype_text(frame: pd.DataFrame) -> pd.Series:
 def _table_rows(rows: pd.DataFrame, dims: list[str]) -> list[dict]:
     """The shown rows of one chip's table as records (vectorized; at most the table cap)."""
     network_bytes = rows["network_bytes"].to_numpy(dtype=float)
-    sends = network_bytes > 0
+    flops = rows["flops_per_chip"].to_numpy(dtype=float)
+    sends = (network_bytes > 0) & (flops > 0)  # an op with FLOPs and a collective
+    collective = (network_bytes > 0) & (flops == 0)  # a collective row: V is its size
+    peak, link = (rows[c].to_numpy(dtype=float) for c in ("peak_flops", "link_bandwidth"))
+    if "compute_efficiency" in rows.columns:  # the roof the row is timed against
+        peak = peak * rows["compute_efficiency"].to_numpy(dtype=float)
+        link = link * rows["network_efficiency"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        net_intensity = rows["flops_per_chip"].to_numpy(dtype=float) / network_bytes
-        net_critical = rows["peak_flops"].to_numpy(dtype=float) / rows["link_bandwidth"].to_numpy(
-            dtype=float
-        )
+        net_intensity = flops / network_bytes
+        net_critical = peak / link
     table = pd.DataFrame(
         {
             "name": rows["name"].astype(str),
@@ -97,6 +101,7 @@ def _table_rows(rows: pd.DataFrame, dims: list[str]) -> list[dict]:
             "shape": _shape_text(rows, dims),
             "flops": rows["flops"],
             "hbm_bytes": rows["hbm_bytes"],
+            "volume": np.where(collective, network_bytes, np.nan),
             "dtypes": _dtype_text(rows),
             "chips": rows["chips"],
             "shard": rows["shard"].astype(str).replace("nan", ""),
@@ -130,16 +135,26 @@ def _used(results: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
     return used
 
 
-def _chip_facts(rec: dict, used: tuple[set[str], set[str]]) -> dict:
-    """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source."""
+def _chip_facts(rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFrame) -> dict:
+    """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source; with
+    the derated rates of its most used efficiencies (e x nominal) beside them."""
     used_families, used_links = used
     hbm_bw = rec.get("hbm_bandwidth")
+    e = {c: 1.0 for c in EFFICIENCIES}
+    others = []
+    if len(derated):
+        e = {c: float(derated[c].iat[0]) for c in EFFICIENCIES}
+        others = [
+            f"{fmt.efficiencies(row)} ({fmt.plural(int(row['rows']), 'row')})"
+            for _, row in derated.iloc[1:].iterrows()  # a few distinct triples, not rows
+        ]
     peaks = [
         {
             "dtype": f,
             "value": rec[f"peak_{f}"],
             "critical": rec[f"peak_{f}"] / hbm_bw if hbm_bw else None,
             "used": f in used_families,
+            "derated": rec[f"peak_{f}"] * e["compute_efficiency"],
         }
         for f in PEAK_FAMILIES
         if not fmt.missing(rec.get(f"peak_{f}"))
@@ -152,6 +167,7 @@ def _chip_facts(rec: dict, used: tuple[set[str], set[str]]) -> dict:
             "latency": rec.get(f"{link}_latency"),
             "default": rec.get("default_link") == link,
             "used": link in used_links,
+            "derated": rec[f"{link}_bandwidth"] * e["network_efficiency"],
         }
         for link in LINKS
         if not fmt.missing(rec.get(f"{link}_bandwidth"))
@@ -163,7 +179,13 @@ def _chip_facts(rec: dict, used: tuple[set[str], set[str]]) -> dict:
         "peaks": peaks,
         "hbm_capacity": rec.get("hbm_capacity"),
         "hbm_bandwidth": hbm_bw,
+        "hbm_derated": hbm_bw * e["hbm_efficiency"] if hbm_bw else None,
         "links": links,
+        "derated_rows": int(derated["rows"].sum()) if len(derated) else 0,
+        "derate": fmt.efficiencies(e) if len(derated) else "",
+        "derated_kinds": {k: e[f"{k}_efficiency"] < 1 for k in ("compute", "hbm", "network")},
+        "derate_rows": int(derated["rows"].iat[0]) if len(derated) else 0,
+        "other_derates": others,
         "source": rec.get("source") or "",
         "as_of": rec.get("as_of") or "",
     }
@@ -218,6 +240,7 @@ def report_context(
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
     chart_records = [(c, _png_record(c, data)) for c, data in charts]
     used = _used(results)
+    derated = summary.derated
     placed: set[int] = set()
     chips, split = [], []
     for i, name in enumerate(order):
@@ -244,7 +267,11 @@ def report_context(
                 "rows": _table_rows(shown, dims),
                 "shown": len(shown),
                 "more": total - len(shown),
-                **_chip_facts(catalog.get(name, {}), used.get(name, (set(), set()))),
+                **_chip_facts(
+                    catalog.get(name, {}),
+                    used.get(name, (set(), set())),
+                    derated[derated["hardware"] == name],
+                ),
             }
         )
         communication = bound["memory"] + bound["network"]

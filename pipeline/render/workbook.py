@@ -30,7 +30,7 @@ from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
 from pipeline.model.roofline import BOUNDS
 from pipeline.render.charts import Chart
-from pipeline.render.format import EXCEL
+from pipeline.render.format import EXCEL, efficiencies, plural
 from pipeline.render.workbook_summary import Styles, write_charts, write_summary
 
 if TYPE_CHECKING:
@@ -135,11 +135,9 @@ def write_workbook(
         sheet = book.add_worksheet("Results", constant_memory=True)
         own += _table(sheet, styles, results.iloc[:cap], RESULT_FORMATS, 1, "results.csv")
         _tint_bounds(sheet, styles, list(results.columns), min(len(results), cap))
-        hardware = _hardware_frame(analysis.hardware)
+        hardware, formats = _hardware_frame(analysis.hardware, analysis.summary.derated)
         sheet = book.add_worksheet("Hardware")
-        own += _table(
-            sheet, styles, hardware, HARDWARE_FORMATS, 1, "the hardware catalog", wrap="source"
-        )
+        own += _table(sheet, styles, hardware, formats, 1, "the hardware catalog", wrap="source")
         sheet = book.add_worksheet("Inputs", constant_memory=True)
         own += _table(
             sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, "the scenario file"
@@ -295,8 +293,13 @@ def _column_letter(col: int) -> str:
     return letters
 
 
-def _hardware_frame(hardware: Sequence[dict]) -> pd.DataFrame:
-    """Catalog rows as a frame, numbers as floats; `source` last (it is long and wraps)."""
+def _hardware_frame(
+    hardware: Sequence[dict], derated: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Catalog rows as a frame, numbers as floats; `source` last (it is long and wraps). When
+    rows are derated, each rate has a `<rate>_derated` column beside it (e x nominal, with the
+    chip's most used efficiencies) and `derated_rows` / `efficiencies` say which. Returns the
+    frame and its column formats."""
     keys = list(HARDWARE_COLUMNS)
     for record in hardware:
         keys += [k for k in record if k not in keys]
@@ -310,4 +313,36 @@ def _hardware_frame(hardware: Sequence[dict]) -> pd.DataFrame:
             data[key] = pd.Series(
                 [None if v in (None, "") else str(v) for v in values], dtype=object
             )
-    return pd.DataFrame(data, columns=keys)
+    frame = pd.DataFrame(data, columns=keys)
+    formats = dict(HARDWARE_FORMATS)
+    if derated.empty:
+        return frame, formats
+    names = frame["name"].astype(str)
+    first = derated.drop_duplicates("hardware").set_index("hardware")  # most used per chip
+    texts = {
+        hw: "; ".join(
+            f"{efficiencies(row)} ({plural(int(row['rows']), 'row')})"
+            for _, row in group.iterrows()
+        )
+        for hw, group in derated.groupby("hardware", sort=False)  # a few triples per chip
+    }
+    out: dict[str, pd.Series] = {}
+    for key in frame.columns:
+        if key == "source":
+            out["derated_rows"] = names.map(derated.groupby("hardware")["rows"].sum()).astype(float)
+            out["efficiencies"] = names.map(texts)
+            formats["derated_rows"] = "count"
+        out[key] = frame[key]
+        fmt_key = HARDWARE_FORMATS.get(key)
+        if fmt_key in ("flop_rate", "bandwidth"):
+            kind = (
+                "compute"
+                if fmt_key == "flop_rate"
+                else "hbm"
+                if key == "hbm_bandwidth"
+                else "network"
+            )
+            e = names.map(first[f"{kind}_efficiency"]).astype(float)
+            out[f"{key}_derated"] = frame[key] * e
+            formats[f"{key}_derated"] = fmt_key
+    return pd.DataFrame(out), formats

@@ -94,7 +94,10 @@ def write_outputs(
     with OutputFolder(target, inputs=protect, force=options.force) as tmp:
         planned = _charts(analysis, options)
         kept = planned[: options.max_charts]
-        notices = _cap_notices(analysis, options, planned, kept)
+        notices = [
+            *derated_notices(analysis.summary),
+            *_cap_notices(analysis, options, planned, kept),
+        ]
         charts = [p.chart for p in kept]
         # the biggest charts first, so that the last one to finish is a small one
         plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
@@ -130,6 +133,20 @@ def _charts(analysis: Analysis, options: Options) -> list[PlannedChart]:
         return []
     s = analysis.summary
     return plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
+
+
+def derated_notices(summary) -> list[str]:
+    """Say that rows are timed at less than the nominal rates, and where it shows."""
+    derated = summary.derated
+    if derated.empty:
+        return []
+    n = int(derated["rows"].sum())
+    chips = ", ".join(sorted(derated["hardware"].unique()))
+    return [
+        f"{n:,} of {summary.scenarios:,} scenarios are timed at derated rates (an efficiency "
+        f"below 1, on {chips}); the Hardware sheet and the report show derated rates beside "
+        "the nominal ones, and the roofline charts a dashed derated roof."
+    ]
 
 
 def _cap_notices(analysis, options, planned, kept) -> list[str]:

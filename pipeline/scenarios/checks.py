@@ -22,6 +22,8 @@ from pipeline.scenarios.header import DIM, DTYPE_COLUMNS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_shard_and_link
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
 
+OP_CHOICES = ", ".join(known_op_names())
+
 
 class Checker:
     """Collects every problem of a file, then returns the valid rows, typed and expanded."""
@@ -92,9 +94,11 @@ class Checker:
             for pos, column, reason in items
         ]
 
-    def number_col(self, name: str, *, integer: bool = False, what: str = "a positive number"):
+    def number_col(
+        self, name: str, *, integer: bool = False, what: str = "a positive number", rows=True
+    ):
         """Parse an optional numeric column (per distinct value): a Col of floats, NaN for
-        blank or bad (bad ones reported)."""
+        blank or bad (bad ones reported, in `rows` only)."""
         col = self.col(name)
         u = col.uniques
         if integer:  # whole numbers up to 2^53, parsed exactly
@@ -106,7 +110,7 @@ class Checker:
             )
             if bad.any():
                 self.add(
-                    col.per_row(bad),
+                    col.per_row(bad) & rows,
                     name,
                     lambda p: (
                         f"{quoted(col.at(p))} "
@@ -118,7 +122,7 @@ class Checker:
         nums = nums.to_numpy(dtype=float)
         bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
         if bad.any():
-            self.add(col.per_row(bad), name, lambda p: f"{quoted(col.at(p))} is not {what}")
+            self.add(col.per_row(bad) & rows, name, lambda p: f"{quoted(col.at(p))} is not {what}")
         return Col(col.codes, np.where(bad, np.nan, nums))
 
     def numbers(self, name: str) -> np.ndarray:
@@ -135,8 +139,10 @@ class Checker:
             "chips", integer=True, what="a whole number of chips (1 or more)"
         ).derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
         out["chips"] = chips
-        for col in (*OVERRIDES, "flops", "bytes", "measured_seconds"):
+        for col in (*OVERRIDES, "flops", "measured_seconds"):
             out[col] = self.numbers(col)
+        # a collective's bytes is a whole number or a sweep, checked with the dims
+        out["bytes"] = self.number_col("bytes", rows=~self.collective).values()
         # rows that give their own peak, HBM or link numbers (the charts and report say so)
         out["own_numbers"] = ~np.logical_and.reduce([np.isnan(out[c]) for c in OVERRIDES])
         self._check_custom(out)
@@ -162,7 +168,7 @@ class Checker:
             if col not in KNOWN and col not in self._dims:
                 columns[col] = self._text(col)
         frame = pd.DataFrame(columns, copy=False)  # built once: linear in the columns
-        return expand(self, frame, ~bad_rows, sweeps, dims, max_rows)
+        return expand(self, frame, ~bad_rows, sweeps, [*dims, "bytes"], max_rows)
 
     def _text(self, name: str) -> pd.Series:
         if name in self._names:
@@ -199,13 +205,13 @@ class Checker:
             except OpError as exc:
                 msg = str(exc)
                 if not text:
-                    msg = "empty op; use matmul, dot, batched_matmul, custom or an einsum"
+                    msg = f"empty op; use {OP_CHOICES} or an einsum"
                 elif "unknown op" in msg:
                     hint = did_you_mean(text.lower(), known_op_names())
                     msg += (
                         f" (did you mean '{hint}'?)"
                         if hint
-                        else "; use matmul, dot, batched_matmul, custom or an einsum like BD,DF->BF"
+                        else f"; use {OP_CHOICES} or an einsum like BD,DF->BF"
                     )
                 errors[text] = msg
                 return None
@@ -214,6 +220,7 @@ class Checker:
         self.add(self.sig.is_(None), "op", lambda p: errors[ops.at(p)])
         out["op"] = self.sig.derive(lambda s: s.op if s else "")
         out["einsum"] = self.sig.derive(lambda s: s.einsum if s else "")
+        self.collective = self.sig.derive(lambda s: bool(s and s.is_collective), bool).values()
 
     def _check_hardware(self, out: dict) -> None:
         hw = self.col("hardware")

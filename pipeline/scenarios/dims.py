@@ -1,5 +1,6 @@
-"""Checks of the dimension cells (whole numbers or sweeps, per op) and of the numbers each row
-takes from the catalog (peak FLOP/s of its compute dtype, HBM bandwidth and capacity)."""
+"""Checks of the dimension cells (whole numbers or sweeps, per op; a collective's bytes too)
+and of the numbers each row takes from the catalog (peak FLOP/s of its compute dtype, HBM
+bandwidth and capacity, efficiencies)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.errors import quoted
+from pipeline.model.catalog import EFFICIENCY_COLUMNS
 from pipeline.model.dtypes import DTYPES, peak_family
 from pipeline.scenarios.coded import combine
 from pipeline.scenarios.sweeps import (
@@ -57,24 +59,45 @@ def check_dims(ck: Checker, out: dict, dims: list[str]):
             else:
                 needed[d] |= rows
     for d in dims:
-        col = ck.col(d)
-        parsed = col.derive(_parse_dim_cell)
-        kinds = np.array([type(v).__name__ for v in parsed.uniques], dtype=object)
-        need = needed[d]
-        ck.add(
-            need & col.is_(""),
+        values[d], sweeps[d] = _whole_or_sweep(
+            ck,
             d,
+            needed[d],
             lambda p, d=d: f"empty; op {out['op'].at(p)} needs a value for dim {d}",
         )
-        ck.add(need & parsed.per_row(kinds == "str"), d, lambda p, c=parsed: c.at(p))
-        number = np.array(
-            [float(v) if isinstance(v, int) else np.nan for v in parsed.uniques], dtype=float
-        )
-        values[d] = np.where(need, parsed.per_row(number), np.nan)
-        swept = need & parsed.per_row(kinds == "Sweep")
-        sweeps[d] = (np.flatnonzero(swept), parsed.values()[swept])
     _check_size(ck, out, dims, values, sweeps)
+    # a collective's bytes (V, the whole array) is a whole number or a sweep, like a dim
+    collective = ck.collective
+    values["bytes"], sweeps["bytes"] = _whole_or_sweep(
+        ck,
+        "bytes",
+        collective,
+        lambda p: (
+            f"empty; op {out['op'].at(p)} needs bytes, the size of the whole array in bytes "
+            "(V, before it is split over the chips)"
+        ),
+    )
+    out["bytes"] = np.where(collective, values.pop("bytes"), out["bytes"])
     return values, sweeps
+
+
+def _whole_or_sweep(ck: Checker, name: str, need: np.ndarray, empty):
+    """A column whose cells (in `need` rows) are whole numbers or sweeps: its value per row
+    (NaN where blank, swept or bad) and its sweeps (rows, Sweep per row), each distinct cell
+    parsed once; problems go to `ck`, `empty(p)` says what a blank cell needs."""
+    col = ck.col(name)
+    parsed = col.derive(_parse_dim_cell)
+    kinds = np.array([type(v).__name__ for v in parsed.uniques], dtype=object)
+    ck.add(need & col.is_(""), name, empty)
+    ck.add(need & parsed.per_row(kinds == "str"), name, lambda p, c=parsed: c.at(p))
+    number = np.array(
+        [float(v) if isinstance(v, int) else np.nan for v in parsed.uniques], dtype=float
+    )
+    swept = need & parsed.per_row(kinds == "Sweep")
+    return (
+        np.where(need, parsed.per_row(number), np.nan),
+        (np.flatnonzero(swept), parsed.values()[swept]),
+    )
 
 
 def _check_size(ck: Checker, out: dict, dims: list[str], values: dict, sweeps: dict) -> None:
@@ -110,7 +133,7 @@ def check_peak(ck: Checker, out: dict) -> None:
     peak = combine(catalog_peak, hw, compute, dtype=float).values()
     override = out["peak_flops"]
     peak = np.where(np.isnan(override), peak, override)
-    known = ~hw.is_("") & ~compute.is_("")
+    known = ~hw.is_("") & ~compute.is_("") & ~ck.collective  # a collective needs no peak
     ck.add(
         known & np.isnan(peak) & ck.col("peak_flops").is_(""),
         "compute_dtype",
@@ -129,3 +152,15 @@ def check_peak(ck: Checker, out: dict) -> None:
         "hbm_bandwidth",
         lambda p: f"chip {hw.at(p)} has no HBM bandwidth; give hbm_bandwidth (bytes/s)",
     )
+    for name in EFFICIENCY_COLUMNS:  # the row's own, else the chip's, else 1
+        given = ck.number_col(name, what="an efficiency, 0 < e <= 1 (e.g. 0.9)").values()
+        ck.add(
+            given > 1,
+            name,
+            lambda p, g=given: (
+                f"{g[p]:g} is above 1; an efficiency is the fraction of the nominal rate "
+                "reached, 0 < e <= 1 (e.g. 0.9)"
+            ),
+        )
+        cat = hw.derive(lambda c, n=name: chips[n].get(c, np.nan), dtype=float).values()
+        out[name] = np.where(np.isnan(given), np.where(np.isnan(cat), 1.0, cat), given)

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import ScenarioFileError, printable, quoted
-from pipeline.model.catalog import did_you_mean
+from pipeline.model.catalog import EFFICIENCY_COLUMNS, did_you_mean
 from pipeline.model.roofline import RESULT_COLUMNS
 
 REQUIRED = ("name", "op", "hardware")
@@ -30,6 +30,7 @@ KNOWN = (
     "shard",
     "link",
     *OVERRIDES,
+    *EFFICIENCY_COLUMNS,
     "flops",
     "bytes",
     "measured_seconds",

@@ -20,7 +20,7 @@ def check_shard_and_link(ck: Checker, out: dict) -> None:
     shard_col = ck.col("shard")
     shard = shard_col.derive(str.upper)
     chips = out["chips"].values()
-    op_dims = ck.sig.derive(lambda s: s.dims if s and not s.is_custom else None)
+    op_dims = ck.sig.derive(lambda s: s.dims if s and s.has_einsum else None)
     dims_of = op_dims.values()
     has_shard = ~shard.is_("")
     splittable = ~op_dims.is_(None)
@@ -46,6 +46,7 @@ def check_shard_and_link(ck: Checker, out: dict) -> None:
         ),
     )
     out["shard"] = combine(lambda s, c: s if c > 1 else "", shard, out["chips"])
+    _check_collective(ck, out, has_shard)
 
     link = ck.col("link").derive(str.lower)
     hw = out["hardware"]
@@ -90,3 +91,31 @@ def check_shard_and_link(ck: Checker, out: dict) -> None:
     out["link_bandwidth"] = bw
     out["link_topology"] = fields.derive(lambda f: f[1])
     out["link_latency"] = np.where(np.isnan(lat), 0.0, lat)
+
+
+def _check_collective(ck: Checker, out: dict, has_shard: np.ndarray) -> None:
+    """A collective row (docs/input.md#collectives): 2 or more chips, no shard, no flops."""
+    collective = ck.collective
+    chips = out["chips"].values()
+    op = out["op"]
+    ck.add(
+        collective & (chips < 2),
+        "chips",
+        lambda p: (
+            f"op {op.at(p)} runs over 2 or more chips; give chips = N >= 2, the chips the "
+            f"array of `bytes` is spread over (got {int(chips[p])})"
+        ),
+    )
+    ck.add(
+        collective & has_shard,
+        "shard",
+        lambda p: (
+            f"op {op.at(p)} has no shard dim: `bytes` is the whole array, spread over all "
+            "chips; leave shard blank"
+        ),
+    )
+    ck.add(
+        collective & ~ck.col("flops").is_(""),
+        "flops",
+        lambda p: f"op {op.at(p)} does no FLOPs (it is timed by the link alone); leave flops blank",
+    )

@@ -123,3 +123,12 @@ def test_builtin_aliases_are_unique(catalog):
         spellings += [a.strip().lower() for a in aliases.split(";") if a.strip()]
     assert len(spellings) == len(set(spellings))
     assert all(catalog.resolve(s) for s in spellings)
+
+
+@pytest.mark.parametrize("value, says", [("1.2", "1.2 is above 1"), ("0", "not a positive")])
+def test_hardware_file_efficiency_must_be_a_fraction(tmp_path, value, says):
+    hw = tmp_path / "hw.csv"
+    hw.write_text(f"name,hbm_efficiency\nv5e,{value}\n")
+    with pytest.raises(InvalidHardwareFile, match=says) as err:
+        load_catalog([hw])
+    assert "hw.csv:2: column hbm_efficiency" in str(err.value)

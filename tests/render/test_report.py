@@ -315,3 +315,28 @@ def test_real_charts_embed(book):
         png(__import__("pipeline").render.charts.data.summary_data(book.summary.per_hardware)),
     )
     assert "data:image/png;base64," in html_of(book, [chart])
+
+
+def test_method_has_the_collective_formulas_and_facts_show_derated_rates(catalog):
+    analysis = pipeline.analyze(
+        [
+            {"name": "mm", "op": "matmul", "B": "512", "D": "8192", "F": "8192",
+             "hardware": "v5e", "compute_efficiency": "0.9", "hbm_efficiency": "0.5"},
+            {"name": "ag", "op": "all_gather", "bytes": "2e9", "chips": "16", "hardware": "v5e",
+             "network_efficiency": "0.5"},
+        ],
+        hardware=catalog,
+    )  # fmt: skip
+    html = render_report(analysis, "mix")
+    method = html[html.index('id="method"') :]
+    for formula in ("V / W<sub>bidi</sub>", "2V / W<sub>bidi</sub>", "V / (4 W<sub>bidi</sub>)",
+                    "V(N&minus;1) / (N W)", "V(N&minus;1) / (N<sup>2</sup> W)"):  # fmt: skip
+        assert formula in method
+    context = report_context(analysis, "mix")
+    (facts,) = context["chips"]
+    assert facts["derate"] == "compute 90.0%, HBM 50.0%"
+    assert facts["hbm_derated"] == pytest.approx(0.5 * 8.2e11)
+    assert facts["other_derates"] == ["network 50.0% (1 row)"]
+    assert 'derated">derated 410 GB/s<' in html  # under the nominal 820 GB/s
+    assert "V = 2.00 GB" in html  # a collective row's size in the scenarios table
+    assert "not counted here" in html  # the collective is left out of communication-bound

@@ -363,3 +363,29 @@ def test_a_run_without_results_still_gives_a_workbook(book, tmp_path):
     assert [c.value for c in wb["Results"][1]] == list(book.results.columns)
     assert wb["Results"].max_row == 1
     assert wb.properties.title == "Roofline run q1-q5"
+
+
+def test_hardware_sheet_shows_derated_rates_beside_nominal(tmp_path, catalog):
+    import pipeline
+
+    analysis = pipeline.analyze(
+        [
+            {"name": "a", "op": "matmul", "B": "512", "D": "8192", "F": "8192",
+             "hardware": "v5e", "compute_efficiency": "0.9", "hbm_efficiency": "0.5"},
+            {"name": "b", "op": "matmul", "B": "512", "D": "8192", "F": "8192",
+             "hardware": "h100"},
+        ],
+        hardware=catalog,
+    )  # fmt: skip
+    book, notices = write(analysis, tmp_path)
+    sheet = book["Hardware"]
+    header = [c.value for c in sheet[1]]
+    at = header.index("hbm_bandwidth")
+    assert header[at + 1] == "hbm_bandwidth_derated"
+    assert header[header.index("peak_bf16") + 1] == "peak_bf16_derated"
+    rows = {r[0]: dict(zip(header, r, strict=True)) for r in sheet.iter_rows(2, values_only=True)}
+    assert rows["tpu-v5e"]["hbm_bandwidth_derated"] == pytest.approx(0.5 * 8.2e11)
+    assert rows["tpu-v5e"]["peak_bf16_derated"] == pytest.approx(0.9 * 1.97e14)
+    assert rows["tpu-v5e"]["efficiencies"] == "compute 90.0%, HBM 50.0% (1 row)"
+    assert rows["h100"]["hbm_bandwidth_derated"] is None  # its rows run at nominal rates
+    assert header[-1] == "source"

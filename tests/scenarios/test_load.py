@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import pipeline
 from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
 from tests.helpers import load_text, write_scenarios
@@ -367,3 +368,61 @@ def test_a_line_starting_with_any_white_space_or_hash_is_seen_by_the_fast_path(
     assert not loaded.problems, loaded.problems
     assert list(loaded.frame["name"]) == ["a", "b"]
     assert list(loaded.frame["line"]) == [2, 5 if space == "\n" else 4]  # "\r\n" is one line end
+
+
+# -- collectives and efficiency (docs/input.md#collectives) ---------------------------------
+
+COLLECTIVE_HEADER = "name,op,bytes,chips,hardware,link,shard,flops,B,compute_efficiency\n"
+
+
+@pytest.mark.parametrize(
+    "row, column, says",
+    [
+        ("c,all_gather,1e9,1,v5e,,,,,", "chips", "runs over 2 or more chips"),
+        ("c,all_gather,1e9,,v5e,,,,,", "chips", "runs over 2 or more chips"),
+        ("c,all_reduce,,8,v5e,,,,,", "bytes", "needs bytes, the size of the whole array"),
+        ("c,all_to_all,1.5,8,v5e,,,,,", "bytes", "is not a positive integer or a sweep"),
+        ("c,all_gather,1e9,8,h100,ici,,,,", "link", "chip h100 has no bandwidth for link 'ici'"),
+        ("c,all_gather,1e9,8,v5e,,B,,4,", "shard", "has no shard dim"),
+        ("c,all_gather,1e9,8,v5e,,,1e9,,", "flops", "does no FLOPs"),
+        ("c,matmul_x,1e9,8,v5e,,,,,", "op", "unknown op"),
+        ("m,custom,1..8,,v5e,,,5,,", "bytes", "is not a positive number"),
+        ("c,all_gather,1e9,8,v5e,,,,,1.5", "compute_efficiency", "1.5 is above 1"),
+        ("c,all_gather,1e9,8,v5e,,,,,0", "compute_efficiency", "is not an efficiency"),
+        ("c,all_gather,1e9,8,v5e,,,,,fast", "compute_efficiency", "is not an efficiency"),
+    ],
+)
+def test_collective_and_efficiency_errors_name_the_column(tmp_path, catalog, row, column, says):
+    loaded = load_text(tmp_path, catalog, COLLECTIVE_HEADER + row + "\n")
+    assert loaded.frame.empty
+    assert any(p.column == column and says in p.reason for p in loaded.problems), [
+        str(p) for p in loaded.problems
+    ]
+    assert all(p.line == 2 for p in loaded.problems)
+
+
+def test_collective_spellings_and_a_bytes_sweep(tmp_path, catalog):
+    loaded = load_text(
+        tmp_path,
+        catalog,
+        "name,op,bytes,chips,hardware\n"
+        "a,AllGather,1e9,8,v5e\nb,all-reduce,1e9,8,h100\nc,all_to_all,1024..4096*2,4,v5e\n",
+    )
+    assert not loaded.problems
+    frame = loaded.frame
+    assert frame["op"].astype(str).tolist()[:2] == ["all_gather", "all_reduce"]
+    swept = frame[frame["series"] == "c"]
+    assert swept["name"].tolist() == ["c[bytes=1024]", "c[bytes=2048]", "c[bytes=4096]"]
+    assert swept["bytes"].tolist() == [1024, 2048, 4096]
+
+
+def test_a_collective_needs_no_peak_for_its_dtype(tmp_path, catalog):
+    hw = tmp_path / "hw.csv"
+    hw.write_text("name,peak_fp8,hbm_bandwidth,ici_bandwidth,ici_topology,default_link\n"
+                  "fp8chip,1e15,1e12,1e11,ring,ici\n")  # fmt: skip
+    analysis = pipeline.analyze(
+        [{"name": "c", "op": "all_gather", "bytes": "1e9", "chips": "4", "hardware": "fp8chip"}],
+        hardware=hw,
+    )
+    assert not analysis.problem_list
+    assert analysis.results["t_network"].iat[0] == pytest.approx(1e9 / 2e11)

@@ -52,6 +52,17 @@ class Ridge:
 
 
 @dataclass(frozen=True)
+class DeratedRoof:
+    """The roof of rows that reach only a fraction of the chip's rates (drawn dashed): the
+    slope at e x bandwidth, each ceiling at e x its peak."""
+
+    bandwidth: float
+    peaks: tuple[float, ...]
+    label: str
+    rows: int
+
+
+@dataclass(frozen=True)
 class Points:
     """Scenario points: position, bound code (index into BOUNDS), fits, part of a sweep."""
 
@@ -98,6 +109,8 @@ class RooflineData:
     overridden: int  # rows with their own peak/HBM/link numbers, drawn at their own values
     labels: tuple[Label, ...]
     trails: tuple[Trail, ...]
+    derated: tuple[DeratedRoof, ...] = ()
+    collectives: int = 0  # collective rows of the chip, not on a roofline (no FLOPs)
 
 
 @dataclass(frozen=True)
@@ -110,11 +123,14 @@ class SweepLine:
     fits: np.ndarray
     critical: float | None  # the first swept value at which the line is compute-bound
     critical_y: float | None
+    reach: str = ""  # what the legend says of the line, when not the compute-bound value
 
 
 @dataclass(frozen=True)
 class SweepData:
-    """Attainable FLOP/s against one swept dim of one chip, a line per series."""
+    """Attainable FLOP/s against one swept dim of one chip, a line per series; or, for a
+    collective's swept `bytes` (measure "time"), its time, each line's knee marked where it
+    stops being latency-bound."""
 
     hardware: str
     dim: str
@@ -125,6 +141,7 @@ class SweepData:
     log_x: bool
     ceilings: tuple[Ceiling, ...]
     lines: tuple[SweepLine, ...]
+    measure: str = "flops"  # "flops": attainable FLOP/s; "time": seconds (log-log)
 
 
 @dataclass(frozen=True)
@@ -143,8 +160,10 @@ class SummaryData:
 COLUMNS = (
     "name", "series", "hardware", "compute_dtype", "peak_flops", "hbm_bandwidth", "intensity",
     "attainable_flops", "bound", "fits", "chips", "network_bytes", "flops_per_chip", "link",
-    "link_bandwidth",
+    "link_bandwidth", "collective", "t_network", "compute_efficiency", "hbm_efficiency",
+    "network_efficiency",
 )  # fmt: skip
+MAX_DERATED_ROOFS = 4  # distinct derated roofs drawn on one chart, the most used first
 
 
 def floats(column: pd.Series) -> np.ndarray:
@@ -224,6 +243,31 @@ def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tupl
     return labels, tuple(trails)
 
 
+def derated_roofs(
+    rows: pd.DataFrame, ceilings: tuple[Ceiling, ...], bandwidth: float, rate: str, what: str
+) -> tuple[DeratedRoof, ...]:
+    """One dashed roof per distinct (compute efficiency, `rate` efficiency) of derated rows,
+    the most used first; `what` names the bandwidth ("HBM", "link")."""
+    if "compute_efficiency" not in rows.columns or rate not in rows.columns or rows.empty:
+        return ()
+    pairs = pd.DataFrame({"c": floats(rows["compute_efficiency"]), "b": floats(rows[rate])}).fillna(
+        1.0
+    )
+    pairs = pairs[(pairs["c"] < 1) | (pairs["b"] < 1)]
+    if pairs.empty:
+        return ()
+    counts = pairs.value_counts(sort=True).head(MAX_DERATED_ROOFS)
+    return tuple(
+        DeratedRoof(
+            bandwidth=b * bandwidth,
+            peaks=tuple(c * ceiling.peak for ceiling in ceilings),
+            label=f"derated: compute {fmt.percent(c)}, {what} {fmt.percent(b)}",
+            rows=int(n),
+        )
+        for (c, b), n in counts.items()
+    )
+
+
 def subtitle(chip: dict, ceilings: tuple[Ceiling, ...], bandwidth_text: str) -> str:
     parts = [bandwidth_text]
     if chip.get("hbm_capacity"):
@@ -249,6 +293,9 @@ def chip_record(rows: pd.DataFrame, chip: dict | None, name: str) -> dict:
 def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> RooflineData:
     """The HBM roofline of one chip's rows: slope, ceilings, ridges, points by bound."""
     name = str(chip["name"])
+    keep = with_flops(rows)
+    collectives = int((~keep).sum())
+    rows = rows[keep]
     bw = chip.get("hbm_bandwidth")
     if bw is None or not np.isfinite(bw):
         bw = float(rows["hbm_bandwidth"].median())
@@ -272,12 +319,20 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
         overridden=overridden,
         labels=labels,
         trails=trails,
+        derated=derated_roofs(rows, ceilings, bw, "hbm_efficiency", "HBM"),
+        collectives=collectives,
     )
 
 
 def communicating(rows: pd.DataFrame) -> pd.DataFrame:
-    """The multi-chip rows that send data between chips."""
-    return rows[(rows["chips"] > 1) & (rows["network_bytes"] > 0)]
+    """The multi-chip rows that do FLOPs and send data between chips."""
+    return rows[(rows["chips"] > 1) & (rows["network_bytes"] > 0) & (rows["flops_per_chip"] > 0)]
+
+
+def with_flops(rows: pd.DataFrame) -> np.ndarray:
+    """Rows a roofline can place: every op but a collective row (no FLOPs, drawn on the
+    sweep chart of its bytes and listed in the tables)."""
+    return (rows["flops_per_chip"] > 0).to_numpy()
 
 
 def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
@@ -326,6 +381,9 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
         overridden=0,
         labels=labels,
         trails=trails,
+        derated=derated_roofs(rows, ceilings, slopes[0].bandwidth, "network_efficiency", "link")
+        if len(slopes) == 1
+        else (),
     )
 
 

@@ -20,8 +20,15 @@ from pipeline.render.charts.data import (
     network_data,
     roofline_data,
     summary_data,
+    with_flops,
 )
-from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+from pipeline.render.charts.sweep_data import (
+    BYTES,
+    pages,
+    sweep_column,
+    sweep_data,
+    sweep_lines,
+)
 
 KIND_ORDER = ("summary", "roofline", "network", "sweep")
 KIND_NAMES = {
@@ -86,7 +93,8 @@ def plan_charts(
         hardware = hardware.astype(str)
     groups = results.groupby(hardware, observed=True).indices  # by codes: no string per row
     by_chip = {str(hw): idx for hw, idx in sorted(groups.items(), key=lambda kv: str(kv[0]))}
-    talking = ((results["chips"] > 1) & (results["network_bytes"] > 0)).to_numpy()
+    flops = with_flops(results)  # collective rows are on no roofline
+    talking = ((results["chips"] > 1) & (results["network_bytes"] > 0)).to_numpy() & flops
     taken: set[str] = set()
     planned: list[PlannedChart] = []
 
@@ -96,6 +104,8 @@ def plan_charts(
 
     add("summary", "summary", "Bound per hardware", None, partial(summary_data, per_hardware), 0)
     for hw, idx in by_chip.items():
+        if not flops[idx].any():
+            continue
         build = partial(_roofline, results, idx, records.get(hw), hw, overrides.get(hw, 0))
         add("roofline", f"roofline-{safe_stem(hw)}", f"{hw} roofline", hw, build, len(idx))
     for hw, idx in by_chip.items():
@@ -108,13 +118,14 @@ def plan_charts(
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
             of = f" ({i} of {len(split)})" if len(split) > 1 else ""
-            rows = full[[*results.columns, dim]]
+            rows = full[list(dict.fromkeys([*results.columns, sweep_column(dim)]))]
             build = partial(_sweep, rows, by_chip[hw], records.get(hw), hw, dim, page, i,
                             len(split))  # fmt: skip
             cost = sum(len(ln.rows) for ln in page)
             series = dict.fromkeys(ln.series for ln in page)
             stem = f"sweep-{safe_stem(hw)}-{dim.lower()}{part}"
-            add("sweep", stem, f"{hw}: attainable FLOP/s vs {dim}{of}", hw, build, cost, series)
+            what = "collective time" if dim == BYTES else "attainable FLOP/s"
+            add("sweep", stem, f"{hw}: {what} vs {dim}{of}", hw, build, cost, series)
     return planned
 
 

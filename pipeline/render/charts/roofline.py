@@ -91,6 +91,27 @@ def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list
                 color=ROOF_COLOR,
             )
         )
+    for d in data.derated:
+        top_d = max(d.peaks)
+        xs = np.array([xlim[0], top_d / d.bandwidth])
+        ax.plot(xs, xs * d.bandwidth, color=ROOF_COLOR, lw=1.2, ls="--", alpha=0.75, zorder=2)
+        obstacles.append(axis_points(ax, xs, xs * d.bandwidth))
+        for peak in d.peaks:
+            xs = np.array([peak / d.bandwidth, xlim[1]])
+            ax.plot(xs, [peak, peak], color=ROOF_COLOR, lw=1.2, ls="--", alpha=0.75, zorder=2)
+            obstacles.append(axis_points(ax, xs, np.array([peak, peak])))
+        texts.append(
+            ax.annotate(
+                f"{d.label} ({fmt.plural(d.rows, 'row')})",
+                (xlim[1], top_d),
+                xytext=(-6, -3),
+                textcoords="offset points",
+                ha="right",
+                va="top",
+                fontsize=7.5,
+                color=ROOF_COLOR,
+            )
+        )
     ylo = ax.get_ylim()[0]
     last_px = -1e9
     right = True
@@ -243,6 +264,11 @@ def roofline_figure(data: RooflineData) -> Figure:
         )
     if p.hidden:
         notes.append(f"{fmt.plural(p.hidden, 'row')} not drawn (no bytes or no FLOPs)")
+    if data.collectives:
+        notes.append(
+            f"{fmt.plural(data.collectives, 'collective row')} not on a roofline (no FLOPs; "
+            "see the tables and the sweep chart of bytes)"
+        )
     if notes:
         fig.text(0.01, 0.012, "; ".join(notes), fontsize=7.5, color="#555", va="bottom")
     titles(fig, data.title, data.subtitle)

@@ -1,5 +1,6 @@
 """Drawing a sweep chart: attainable FLOP/s against the swept dim, one line per series, the
-compute ceiling dashed, each line's first compute-bound value marked (the book's Q3 figure)."""
+compute ceiling dashed, each line's first compute-bound value marked (the book's Q3 figure);
+or a collective's time against its bytes, log-log, each line's latency knee marked."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from pipeline.render import format as fmt
 from pipeline.render.charts.data import SweepData
 from pipeline.render.charts.style import (
     FIGSIZE,
@@ -24,7 +26,8 @@ def sweep_figure(data: SweepData) -> Figure:
     """Attainable FLOP/s against a swept dim, one line per series (the book's Q3 figure)."""
     lines = data.lines
     unfit = any(not ln.fits.all() for ln in lines)
-    ncols = 1 if len(lines) + unfit == 1 else 2
+    time = data.measure == "time"
+    ncols = 1 if len(lines) + unfit == 1 or time else 2  # a knee's legend text is long
     rows = -(-(len(lines) + unfit) // ncols)
     legend_in = 0.12 + 0.2 * rows  # the legend sits under the axes and never covers a line
     height = FIGSIZE[1] + legend_in
@@ -33,18 +36,24 @@ def sweep_figure(data: SweepData) -> Figure:
     fig.subplots_adjust(
         left=0.17, right=0.975, bottom=(0.62 + legend_in) / height, top=1 - 0.77 / height
     )
+    value = fmt.size if time else (lambda v: f"{v:,.0f}")  # how a swept value is written
     if data.log_x:
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(
-            FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
-        )
+        ax.set_xscale("log", base=10 if time else 2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: value(v) if v >= 1 else f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
     else:
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: value(v)))
     peaks = [c.peak for c in data.ceilings]
     top = max(peaks + [float(np.nanmax(ln.y)) for ln in lines])
-    ax.set_ylim(0, top * 1.17)
-    flops_axis(ax, "y")
+    if time:
+        low = min(float(np.nanmin(ln.y)) for ln in lines)
+        ax.set_yscale("log")
+        ax.set_ylim(low / 2.5, top * 2.5)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.seconds(v)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.set_ylim(0, top * 1.17)
+        flops_axis(ax, "y")
     ax.grid(True, color="#e3e3e3", lw=0.6)
     ax.set_axisbelow(True)
     xs = np.concatenate([ln.x for ln in lines])
@@ -71,27 +80,33 @@ def sweep_figure(data: SweepData) -> Figure:
         color = SERIES_COLORS[i % len(SERIES_COLORS)]
         style = SERIES_STYLES[(i // len(SERIES_COLORS)) % len(SERIES_STYLES)]
         crit = ln.critical
-        reach = (
-            f"compute-bound from {dim} = {crit:,.0f}"
-            if crit is not None
-            else "never compute-bound here"
-        )
+        if ln.reach or time:
+            reach = ln.reach
+        elif crit is not None:
+            reach = f"compute-bound from {dim} = {crit:,.0f}"
+        else:
+            reach = "never compute-bound here"
+        x, y = ln.x, ln.y
+        if time and crit is not None:  # the model's time is max(floor, linear): its corner
+            at = int(np.searchsorted(x, crit))
+            x, y = np.insert(x, at, crit), np.insert(y, at, ln.critical_y)
         ax.plot(
-            ln.x,
-            ln.y,
+            x,
+            y,
             color=color,
             ls=style,
             lw=2.0,
-            label=f"{ln.label}: {reach}",
+            label=f"{ln.label}: {reach}" if reach else ln.label,
             zorder=4,
         )
         bad = ~ln.fits
         if bad.any():
             hollow(ax, ln.x[bad], ln.y[bad], color, 1.0, s=18, zorder=5)
         if crit is not None:
-            ax.plot([crit, crit], [0, ln.critical_y], color=color, lw=0.9, ls=":", zorder=3)
+            bottom = ax.get_ylim()[0]
+            ax.plot([crit, crit], [bottom, ln.critical_y], color=color, lw=0.9, ls=":", zorder=3)
             ax.plot([crit], [ln.critical_y], marker="o", ms=6, color=color, zorder=6)
-    _critical_labels(fig, ax, lines, dim)
+    _critical_labels(fig, ax, lines, dim, value, time)
     if unfit:
         ax.scatter([], [], facecolors="none", edgecolors="#333", s=18, label="does not fit in HBM")
     ax.set_xlabel(data.x_label)
@@ -108,9 +123,9 @@ def sweep_figure(data: SweepData) -> Figure:
     return fig
 
 
-def _critical_labels(fig, ax, lines, dim: str) -> None:
-    """'B = 137' beside each line's first compute-bound point; equal values share a label,
-    labels too close to the previous one step up."""
+def _critical_labels(fig, ax, lines, dim: str, value, time: bool) -> None:
+    """'B = 137' beside each line's first compute-bound point (a collective: its knee);
+    equal values share a label, labels too close to the previous one step up."""
     points: dict[float, tuple[float, str]] = {}
     for i, ln in enumerate(lines):
         if ln.critical is not None and ln.critical not in points:
@@ -122,11 +137,11 @@ def _critical_labels(fig, ax, lines, dim: str) -> None:
         shared = sum(ln.critical == crit for ln in lines) > 1
         for step in range(len(points) + 1):
             ann = ax.annotate(
-                f"{dim} = {crit:,.0f}",
+                f"knee {value(crit)}" if time else f"{dim} = {value(crit)}",
                 (crit, y),
                 xytext=(0, 7 + 13 * step),
                 textcoords="offset points",
-                ha="center",
+                ha="right" if time else "center",  # a knee: left of the rising line
                 va="bottom",
                 fontsize=8.5,
                 fontweight="bold",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.model.collectives import KINDS, PHASES
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import (
     SWEEP_LINES_PER_CHART,
@@ -22,15 +23,23 @@ from pipeline.render.charts.data import (
 )
 from pipeline.render.charts.labels import chart_text
 
+BYTES = "bytes"  # a collective's swept size, drawn as time against bytes
+
+
+def sweep_column(dim: str) -> str:
+    """The results column holding a swept input: a dim's own, a collective's bytes is V."""
+    return "network_bytes" if dim == BYTES else dim
+
 
 def swept_dims(name: str, series: str) -> tuple[str, ...]:
-    """The dims a sweep row varies, read from its name: 'q3[B=128,D=4096]' -> ('B', 'D')."""
+    """The dims a sweep row varies, read from its name: 'q3[B=128,D=4096]' -> ('B', 'D');
+    a collective's swept size: 'ag[bytes=1024]' -> ('bytes',)."""
     suffix = name[len(series) :] if name.startswith(series) else ""
     m = re.fullmatch(r"\[([^\[\]]*)\]", suffix)
     if not m:
         return ()
     dims = [part.split("=", 1)[0].strip() for part in m.group(1).split(",")]
-    if not all(re.fullmatch(r"[A-Z]", d) for d in dims):
+    if not all(re.fullmatch(r"[A-Z]|bytes", d) for d in dims):
         return ()
     return tuple(dims)
 
@@ -64,13 +73,13 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
 
     def column(d: str) -> np.ndarray:
         if d not in cache:
-            cache[d] = floats(results[d])
+            cache[d] = floats(results[sweep_column(d)])
         return cache[d]
 
     for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
         rows = positions[idx]
         dims = swept_dims(str(name[idx[0]]), str(s))
-        if not dims or any(d not in results.columns for d in dims):
+        if not dims or any(sweep_column(d) not in results.columns for d in dims):
             continue
         others = dims[1:]
         if not others:
@@ -95,7 +104,10 @@ def pages(lines: list[LinePlan]) -> list[list[LinePlan]]:
 def sweep_data(
     results: pd.DataFrame, chip: dict, dim: str, lines: list[LinePlan], page: int, of: int
 ) -> SweepData:
-    """One sweep chart: lines of attainable FLOP/s against the swept dim."""
+    """One sweep chart: lines of attainable FLOP/s against the swept dim, or of a
+    collective's time against its bytes."""
+    if dim == BYTES:
+        return _time_data(results, chip, lines, page, of)
     hw = str(chip["name"])
     rows = results.iloc[np.concatenate([ln.rows for ln in lines])]
     ceilings = ceilings_of(rows, chip)
@@ -137,4 +149,76 @@ def sweep_data(
         log_x=log_x,
         ceilings=ceilings,
         lines=tuple(out_lines),
+    )
+
+
+def _time_data(
+    results: pd.DataFrame, chip: dict, lines: list[LinePlan], page: int, of: int
+) -> SweepData:
+    """A collective's time against its bytes V, log-log: flat at the hop-latency floor, then
+    rising with V. Each line's knee (`critical`) is its first V past the floor, the floor being
+    phases x hop latency x N / 2 with the chip's latency for the row's link."""
+    hw = str(chip["name"])
+    out_lines = []
+    links = set()
+    for ln in lines:
+        part = results.iloc[ln.rows]
+        x = floats(part["network_bytes"])
+        order = np.argsort(x, kind="stable")
+        x = x[order]
+        y = part["t_network"].to_numpy(dtype=float)[order]
+        kind = pd.Categorical(part["collective"], categories=KINDS).codes[order]
+        link = part["link"].astype(str).to_numpy(dtype=object)[order]
+        links.update(link.tolist())
+        per_link = {lk: chip.get(f"{lk}_latency") or np.nan for lk in pd.unique(link)}
+        latency = pd.Series(link).map(per_link).to_numpy(dtype=float)
+        floor = PHASES[kind] * latency * floats(part["chips"])[order] / 2.0
+        with np.errstate(invalid="ignore"):
+            past = np.flatnonzero(y > floor * (1 + 1e-9))
+        knee = knee_y = None
+        if not np.isfinite(floor).all():
+            reach = ""  # no hop latency known for the link: no knee to mark
+        elif not len(past):
+            reach = "latency-bound throughout"
+        elif past[0] == 0 and y[0] > floor[0] * (1 + 1e-9) and len(x) and x[0] > 0:
+            reach = "bandwidth-bound throughout"
+        if np.isfinite(floor).all() and len(past) and past[0] > 0:
+            # time is linear in V past the floor: the knee is where that line meets the floor
+            i = int(past[0])
+            knee, knee_y = float(x[i] * floor[i] / y[i]), float(floor[i])
+            per_chip = knee / float(floats(part["chips"])[order][i])
+            reach = f"latency-bound below {fmt.size(knee)} ({fmt.size(per_chip)} per chip)"
+        out_lines.append(
+            SweepLine(
+                series=ln.series,
+                label=ln.label,
+                x=x,
+                y=y,
+                bound=bound_codes(part)[order],
+                fits=fits_of(part)[order],
+                critical=knee,
+                critical_y=knee_y,
+                reach=reach,
+            )
+        )
+    page_text = f" ({page} of {of})" if of > 1 else ""
+    parts = []
+    for lk in sorted(links):
+        bw, lat = chip.get(f"{lk}_bandwidth"), chip.get(f"{lk}_latency")
+        if bw:
+            parts.append(
+                f"{lk.upper()} {fmt.bandwidth(bw)} one-way"
+                + (f", {fmt.seconds(lat)} per hop" if lat else "")
+            )
+    return SweepData(
+        hardware=hw,
+        dim=BYTES,
+        title=f"{chart_text(hw)}: collective time as bytes grows{page_text}",
+        subtitle=" · ".join(parts),
+        x_label="bytes (V, the whole array)",
+        y_label="Time (t_network)",
+        log_x=True,
+        ceilings=(),
+        lines=tuple(out_lines),
+        measure="time",
     )
