@@ -113,26 +113,11 @@ def sweep_data(
     ceilings = ceilings_of(rows, chip)
     out_lines = []
     for ln in lines:
-        part = results.iloc[ln.rows]
-        x = floats(part[dim])
-        order = np.argsort(x, kind="stable")
-        x = x[order]
-        y = part["attainable_flops"].to_numpy(dtype=float)[order]
-        bound = bound_codes(part)[order]
-        compute = np.flatnonzero(bound == 0)
+        part, order, x, y = _ordered(results, ln, dim, "attainable_flops")
+        compute = np.flatnonzero(bound_codes(part)[order] == 0)
         first = int(compute[0]) if len(compute) else None
-        out_lines.append(
-            SweepLine(
-                series=ln.series,
-                label=ln.label,
-                x=x,
-                y=y,
-                bound=bound,
-                fits=fits_of(part)[order],
-                critical=float(x[first]) if first is not None else None,
-                critical_y=float(y[first]) if first is not None else None,
-            )
-        )
+        critical = (float(x[first]), float(y[first])) if first is not None else (None, None)
+        out_lines.append(_line(ln, part, order, x, y, *critical))
     xs = np.concatenate([ln.x for ln in out_lines])
     uniq = np.unique(xs[np.isfinite(xs) & (xs > 0)])
     steps = np.diff(uniq)
@@ -152,21 +137,39 @@ def sweep_data(
     )
 
 
+def _ordered(results: pd.DataFrame, ln: LinePlan, x_column: str, y_column: str):
+    """A line's rows, their order by x, and x and y in that order."""
+    part = results.iloc[ln.rows]
+    x = floats(part[x_column])
+    order = np.argsort(x, kind="stable")
+    return part, order, x[order], part[y_column].to_numpy(dtype=float)[order]
+
+
+def _line(ln: LinePlan, part, order, x, y, critical, critical_y, reach: str = "") -> SweepLine:
+    return SweepLine(
+        series=ln.series,
+        label=ln.label,
+        x=x,
+        y=y,
+        bound=bound_codes(part)[order],
+        fits=fits_of(part)[order],
+        critical=critical,
+        critical_y=critical_y,
+        reach=reach,
+    )
+
+
 def _time_data(
     results: pd.DataFrame, chip: dict, lines: list[LinePlan], page: int, of: int
 ) -> SweepData:
     """A collective's time against its bytes V, log-log: flat at the hop-latency floor, then
-    rising with V. Each line's knee (`critical`) is its first V past the floor, the floor being
-    phases x hop latency x N / 2 with the chip's latency for the row's link."""
+    rising with V. Each line's knee (`critical`) is the V at which the bandwidth time meets
+    the floor, phases x hop latency x N / 2 with the chip's latency for the row's link."""
     hw = str(chip["name"])
     out_lines = []
     links = set()
     for ln in lines:
-        part = results.iloc[ln.rows]
-        x = floats(part["network_bytes"])
-        order = np.argsort(x, kind="stable")
-        x = x[order]
-        y = part["t_network"].to_numpy(dtype=float)[order]
+        part, order, x, y = _ordered(results, ln, "network_bytes", "t_network")
         kind = pd.Categorical(part["collective"], categories=KINDS).codes[order]
         link = part["link"].astype(str).to_numpy(dtype=object)[order]
         links.update(link.tolist())
@@ -188,19 +191,7 @@ def _time_data(
             knee, knee_y = float(x[i] * floor[i] / y[i]), float(floor[i])
             per_chip = knee / float(floats(part["chips"])[order][i])
             reach = f"latency-bound below {fmt.size(knee)} ({fmt.size(per_chip)} per chip)"
-        out_lines.append(
-            SweepLine(
-                series=ln.series,
-                label=ln.label,
-                x=x,
-                y=y,
-                bound=bound_codes(part)[order],
-                fits=fits_of(part)[order],
-                critical=knee,
-                critical_y=knee_y,
-                reach=reach,
-            )
-        )
+        out_lines.append(_line(ln, part, order, x, y, knee, knee_y, reach))
     page_text = f" ({page} of {of})" if of > 1 else ""
     parts = []
     for lk in sorted(links):
