@@ -27,6 +27,9 @@ LINK_COLUMNS = tuple(
 )
 # fractions of a nominal rate a chip's kernels reach (0 < e <= 1, blank: 1), docs/model.md
 EFFICIENCY_COLUMNS = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
+EFFICIENCY_RANGE = (
+    "an efficiency is the fraction of the nominal rate reached, 0 < e <= 1 (e.g. 0.9)"
+)
 NUMERIC_COLUMNS = (
     *PEAK_COLUMNS,
     "hbm_capacity",
@@ -232,8 +235,7 @@ def _normalize(
     for col in EFFICIENCY_COLUMNS:
         for i in np.flatnonzero((out[col] > 1).to_numpy()):
             problems.append(
-                f"{where(i)}: column {col}: {out[col].iat[i]:g} is above 1; an efficiency is "
-                "the fraction of the nominal rate reached, 0 < e <= 1 (e.g. 0.9)"
+                f"{where(i)}: column {col}: {out[col].iat[i]:g} is above 1; {EFFICIENCY_RANGE}"
             )
     for link in LINKS:
         col = f"{link}_topology"

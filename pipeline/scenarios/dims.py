@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.errors import quoted
-from pipeline.model.catalog import EFFICIENCY_COLUMNS
+from pipeline.model.catalog import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
 from pipeline.model.dtypes import DTYPES, peak_family
 from pipeline.scenarios.coded import combine
 from pipeline.scenarios.sweeps import (
@@ -157,10 +157,7 @@ def check_peak(ck: Checker, out: dict) -> None:
         ck.add(
             given > 1,
             name,
-            lambda p, g=given: (
-                f"{g[p]:g} is above 1; an efficiency is the fraction of the nominal rate "
-                "reached, 0 < e <= 1 (e.g. 0.9)"
-            ),
+            lambda p, g=given: f"{g[p]:g} is above 1; {EFFICIENCY_RANGE}",
         )
         cat = hw.derive(lambda c, n=name: chips[n].get(c, np.nan), dtype=float).values()
         out[name] = np.where(np.isnan(given), np.where(np.isnan(cat), 1.0, cat), given)

@@ -250,10 +250,8 @@ def derated_roofs(
     the most used first; `what` names the bandwidth ("HBM", "link")."""
     if "compute_efficiency" not in rows.columns or rate not in rows.columns or rows.empty:
         return ()
-    pairs = pd.DataFrame({"c": floats(rows["compute_efficiency"]), "b": floats(rows[rate])}).fillna(
-        1.0
-    )
-    pairs = pairs[(pairs["c"] < 1) | (pairs["b"] < 1)]
+    pairs = pd.DataFrame({"c": floats(rows["compute_efficiency"]), "b": floats(rows[rate])})
+    pairs = pairs.fillna(1.0)[(pairs["c"] < 1) | (pairs["b"] < 1)]
     if pairs.empty:
         return ()
     counts = pairs.value_counts(sort=True).head(MAX_DERATED_ROOFS)
@@ -326,7 +324,12 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
 
 def communicating(rows: pd.DataFrame) -> pd.DataFrame:
     """The multi-chip rows that do FLOPs and send data between chips."""
-    return rows[(rows["chips"] > 1) & (rows["network_bytes"] > 0) & (rows["flops_per_chip"] > 0)]
+    return rows[talks(rows)]
+
+
+def talks(rows: pd.DataFrame) -> np.ndarray:
+    """Rows a network roofline places: multi-chip ops with FLOPs and a collective."""
+    return ((rows["chips"] > 1) & (rows["network_bytes"] > 0)).to_numpy() & with_flops(rows)
 
 
 def with_flops(rows: pd.DataFrame) -> np.ndarray:

@@ -20,6 +20,7 @@ from pipeline.render.charts.data import (
     network_data,
     roofline_data,
     summary_data,
+    talks,
     with_flops,
 )
 from pipeline.render.charts.sweep_data import (
@@ -94,7 +95,7 @@ def plan_charts(
     groups = results.groupby(hardware, observed=True).indices  # by codes: no string per row
     by_chip = {str(hw): idx for hw, idx in sorted(groups.items(), key=lambda kv: str(kv[0]))}
     flops = with_flops(results)  # collective rows are on no roofline
-    talking = ((results["chips"] > 1) & (results["network_bytes"] > 0)).to_numpy() & flops
+    talking = talks(results)
     taken: set[str] = set()
     planned: list[PlannedChart] = []
 
