@@ -145,7 +145,7 @@ def derated_notices(summary) -> list[str]:
     return [
         f"{n:,} of {summary.scenarios:,} scenarios are timed at derated rates (an efficiency "
         f"below 1, on {chips}); the Hardware sheet and the report show derated rates beside "
-        "the nominal ones, and the roofline charts a dashed derated roof."
+        "the nominal ones, and a roofline draws derated ops with FLOPs under a dashed roof."
     ]
 
 
