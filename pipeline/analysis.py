@@ -5,16 +5,18 @@ run's statistics, and `write()` for the outputs `pipeline run` writes (docs/api.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import FrozenInstanceError, dataclass, field
 from datetime import UTC, datetime
+from numbers import Integral
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import InvalidScenarios, RowProblem, printable
+from pipeline.errors import InvalidScenarios, RowProblem, described, printable
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -24,32 +26,100 @@ from pipeline.limits import (
     MAX_ROWS_LIMIT,
 )
 from pipeline.model.catalog import Catalog, catalog_frame, catalog_records, load_catalog
+from pipeline.model.overflow import refused_rows
 from pipeline.model.roofline import compute_roofline
 from pipeline.model.summary import Summary, summarize
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import Loaded, load_records, load_scenarios
+from pipeline.scenarios.refused import refuse_rows
 from pipeline.version import __version__
 
 Source = str | Path | pd.DataFrame | Sequence[dict]
 Hardware = str | Path | pd.DataFrame | Catalog | Sequence[str | Path | pd.DataFrame] | None
 
 
+class ReadOnlyDict(dict):
+    """A dict that refuses changes: the records and counts an Analysis hands out. `dict(d)` is
+    a plain copy to change; it pickles, and serializes to JSON, as a dict."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("an Analysis is read-only: change a copy, dict(...), instead")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self):
+        return type(self), (dict(self),)
+
+
+class ReadOnlySummary:
+    """An Analysis's Summary as handed out: the same attributes, each table a copy of its own
+    and each mapping read-only, while the Summary behind it keeps its cached statistics."""
+
+    __slots__ = ("_summary",)
+
+    def __init__(self, summary: Summary) -> None:
+        object.__setattr__(self, "_summary", summary)
+
+    def __getattr__(self, name: str):
+        if name == "_summary":  # not set yet: no recursion
+            raise AttributeError(name)
+        return _handed_out(getattr(self._summary, name))
+
+    def __setattr__(self, name: str, value) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):
+        return type(self), (self._summary,)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*dir(type(self)), *dir(self._summary)})
+
+    def __repr__(self) -> str:
+        return repr(self._summary)
+
+
+def _handed_out(value):
+    """A value as an Analysis hands it out: a frame as a copy (copy-on-write: no data is
+    copied until it is changed), a mapping read-only."""
+    if isinstance(value, pd.DataFrame | pd.Series):
+        return value.copy(deep=False)
+    if isinstance(value, Mapping):
+        return ReadOnlyDict({k: _handed_out(v) for k, v in value.items()})
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class Analysis:
-    """The result of `analyze()`. Read-only: `results`, `problems` and `inputs` hand out
-    frames of their own (copy-on-write), so changing them leaves the analysis as it was."""
+    """The result of `analyze()`. Read-only: `results`, `problems`, `inputs` and the
+    summary's tables hand out frames of their own (copy-on-write), so changing them leaves the
+    analysis as it was; the hardware records, counts and timings refuse changes."""
 
     source: str  # the file's path, or a label for rows given in memory
     source_sha256: str | None  # of the file's bytes; None for rows in memory
     started: str  # when the analysis started (ISO 8601, UTC)
     tool_version: str
     catalog_version: str
-    hardware: tuple[dict, ...]  # the catalog records of the chips the scenarios use
-    summary: Summary
+    hardware: tuple[Mapping, ...]  # the catalog records of the chips the scenarios use
+    summary: Summary  # held as a ReadOnlySummary
     warnings: tuple[str, ...]  # about the input: rows were computed, but look at these
-    timings: dict = field(repr=False)  # seconds: load, compute
+    timings: Mapping[str, float] = field(repr=False)  # seconds: load, compute
     _loaded: Loaded = field(repr=False)
     _results: pd.DataFrame = field(repr=False)
+    # every file the analysis read (scenarios, hardware), absolute as when read: write()
+    # never replaces a folder holding one, whatever the working folder is by then
+    _read: tuple[Path, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        # what the attributes reach is read-only too: a record or a count changed in a
+        # notebook would otherwise change what write() writes
+        object.__setattr__(self, "hardware", tuple(ReadOnlyDict(r) for r in self.hardware))
+        object.__setattr__(self, "timings", ReadOnlyDict(self.timings))
+        if not isinstance(self.summary, ReadOnlySummary):
+            object.__setattr__(self, "summary", ReadOnlySummary(self.summary))
 
     def __repr__(self) -> str:
         s = self.summary
@@ -125,10 +195,7 @@ class Analysis:
             force=force,
             workers=workers,
         )
-        inputs = [Path(p) for p in protect]
-        if self.source_sha256:
-            inputs.append(Path(self.source))
-        return write_outputs(self, Path(out_dir), options, inputs, progress)
+        return write_outputs(self, out_dir, options, protect, progress, self._read)
 
 
 def sanitize_name(text: str) -> str:
@@ -151,16 +218,30 @@ def analyze(
     `strict`: any rejected row raises InvalidScenarios carrying every problem; otherwise the
     valid rows are computed and the problems listed in `.problems`. `name` labels rows given
     in memory in messages (default "rows")."""
+    if isinstance(max_rows, bool) or not isinstance(max_rows, Integral):
+        raise TypeError(
+            f"max_rows must be a whole number (int) from 1 to {MAX_ROWS_LIMIT:,}, "
+            f"not {described(max_rows)}"
+        )
     if not 1 <= max_rows <= MAX_ROWS_LIMIT:
-        raise ValueError(f"max_rows must be 1 to {MAX_ROWS_LIMIT:,}, not {max_rows}")
+        raise ValueError(f"max_rows must be 1 to {MAX_ROWS_LIMIT:,}, not {max_rows:,}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be True or False, not {described(strict)}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, not {described(name)}")
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     catalog = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+    read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
+        read = (Path(os.path.abspath(source)),)
         loaded = load_scenarios(Path(source), catalog, max_rows=max_rows)
     else:
         loaded = load_records(source, catalog, max_rows=max_rows, source=name or "rows")
     t1 = time.perf_counter()
+    results = compute_roofline(loaded.frame)
+    # a row whose numbers float64 cannot hold (a time past 1.8e308 s) is refused like any other
+    loaded, results = refuse_rows(loaded, results, refused_rows(results))
     if strict and loaded.problems:
         raise InvalidScenarios(
             f"{printable(loaded.source)}: {loaded.rejected_lines} row(s) rejected and strict "
@@ -168,7 +249,6 @@ def analyze(
             loaded.problems,
             loaded.warnings,
         )
-    results = compute_roofline(loaded.frame)
     used = sorted(results["hardware"].astype(str).unique())
     records = tuple(catalog_records(catalog, used))
     summary = summarize(
@@ -186,13 +266,15 @@ def analyze(
         warnings=loaded.warnings,
         timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
         _loaded=loaded,
+        _read=(*read, *catalog.files),
         _results=results,
     )
 
 
 def catalog(hardware: Hardware = None) -> pd.DataFrame:
     """The hardware catalog as a DataFrame (one row per chip, every number with its source
-    and date), with `hardware` (as for analyze) added or overriding."""
+    and date), with `hardware` (as for analyze) added or overriding. It can be given back as
+    `hardware=`, with values changed (rows left out are not removed: it overrides and adds)."""
     chips = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
     return catalog_frame(chips)
 
@@ -203,8 +285,9 @@ def load_hardware(hardware: Hardware = None) -> Catalog:
 
 
 def _hardware(hardware: Hardware) -> list:
+    """`hardware=` as a list; load_catalog() refuses any item it cannot read (a dict, bytes)."""
     if hardware is None:
         return []
-    if isinstance(hardware, str | Path | pd.DataFrame):
-        return [hardware]
-    return list(hardware)
+    if isinstance(hardware, list | tuple):
+        return list(hardware)
+    return [hardware]

@@ -3,28 +3,37 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from matplotlib.figure import Figure
 
 from pipeline.analysis import Analysis
-from pipeline.errors import UnknownHardware, quoted
+from pipeline.errors import UnknownHardware, described, quoted
 from pipeline.model.catalog import did_you_mean
 from pipeline.render.charts import Chart, figure
 from pipeline.render.charts.data import (
     chip_record,
     network_data,
     roofline_data,
-    summary_data,
     with_flops,
 )
 from pipeline.render.charts.plan import plan_charts
+from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
 
 __all__ = ["network", "planned", "roofline", "summary", "sweep"]
 
 
 def summary(analysis: Analysis) -> Figure:
-    """Compute-, memory- and network-bound scenarios per hardware, as stacked bars."""
-    return figure(summary_data(analysis.summary.per_hardware))
+    """Compute-, memory- and network-bound scenarios per hardware, as stacked bars (when no
+    scenario was computed, a figure saying so)."""
+    s = _analysis(analysis).summary
+    data = summary_data(s.per_hardware)
+    if not data.hardware:
+        n = s.rejected_rows
+        rejected = f": {n:,} row{'' if n == 1 else 's'} rejected (see .problems)" if n else ""
+        data = replace(data, note=f"no scenarios to chart{rejected}")
+    return figure(data)
 
 
 def roofline(analysis: Analysis, hardware: str) -> Figure:
@@ -49,6 +58,10 @@ def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int =
     """Attainable FLOP/s against a swept dim on one chip, a line per series (the book's Q3
     figure), or a collective's time against its swept `bytes`; `dim` defaults to the chip's
     first swept dim, `page` to the first ten lines."""
+    if dim is not None and not isinstance(dim, str):
+        raise TypeError(f"dim must be a dim's letter (str) or None, not {described(dim)}")
+    if isinstance(page, bool) or not isinstance(page, int):
+        raise TypeError(f"page must be a whole number (int), not {described(page)}")
     name, _, chip = _chip(analysis, hardware)
     results = analysis.results
     swept = {d: lines for (hw, d), lines in sweep_lines(results).items() if hw == name}
@@ -59,19 +72,36 @@ def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int =
         raise UnknownHardware(f"no sweep on {name} varies {dim} (swept: {', '.join(swept)})")
     split = pages(swept[dim])
     if not 1 <= page <= len(split):
-        raise ValueError(f"page must be 1 to {len(split)}")
+        raise ValueError(f"page must be 1 to {len(split)}, not {page}")
     return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
 
 
 def planned(analysis: Analysis) -> list[Chart]:
     """The charts `pipeline run` draws for this analysis, in its order (before --max-charts)."""
-    s = analysis.summary
+    s = _analysis(analysis).summary
     found = plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
     return [p.chart for p in found]
 
 
+def _analysis(analysis: Analysis) -> Analysis:
+    if not isinstance(analysis, Analysis):
+        raise TypeError(
+            f"expected an Analysis (from pipeline.analyze()), not {described(analysis)}"
+        )
+    return analysis
+
+
 def _chip(analysis: Analysis, hardware: str):
     """(canonical name, its rows, its catalog record) for a chip name or alias."""
+    _analysis(analysis)
+    if not isinstance(hardware, str):
+        raise TypeError(f"hardware must be a chip's name (str), not {described(hardware)}")
+    if not analysis.summary.scenarios:
+        n = analysis.summary.rejected_rows
+        raise UnknownHardware(
+            f"no scenario runs on {quoted(hardware)}: no scenario was computed "
+            f"({n:,} row{'' if n == 1 else 's'} rejected; see .problems)"
+        )
     spellings = {}
     for rec in analysis.hardware:
         spellings[str(rec["name"]).lower()] = str(rec["name"])
@@ -81,12 +111,13 @@ def _chip(analysis: Analysis, hardware: str):
     results = analysis.results
     used = set(results["hardware"].astype(str))
     spellings.update({u.lower(): u for u in used})
-    name = spellings.get(str(hardware).strip().lower())
+    name = spellings.get(hardware.strip().lower())
     if name is None or name not in used:
-        hint = did_you_mean(str(hardware).lower(), sorted(spellings))
+        hint = did_you_mean(hardware.lower(), sorted(spellings))
         raise UnknownHardware(
             f"no scenario runs on {quoted(hardware)}"
-            + (f" (did you mean '{hint}'?)" if hint else f"; chips used: {', '.join(sorted(used))}")
+            + (f" (did you mean '{hint}'?)" if hint else "")
+            + f"; chips used: {', '.join(sorted(used))}"
         )
     rows = results[results["hardware"].astype(str) == name]
     records = {str(r["name"]): r for r in analysis.hardware}

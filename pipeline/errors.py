@@ -35,15 +35,19 @@ class OutputError(PipelineError):
     """Outputs could not be written."""
 
 
-# C0 and C1 controls, DEL, and the Unicode line and paragraph separators: anything a terminal
-# or a log reader could take for the end of a line or a control sequence
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls, DEL, the Unicode line and paragraph separators: anything a terminal or
+# a log reader could take for the end of a line or a control sequence; and the bidirectional
+# controls (marks, embeddings, overrides, isolates), which make a terminal show text in an
+# order other than its own ('h100\u202etxt.exe' would read 'h100exe.txt')
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def printable(text: object) -> str:
-    """`text` on one line, every control character written as an escape (`\\n`, `\\x00`), so a
-    value can never forge a line of its own in a message."""
+    """`text` on one line, every control character written as an escape (`\\n`, `\\x00`,
+    `\\u202e`), so a value can never forge a line of its own in a message, or reorder one."""
 
     def escape(m: re.Match) -> str:
         ch = m.group(0)
@@ -64,6 +68,17 @@ def quoted(value: object) -> str:
     if len(text) > QUOTED_LIMIT:
         return f"'{printable(text[: QUOTED_LIMIT - 1])}…' ({len(text):,} characters)"
     return f"'{printable(text)}'"
+
+
+def described(value: object) -> str:
+    """A Python value in an argument error: its repr, escaped and shortened, and its type
+    (`'5' (str)`)."""
+    text = repr(value)
+    if len(text) > QUOTED_LIMIT:
+        text = text[: QUOTED_LIMIT - 1] + "…"
+    kind = type(value)
+    module = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+    return f"{printable(text)} ({module}{kind.__qualname__})"
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _start(path: Path, out: Path) -> subprocess.Popen:
+# the library's way to the same folder: analyze(), then write() into OUT/<stem>
+API = "import sys, pipeline; pipeline.analyze(sys.argv[1]).write(sys.argv[2] + '/big')"
+
+
+def _start(path: Path, out: Path, api: bool = False) -> subprocess.Popen:
+    how = ["-c", API, str(path), str(out)] if api else ["-m", "pipeline", "run", str(path),
+                                                      "-o", str(out), "-q"]  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "run", str(path), "-o", str(out), "-q"],
+        [sys.executable, *how],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
@@ -62,13 +68,15 @@ def assert_matches_manifest(folder: Path) -> dict:
     return manifest
 
 
-def kill_at_random_moments(tmp_path: Path, rows: int, kills: int, seed: int) -> None:
+def kill_at_random_moments(
+    tmp_path: Path, rows: int, kills: int, seed: int, api: bool = False
+) -> None:
     from benchmarks.generate import write
 
     path = write(rows, tmp_path / "big.csv")
     out = tmp_path / "out"
     start = time.monotonic()
-    first = _start(path, out)
+    first = _start(path, out, api)
     assert first.wait(timeout=600) == 0, first.stderr.read()
     full = time.monotonic() - start
     target = out / "big"
@@ -77,7 +85,7 @@ def kill_at_random_moments(tmp_path: Path, rows: int, kills: int, seed: int) -> 
     for i in range(kills):
         sig = (signal.SIGKILL, signal.SIGTERM)[i % 2]
         moment = rng.uniform(0.05, 1.1 * full)  # now and then after the run has finished
-        proc = _start(path, out)
+        proc = _start(path, out, api)
         time.sleep(moment)
         family = _descendants(proc.pid)
         proc.send_signal(sig)
@@ -89,7 +97,7 @@ def kill_at_random_moments(tmp_path: Path, rows: int, kills: int, seed: int) -> 
         assert not left, f"kill {i} ({sig.name} at {moment:.2f} s) left processes {left}"
         assert target.is_dir(), f"kill {i} ({sig.name} at {moment:.2f} s) removed {target}"
         assert_matches_manifest(target)
-    last = _start(path, out)
+    last = _start(path, out, api)
     assert last.wait(timeout=600) == 0, last.stderr.read()
     assert sorted(p.name for p in out.iterdir()) == ["big"], "a stale temp folder or lock"
     assert_matches_manifest(target)
@@ -108,6 +116,13 @@ def _alive_set() -> set[int]:
 
 def test_killed_runs_leave_previous_outputs_whole(tmp_path):
     kill_at_random_moments(tmp_path, rows=20_000, kills=3, seed=int(os.environ.get("SEED", 1)))
+
+
+def test_killed_api_writes_leave_previous_outputs_whole(tmp_path):
+    """The same through the library, whose process has no SIGTERM handler of ours: a stopped
+    write leaves its temp folder, which the next write removes."""
+    seed = int(os.environ.get("SEED", 2))
+    kill_at_random_moments(tmp_path, rows=20_000, kills=2, seed=seed, api=True)
 
 
 @pytest.mark.soak

@@ -6,18 +6,25 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from os import PathLike
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import InvalidHardwareFile, printable, quoted
+from pipeline.errors import InvalidHardwareFile, described, printable, quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
-from pipeline.textfile import csv_rows, decode_utf8, read_bytes
+from pipeline.model.hardware_file import (
+    clash_problems,
+    control_problems,
+    read_csv_table,
+    read_frame_table,
+    read_toml_table,
+)
+from pipeline.textfile import read_bytes
 
 LINKS = ("ici", "nvlink", "pcie", "dcn")
 TOPOLOGIES = ("ring", "switch")
@@ -68,6 +75,7 @@ class Catalog:
     aliases: dict[str, str]  # lower-case spelling -> canonical name
     version: str
     sources: tuple[str, ...]
+    files: tuple[Path, ...] = ()  # the user hardware files read, resolved when read
 
     def resolve(self, text: str) -> str | None:
         """Canonical chip name for a case-insensitive name or alias, or None."""
@@ -83,6 +91,13 @@ class Catalog:
         return [link for link in LINKS if pd.notna(row[f"{link}_bandwidth"])]
 
 
+HARDWARE_ACCEPTED = (
+    "hardware= takes a CSV or TOML path, a DataFrame with the catalog's columns (as "
+    "pipeline.catalog() returns), a Catalog (pipeline.load_hardware()) or a list of them"
+)
+Given = str | Path | pd.DataFrame | Catalog
+
+
 def did_you_mean(text: str, choices: list[str]) -> str | None:
     """The closest choice to `text`, or None when nothing is close."""
     found = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
@@ -94,31 +109,46 @@ def builtin_catalog_path() -> Path:
     return Path(str(resources.files("pipeline") / "data" / "hardware.csv"))
 
 
-def load_catalog(user_files: Sequence[Path | str | pd.DataFrame] = ()) -> Catalog:
-    """The built-in catalog, with each user file (CSV or TOML, as --hardware) or DataFrame (the
-    catalog's columns) adding or overriding chips."""
+def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
+    """The built-in catalog, with each user file (CSV or TOML, as --hardware), DataFrame (the
+    catalog's columns) or Catalog adding or overriding chips, in order."""
     base_path = builtin_catalog_path()
     base_bytes, base = _builtin()
     base = base.copy()
     digest = hashlib.sha256(base_bytes)
-    sources = [str(base_path)]
+    sources, files = [str(base_path)], []
     for number, given in enumerate(user_files, start=1):
+        if isinstance(given, Catalog):  # its chips are whole: they override every field
+            label = f"<catalog {number}>"
+            digest.update(given.version.encode())
+            where = {str(n): label for n in given.chips.index}
+            base = _merge(base, given.chips, where, Path(label))
+            sources.extend(given.sources[1:])
+            files.extend(given.files)
+            continue
         if isinstance(given, pd.DataFrame):
             path = Path(f"<hardware rows {number}>")
-            text = given.to_csv(index=False)
-            data = text.encode("utf-8")
-            user, where = _read_catalog_csv(path, data)
-        else:
+            cells, lines = read_frame_table(given, str(path))
+            digest.update(cells.to_csv(index=False).encode())
+        elif isinstance(given, str | PathLike):
             path = Path(given)
             data = read_bytes(path, InvalidHardwareFile, "hardware file")
-            user, where = _read_user_file(path, data)
-        digest.update(data)
+            files.append(path.resolve())  # for Analysis.write(), which never writes over one
+            digest.update(data)
+            cells, lines = _read_user_file(path, data)
+        else:
+            raise TypeError(f"{HARDWARE_ACCEPTED}; got {described(given)}")
+        user, where = _normalize(cells, path, lines, _alias_map(base), toml=_is_toml(path))
         base = _merge(base, user, where, path)
         sources.append(str(path))
     _check_complete(base, sources[-1] if len(sources) > 1 else str(base_path))
-    aliases = _alias_map(base)
-    version = f"{base['as_of'].max()}+{digest.hexdigest()[:10]}"
-    return Catalog(chips=base, aliases=aliases, version=version, sources=tuple(sources))
+    return Catalog(
+        chips=base,
+        aliases=_alias_map(base),
+        version=f"{base['as_of'].max()}+{digest.hexdigest()[:10]}",
+        sources=tuple(sources),
+        files=tuple(files),
+    )
 
 
 @functools.cache
@@ -126,74 +156,33 @@ def _builtin() -> tuple[bytes, pd.DataFrame]:
     """The shipped catalog's bytes and chips, read once per process."""
     path = builtin_catalog_path()
     data = path.read_bytes()
-    return data, _read_catalog_csv(path, data)[0]
+    cells, lines = read_csv_table(path, data)
+    return data, _normalize(cells, path, lines, {}, toml=False)[0]
 
 
-def _read_catalog_csv(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
-    header, rows, lines = csv_rows(path, _text_of(path, data), InvalidHardwareFile)
-    width = len(header)
-    for row, line in zip(rows, lines, strict=True):
-        if len(row) > width:
-            raise InvalidHardwareFile(
-                f"{printable(path)}:{line}: {len(row)} fields but the header has {width}; "
-                "quote values that hold commas"
-            )
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    frame = pd.DataFrame(rows, columns=[c.strip().lower() for c in header], dtype=str)
-    return _normalize(frame, path, lines=lines)
+def _is_toml(path: Path) -> bool:
+    return path.suffix.lower() == ".toml"
 
 
-def _text_of(path: Path, data: bytes) -> str:
-    """A hardware file's text: UTF-8, not empty, no NUL byte."""
-    text = decode_utf8(path, data, InvalidHardwareFile)
-    if not text.strip():
-        raise InvalidHardwareFile(
-            f"{printable(path)}: the hardware file is empty; it needs a chip: a CSV header "
-            "row with name and the fields to set, or a TOML table [name] (see the README)"
-        )
-    if "\x00" in text:
-        at = text.index("\x00")
-        line = text.count("\n", 0, at) + 1
-        column = at - (text.rfind("\n", 0, at) + 1) + 1
-        raise InvalidHardwareFile(
-            f"{printable(path)}:{line}: NUL byte at character {column}; remove it "
-            "(a hardware file is text)"
-        )
-    return text
-
-
-def _read_user_file(path: Path, data: bytes) -> tuple[pd.DataFrame, dict[str, str]]:
-    """A --hardware file's chips, and where each is defined (FILE:LINE or FILE [name])."""
-    if path.suffix.lower() == ".toml":
-        try:
-            parsed = tomllib.loads(_text_of(path, data))
-        except tomllib.TOMLDecodeError as exc:
-            raise InvalidHardwareFile(f"{printable(path)}: not valid TOML: {exc}") from exc
-        rows = []
-        for name, table in parsed.items():
-            if not isinstance(table, dict):
-                raise InvalidHardwareFile(
-                    f"{printable(path)}: top-level key {quoted(name)} must be a table like "
-                    f"[{printable(name)}] naming a chip"
-                )
-            row = {k.lower(): v for k, v in table.items()}
-            if isinstance(row.get("aliases"), list):
-                row["aliases"] = ";".join(str(a) for a in row["aliases"])
-            row["name"] = name
-            rows.append({k: "" if v is None else str(v) for k, v in row.items()})
-        frame = pd.DataFrame(rows, dtype=str)
-        return _normalize(frame, path, lines=None)
+def _read_user_file(path: Path, data: bytes) -> tuple[pd.DataFrame, list[int | None]]:
+    """A --hardware file's cells, and each chip's line."""
+    if _is_toml(path):
+        return read_toml_table(path, data)
     if path.suffix.lower() == ".csv":
-        return _read_catalog_csv(path, data)
+        return read_csv_table(path, data)
     raise InvalidHardwareFile(f"hardware file {printable(path)} must end in .csv or .toml")
 
 
 def _normalize(
-    frame: pd.DataFrame, path: Path, lines: list[int] | None
+    frame: pd.DataFrame,
+    path: Path,
+    lines: list[int | None],
+    known: dict[str, str],
+    toml: bool,
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """Check columns and values; numbers become floats, blanks NaN. All problems at once.
     Returns the chips by name and where each is defined (FILE:LINE, or FILE [name] for a
-    TOML table), for messages."""
+    TOML table), for messages. `known`: the catalog's spellings so far, for chips given twice."""
     if frame.empty:
         raise InvalidHardwareFile(
             f"{printable(path)}: the hardware file defines no chip; give a CSV row per chip "
@@ -212,13 +201,20 @@ def _normalize(
         raise InvalidHardwareFile(f"{printable(path)}: " + "; ".join(problems))
     out = frame.reindex(columns=list(COLUMNS)).astype(object).fillna("")
     out = out.astype(str).apply(lambda s: s.str.strip())
+    written = list(out["name"])  # as the user wrote them, for messages
     out["name"] = out["name"].str.lower()
 
     def where(i: int) -> str:
-        if lines is not None:
+        if not toml:
             return f"{printable(path)}:{lines[i]}"
         return f"{printable(path)} [{printable(out['name'].iat[i])}]"
 
+    def at(i: int) -> str:  # a TOML table's line too, where it was found
+        if toml and lines[i] is not None:
+            return f"{printable(path)}:{lines[i]} [{printable(written[i])}]"
+        return where(i)
+
+    problems += control_problems(out, where)
     for i, name in enumerate(out["name"]):
         if not name:
             problems.append(f"{where(i)}: column name: empty chip name")
@@ -226,11 +222,15 @@ def _normalize(
         text = out[col]
         nums = pd.to_numeric(text.where(text != ""), errors="coerce")
         bad = (text != "") & ~((nums > 0) & np.isfinite(nums))
+        # a number written out (1e400, 1 and 400 zeros) that float64 cannot hold, unlike inf
+        huge = (nums == np.inf) & ~text.str.lower().str.lstrip("+").isin(("inf", "infinity"))
         for i in np.flatnonzero(bad.to_numpy()):
-            problems.append(
-                f"{where(i)}: column {col}: {quoted(text.iat[i])} is not a positive number"
-                " (SI units)"
+            reason = (
+                "is too large: past float64's range (about 1.8e308)"
+                if huge.iat[i]
+                else "is not a positive number (SI units)"
             )
+            problems.append(f"{where(i)}: column {col}: {quoted(text.iat[i])} {reason}")
         out[col] = nums.astype(float)
     for col in EFFICIENCY_COLUMNS:
         for i in np.flatnonzero((out[col] > 1).to_numpy()):
@@ -252,9 +252,8 @@ def _normalize(
             f"{where(i)}: column default_link: {quoted(out['default_link'].iat[i])} is not one of "
             + ", ".join(LINKS)
         )
-    dup = out["name"].duplicated()
-    for i in np.flatnonzero(dup.to_numpy()):
-        problems.append(f"{where(i)}: column name: chip {quoted(out['name'].iat[i])} appears twice")
+    aliases = [_split_aliases(a) for a in out["aliases"]]
+    problems += clash_problems(written, aliases, known, at)
     if problems:
         raise InvalidHardwareFile("invalid hardware file:\n  " + "\n  ".join(problems))
     places = {name: where(i) for i, name in enumerate(out["name"])}
@@ -282,6 +281,8 @@ def _merge(
             aliases[alias] = target
         aliases[target] = target
         if target in merged.index:
+            if "aliases" in given:  # a user's aliases add to the catalog's, never drop one
+                given["aliases"] = _union_aliases(merged.loc[target, "aliases"], given["aliases"])
             for key, value in given.items():
                 merged.loc[target, key] = value
             if "source" not in given:
@@ -325,6 +326,14 @@ def _check_complete(chips: pd.DataFrame, origin: str) -> None:
 
 def _split_aliases(text: str) -> list[str]:
     return [a for a in (part.strip().lower() for part in str(text).split(";")) if a]
+
+
+def _union_aliases(old: str, new: str) -> str:
+    """Both alias lists, in order, each spelling once (case-insensitively)."""
+    kept: dict[str, str] = {}
+    for part in f"{old};{new}".split(";"):
+        kept.setdefault(part.strip().lower(), part.strip())
+    return ";".join(text for low, text in kept.items() if low)
 
 
 def _alias_map(chips: pd.DataFrame) -> dict[str, str]:

@@ -13,6 +13,14 @@ NAMED_OPS: dict[str, str] = {
 }
 CUSTOM = "custom"
 # collectives as rows (docs/model.md#collectives): `bytes` is the whole array's V, no einsum
+DIM = re.compile(r"^[A-Z]$")  # a dim column: one ASCII capital letter (not 'À')
+
+
+def is_dim(column: object) -> bool:
+    """Whether a column name is a dim's (B, D, F, ... as docs/input.md defines them)."""
+    return isinstance(column, str) and DIM.match(column) is not None
+
+
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
 
 _EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*->\s*([A-Za-z]*)\s*$")

@@ -19,7 +19,7 @@ from pipeline.model.collectives import (
     collective_time,
 )
 from pipeline.model.dtypes import DTYPES
-from pipeline.model.ops import parse_op
+from pipeline.model.ops import is_dim, parse_op
 
 __all__ = ["ALL_REDUCE", "BOUNDS", "RESULT_COLUMNS", "collective_time", "compute_roofline"]
 
@@ -73,6 +73,13 @@ def classify_bound(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray)
 
 def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     """Add FLOPs, bytes, times, bound, intensities, critical batch and capacity columns."""
+    # a rate that underflows or a time past float64 comes out as inf or NaN, silently: the
+    # caller refuses those rows (refused_rows), so numpy's warnings would only be noise
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        return _compute(scenarios)
+
+
+def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
     frame = scenarios.reset_index(drop=True)
     n = len(frame)
     cols = {
@@ -154,8 +161,9 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     network_bytes = np.where(
         collective_row, given_bytes, np.where(phases > 0, cols["out_bytes"], 0.0)
     )
-    t_math = flops_pc / rate
-    t_hbm = hbm_bytes / hbm_rate
+    # a collective row does no math and touches no HBM, whatever its dtype's peak (or none)
+    t_math = np.where(collective_row, 0.0, flops_pc / rate)
+    t_hbm = np.where(collective_row, 0.0, hbm_bytes / hbm_rate)
     t_network = collective_time(
         network_bytes, chips, link_rate, topology, latency, phases, all_to_all
     )
@@ -168,9 +176,8 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         collective_row, collective_footprint(kind, network_bytes, chips), hbm_bytes
     )
     fits = pd.arrays.BooleanArray(footprint <= capacity, np.isnan(capacity))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        intensity = flops_pc / hbm_bytes  # a collective row: 0 / 0, no intensity
-        critical_intensity = np.where(collective_row, np.nan, rate / hbm_rate)
+    intensity = flops_pc / hbm_bytes  # a collective row: 0 / 0, no intensity
+    critical_intensity = np.where(collective_row, np.nan, rate / hbm_rate)
 
     critical = critical_batch(
         batch=cols["batch"],
@@ -221,7 +228,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
             "t_upper": t_upper,
             "bound": pd.Categorical.from_codes(bound, categories=list(BOUNDS)),
             "attainable_flops": attainable,
-            "peak_fraction": attainable / peak,
+            "peak_fraction": np.where(collective_row, 0.0, attainable / peak),
             "critical_batch": int_or_na(critical),
             "memory_footprint": footprint,
             "hbm_capacity": capacity,
@@ -233,7 +240,7 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
         copy=False,
     )
     tail: dict[str, object] = {}  # added in one step: linear in the number of columns
-    for d in sorted(c for c in frame.columns if len(c) == 1 and c.isupper()):
+    for d in sorted(c for c in frame.columns if is_dim(c)):
         tail[d] = int_or_na(frame[d].to_numpy(dtype=float))
     measured = frame["measured_seconds"].to_numpy(dtype=float)
     tail["measured_seconds"] = measured

@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from pipeline.model.ops import COLLECTIVES
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 
 COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
@@ -269,6 +270,7 @@ def findings(results: pd.DataFrame) -> dict:
     factor = np.where(np.isnan(factor), np.inf, factor)
     comm_top = table(comm, factor, FINDING_ROWS, t_math=col["t_math"][comm], t_comm=t_comm,
                      factor=factor)  # fmt: skip
+    collectives = int(results["op"].isin(COLLECTIVES).sum())  # no FLOPs: network by nature
     nofit = np.flatnonzero(not_fitting(results).to_numpy())
     footprint, capacity = col["memory_footprint"][nofit], col["hbm_capacity"][nofit]
     nofit_top = table(nofit, footprint / capacity, FINDING_ROWS, footprint=footprint,
@@ -287,7 +289,8 @@ def findings(results: pd.DataFrame) -> dict:
         "comm_total": len(comm),
         "comm_memory": int((bound[comm] == 1).sum()),
         "comm_network": int((bound[comm] == 2).sum()),
-        "collective_rows": int((col["t_math"] == 0).sum()),
+        "collective_rows": collectives,
+        "comm_none": no_comm_sentence(len(results), collectives),
         "comm_series": series_of(comm),
         "comm": comm_top,
         "nofit_total": len(nofit),
@@ -302,3 +305,20 @@ def findings(results: pd.DataFrame) -> dict:
         "listed": FINDING_ROWS,
         "slowest_listed": SLOWEST_ROWS,
     }
+
+
+def no_comm_sentence(scenarios: int, collectives: int) -> str:
+    """What the report says when no op with FLOPs is communication-bound: every scenario is
+    then compute-bound or a collective row (which is network-bound and counted apart)."""
+    if not scenarios:
+        return "None: there are no scenarios."
+    if not collectives:
+        return "None: every scenario is compute-bound."
+    if collectives == scenarios:
+        if scenarios == 1:
+            return "None: the one scenario is a collective row, network-bound by nature."
+        return f"None: all {scenarios:,} scenarios are collective rows, network-bound by nature."
+    return (
+        f"None: besides the collective rows, every other scenario ({scenarios - collectives:,})"
+        " is compute-bound."
+    )

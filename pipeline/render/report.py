@@ -21,6 +21,7 @@ from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.catalog import LINKS
 from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, wider_dtype
+from pipeline.model.ops import is_dim
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
@@ -234,7 +235,7 @@ def report_context(
     if max_table_rows < 0:
         raise ValueError("max_table_rows must be >= 0")
     results, summary = analysis.results, analysis.summary
-    dims = sorted(c for c in results.columns if len(c) == 1 and c.isupper())
+    dims = sorted(c for c in results.columns if is_dim(c))
     catalog = {str(rec["name"]): rec for rec in analysis.hardware}
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices

@@ -5,6 +5,11 @@ Numbers unquoted: integers plain, floats in the shortest text that reads back to
 double (1.97e+14, 0.5); an empty unquoted cell for none/NaN/empty text; booleans
 "True"/"False"; every other text cell quoted (RFC 4180, inner quotes doubled), so a comma or
 line break is always safe.
+
+A text cell that a spreadsheet would run as a formula (one starting with = + - @, a tab or a
+carriage return: OWASP's CSV injection list) is written with a leading ' so Excel shows it as
+text; a cell that is a plain number ("-5", "+1.5e3") is no formula and is left as it is. Only
+the CSV files do this: results.parquet and the DataFrames keep every value exactly.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import csv
 import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,8 +50,30 @@ def _column(series: pd.Series) -> pa.Array:
 
 
 def _empty_is_null(arr: pa.Array) -> pa.Array:
-    """Empty text as null: an empty, unquoted cell."""
-    return pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr)
+    """Empty text as null: an empty, unquoted cell; a formula-leading text neutralized."""
+    return _neutralized(pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr))
+
+
+_FORMULA_START = r"^[=+\-@\t\r]"
+_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+def _neutralized(arr: pa.Array) -> pa.Array:
+    """Text cells a spreadsheet would run as formulas, prefixed with ' (vectorized: one Arrow
+    regex over the column; only the cells it matches are looked at again and rebuilt)."""
+    risky = pc.match_substring_regex(arr, _FORMULA_START)
+    if not pc.any(risky).as_py():
+        return arr
+    at = pc.indices_nonzero(risky)
+    cells = arr.take(at)
+    formula = pc.invert(pc.match_substring_regex(cells, _NUMBER)).to_numpy(zero_copy_only=False)
+    if not formula.any():
+        return arr
+    mask = np.zeros(len(arr), dtype=bool)
+    mask[at.to_numpy()[formula]] = True
+    quote, empty = pa.scalar("'", arr.type), pa.scalar("", arr.type)  # string or large_string
+    fixed = pc.binary_join_element_wise(quote, cells.filter(pa.array(formula)), empty)
+    return pc.replace_with_mask(arr, pa.array(mask), fixed)
 
 
 def to_table(frame: pd.DataFrame) -> pa.Table:
@@ -56,7 +84,8 @@ def to_table(frame: pd.DataFrame) -> pa.Table:
 def _header(frame: pd.DataFrame) -> bytes:
     """The header row, quoted only where a name needs it."""
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow([str(c) for c in frame.columns])
+    names = pa.array([str(c) for c in frame.columns], type=pa.string())
+    csv.writer(buf, lineterminator="\n").writerow(_neutralized(names).to_pylist())
     return buf.getvalue().encode("utf-8")
 
 

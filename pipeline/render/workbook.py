@@ -15,7 +15,10 @@ cut there, and the Summary says so.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,44 +120,84 @@ def write_workbook(
     *,
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
     max_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS,
+    spool: Path | None = None,
 ) -> list[str]:
     """Write workbook.xlsx at `path`; returns its own notices (row caps, cut cells). The
     Summary shows them with `notices` (the run's other notices). `charts` are (Chart, PNG
     file) pairs, embedded on the Charts sheet; or a function giving them, called once the data
-    sheets are written (so the charts can be drawn meanwhile)."""
+    sheets are written (so the charts can be drawn meanwhile). `spool`: the folder for the
+    writer's temporary files (default: the system's, TMPDIR)."""
     if max_rows < 0 or max_input_rows < 0:
         raise ValueError("workbook row caps must be 0 or more")
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
     input_cap = min(max_input_rows, cap)
     results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
     own = cap_notices(cap, input_cap, len(results), len(inputs), len(problems))
-    try:
-        book = rx.Workbook(str(path))
-        styles = Styles()
-        summary = book.add_worksheet("Summary")
-        sheet = book.add_worksheet("Results", constant_memory=True)
-        own += _table(sheet, styles, results.iloc[:cap], RESULT_FORMATS, 1, "results.csv")
-        _tint_bounds(sheet, styles, list(results.columns), min(len(results), cap))
-        hardware, formats = _hardware_frame(analysis.hardware, analysis.summary.derated)
-        sheet = book.add_worksheet("Hardware")
-        own += _table(sheet, styles, hardware, formats, 1, "the hardware catalog", wrap="source")
-        sheet = book.add_worksheet("Inputs", constant_memory=True)
-        own += _table(
-            sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, "the scenario file"
-        )
-        if len(problems):
-            sheet = book.add_worksheet("Errors")
-            own += _table(sheet, styles, problems.iloc[:cap], {"line": "line"}, 0, "errors.csv")
-        if callable(charts):
-            charts = charts()
-        if charts:
-            write_charts(book.add_worksheet("Charts"), styles, charts)
-        write_summary(summary, styles, analysis, run_name, [*notices, *own])
-        book.set_properties(title=f"Roofline run {run_name}", comments=analysis.source)
-        book.close()
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise OutputError(f"writing {path} failed: {exc}") from exc
+    with _spooling_in(spool):
+        try:
+            book = rx.Workbook(str(path))
+            styles = Styles()
+            summary = book.add_worksheet("Summary")
+            sheet = book.add_worksheet("Results", constant_memory=True)
+            own += _table(sheet, styles, results.iloc[:cap], RESULT_FORMATS, 1, "results.csv")
+            _tint_bounds(sheet, styles, list(results.columns), min(len(results), cap))
+            hardware, formats = _hardware_frame(analysis.hardware, analysis.summary.derated)
+            sheet = book.add_worksheet("Hardware")
+            own += _table(
+                sheet, styles, hardware, formats, 1, "the hardware catalog", wrap="source"
+            )
+            sheet = book.add_worksheet("Inputs", constant_memory=True)
+            own += _table(
+                sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, "the scenario file"
+            )
+            if len(problems):
+                sheet = book.add_worksheet("Errors")
+                errors = problems.iloc[:cap]
+                own += _table(sheet, styles, errors, {"line": "line"}, 0, "errors.csv")
+            if callable(charts):
+                charts = charts()
+            if charts:
+                write_charts(book.add_worksheet("Charts"), styles, charts)
+            write_summary(summary, styles, analysis, run_name, [*notices, *own])
+            book.set_properties(title=f"Roofline run {run_name}", comments=analysis.source)
+            book.close()
+        except OSError as exc:
+            raise OutputError(f"writing {path.name} failed: {exc.strerror or exc}") from exc
+        except (ValueError, RuntimeError) as exc:
+            raise OutputError(f"writing {path.name} failed: {exc}") from exc
+        except BaseException as exc:
+            # rust_xlsxwriter panics on a failed write (a full disk); pyo3 raises that as a
+            # BaseException, which would pass every `except Exception` up the stack
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise OutputError(f"writing {path.name} failed: {panic_reason(exc)}") from None
     return own
+
+
+@contextmanager
+def _spooling_in(folder: Path | None):
+    """The writer's temporary files in `folder`: its constant-memory sheets spool to the
+    system's temp folder (TMPDIR, read when a sheet is added), whatever set_tempdir says."""
+    if folder is None:
+        yield
+        return
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+
+
+def panic_reason(exc: BaseException) -> str:
+    """The OS's reason inside a Rust panic message (`... message: "No space left on device"
+    }`), else the message's first line."""
+    text = str(exc)
+    found = re.search(r'message: "([^"]+)"', text)
+    return found[1] if found else (text.splitlines() or ["the writer stopped"])[0]
 
 
 def _arrow(frame: pd.DataFrame) -> tuple[pa.Table, dict[str, int]]:

@@ -28,6 +28,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from pipeline.errors import OutputError, printable
+from pipeline.run.lock import FolderLock
 from pipeline.run.manifest import file_sha256, read_manifest
 
 KEY_LIMIT = 40
@@ -58,7 +59,9 @@ class OutputFolder:
     replaces target in one step, on an exception tmp is removed and target left as it was."""
 
     def __init__(self, target: Path, *, inputs: Sequence[Path] = (), force: bool = False):
-        self.target = Path(target)
+        # absolute, so that "." or "sub/.." has a real name and parent (lock and temp beside it)
+        self.target = Path(os.path.abspath(target))
+        _check_not_current(self.target, Path(target))
         self.parent = self.target.parent
         self.inputs = tuple(Path(p) for p in inputs)
         self.force = force
@@ -79,7 +82,9 @@ class OutputFolder:
             holder = self.lock.acquire()
         except OSError as exc:
             self._drop_parent()
-            raise OutputError(f"cannot lock {printable(self.target)}: {exc}") from exc
+            raise OutputError(
+                f"cannot lock {printable(self.target)}: {exc.strerror or exc}"
+            ) from exc
         if holder is not None:
             self._drop_parent()
             who = f" (process {holder})" if holder else ""
@@ -139,6 +144,22 @@ class OutputFolder:
             folder = folder.parent
 
 
+def _check_not_current(target: Path, given: Path) -> None:
+    """OutputError when `target` is the working folder or holds it: replacing it would leave
+    this process (a shell, a notebook) in a folder that no longer exists."""
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return
+    if target == here or target in here.parents:
+        where = "the current folder" if target == here else "a folder holding the current one"
+        raise OutputError(
+            f"{printable(given)} is {where}; an output folder is replaced as a whole, which "
+            "would pull the folder from under this process: write to another folder (e.g. "
+            "'output')"
+        )
+
+
 def _first_missing(path: Path) -> Path | None:
     """The outermost folder of `path` that does not exist yet (None: it all exists)."""
     missing = None
@@ -170,16 +191,15 @@ def check_replaceable(target: Path, inputs: Sequence[Path], force: bool) -> None
             f"{name} holds the input {printable(held)}; the tool never replaces a folder "
             "holding an input: give another -o (e.g. -o output)"
         )
-    present = _entries(target)
-    if not present:
+    if _empty(target):
         return
-    manifest = read_manifest(target)
+    manifest = read_manifest(target)  # before any walk: a folder not ours is never walked
     if manifest is None:
         raise OutputError(
             f"{name} exists and was not written by this tool (it has no manifest.json of "
             "ours); it is left as it is: give another -o, or move the folder away"
         )
-    extra = sorted(present - _ours(target, manifest))
+    extra = sorted(_entries(target) - _ours(target, manifest))
     if extra and not force:
         shown = ", ".join(printable(p) for p in extra[:SHOWN_EXTRAS])
         more = f" and {len(extra) - SHOWN_EXTRAS} more" if len(extra) > SHOWN_EXTRAS else ""
@@ -197,6 +217,14 @@ def _held_input(target: Path, inputs: Sequence[Path]) -> Path | None:
             if where in places or places & set(where.parents):
                 return Path(path)
     return None
+
+
+def _empty(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except OSError as err:
+        raise OutputError(f"cannot read {printable(folder)}: {err.strerror}") from err
 
 
 def _entries(folder: Path) -> set[str]:
@@ -329,62 +357,3 @@ def swap_in(tmp: Path, target: Path, key: str) -> None:
         os.rename(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
-
-
-# ---------------------------------------------------------------- the lock
-
-
-class FolderLock:
-    """An advisory lock file (flock) holding its owner's process id; removed on release."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.fd: int | None = None
-
-    def acquire(self) -> str | None:
-        """Take the lock: None when taken, else the holder's process id ('' if unknown)."""
-        import fcntl
-
-        while True:
-            # O_NOFOLLOW: a link planted at the lock's name is refused, never written through
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.read(fd, 32).decode("ascii", "replace").strip()
-                os.close(fd)
-                return holder
-            try:  # the holder before us may have removed the file: lock the one at the path
-                same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
-                self.fd = fd
-                return None
-            os.close(fd)
-
-    def held(self) -> bool:
-        """Whether some process holds this lock now (without creating its file)."""
-        import fcntl
-
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
-
-    def release(self) -> None:
-        if self.fd is None:
-            return
-        with suppress(OSError):
-            self.path.unlink()
-        os.close(self.fd)
-        self.fd = None

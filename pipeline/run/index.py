@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,14 +72,15 @@ def write_index(out_root: Path, runs: list[dict], protect: Sequence[Path] = ()) 
                 f"{printable(path)} {why}; it is left as it is (the batch index was not "
                 "written): give another -o"
             )
-    out_root.mkdir(parents=True, exist_ok=True)
     tmp = out_root / temp_name("index.html")
     try:
+        out_root.mkdir(parents=True, exist_ok=True)
         tmp.write_text(render_index(runs), encoding="utf-8", newline="\n")
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(f"cannot write {printable(path)}: {exc}") from exc
+        with suppress(OSError):  # a read-only folder refuses even this: nothing was left
+            tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write {printable(path)}: {exc.strerror or exc}") from exc
     return path
 
 

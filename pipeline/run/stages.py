@@ -4,6 +4,7 @@ the notices it has to add (what it had to leave out) and the files it wrote."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pipeline.render.charts import Chart, png
@@ -37,15 +38,23 @@ def workbook(ctx: dict) -> Done:
     """workbook.xlsx, its Charts sheet embedding the charts drawn."""
     options, tmp = ctx["options"], ctx["tmp"]
     charts = [(c, tmp / c.path) for c in ctx["charts"]]
-    own = write_workbook(
-        ctx["analysis"],
-        tmp / "workbook.xlsx",
-        ctx["name"],
-        charts,
-        ctx["notices"],
-        max_rows=options.workbook_rows,
-        max_input_rows=options.workbook_input_rows,
-    )
+    # the writer's spool lives in the run's temp folder: never left in TMPDIR, and a full
+    # disk there is this run's failure, not another program's
+    spool = tmp / ".workbook-spool"
+    spool.mkdir()
+    try:
+        own = write_workbook(
+            ctx["analysis"],
+            tmp / "workbook.xlsx",
+            ctx["name"],
+            charts,
+            ctx["notices"],
+            max_rows=options.workbook_rows,
+            max_input_rows=options.workbook_input_rows,
+            spool=spool,
+        )
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
     own = [n for n in own if n not in ctx["notices"]]  # the caps' were known already
     return own, [tmp / "workbook.xlsx"]
 

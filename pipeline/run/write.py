@@ -16,10 +16,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.errors import OutputError, described
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_TABLE_ROWS,
@@ -84,11 +88,14 @@ def write_outputs(
     options: Options,
     protect: Sequence[Path] = (),
     progress: Progress | None = None,
+    read: Sequence[Path] = (),
 ) -> Written:
-    """Write every output of `analysis` into `target` (see the module)."""
-    for cap in ("max_charts", "workbook_rows", "workbook_input_rows", "report_rows"):
-        if getattr(options, cap) < 0:
-            raise ValueError(f"{cap} must be 0 or more")
+    """Write every output of `analysis` into `target` (see the module). The folder may hold
+    none of `protect` (files the caller names) nor of `read` (every file the analysis read,
+    by the absolute path it had when read)."""
+    target, protect = check_arguments(target, options, protect)
+    protect = [*protect, *read]
+    name = Path(os.path.abspath(target)).name
     step = progress or (lambda stage: None)
     t0 = time.perf_counter()
     with OutputFolder(target, inputs=protect, force=options.force) as tmp:
@@ -108,7 +115,7 @@ def write_outputs(
             planned=kept,
             charts=charts,
             notices=notices,
-            name=target.name,
+            name=name,
         )
         try:
             seconds, later, entries = _run_jobs(plots, options, step)
@@ -120,11 +127,55 @@ def write_outputs(
         entries.sort(key=lambda e: order.index(e["path"]))
         files = [tmp / e["path"] for e in entries]
         timings = {**analysis.timings, **seconds, "total": time.perf_counter() - t0}
-        files.append(write_manifest(tmp, analysis, target.name, notices, entries, timings))
+        files.append(write_manifest(tmp, analysis, name, notices, entries, timings))
         step("manifest")
     return Written(
         target, tuple(target / p.relative_to(tmp) for p in files), tuple(notices), timings
     )
+
+
+def check_arguments(target, options: Options, protect) -> tuple[Path, list[Path]]:
+    """`write()`'s arguments as the run uses them, or a TypeError / ValueError saying which
+    argument is wrong and what it takes (a notebook passes anything)."""
+    if not isinstance(target, str | os.PathLike) or isinstance(target, bytes):
+        raise TypeError(f"out_dir must be a folder path (str or Path), not {described(target)}")
+    _check_path("out_dir", target)
+    for flag in ("plots", "workbook", "report", "force"):
+        if not isinstance(getattr(options, flag), bool):
+            raise TypeError(
+                f"{flag} must be True or False, not {described(getattr(options, flag))}"
+            )
+    for cap in ("max_charts", "workbook_rows", "workbook_input_rows", "report_rows"):
+        value = getattr(options, cap)
+        if not _whole(value) or value < 0:
+            raise (ValueError if _whole(value) else TypeError)(
+                f"{cap} must be a whole number, 0 or more, not {described(value)}"
+            )
+    if options.workers is not None and (not _whole(options.workers) or options.workers < 1):
+        raise (ValueError if _whole(options.workers) else TypeError)(
+            f"workers must be a whole number, 1 or more (or None), not {described(options.workers)}"
+        )
+    if isinstance(protect, str | bytes | os.PathLike):
+        protect = [protect]
+    paths = []
+    for path in protect:
+        if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+            raise TypeError(f"protect must list file paths, not {described(path)}")
+        _check_path("protect", path)
+        paths.append(Path(path))
+    return Path(target), paths
+
+
+def _check_path(argument: str, path) -> None:
+    text = os.fspath(path)
+    if not isinstance(text, str) or text == "" or "\x00" in text:
+        raise ValueError(
+            f"{argument} must be a non-empty path without NUL bytes, not {described(path)}"
+        )
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _charts(analysis: Analysis, options: Options) -> list[PlannedChart]:
@@ -188,14 +239,41 @@ def _run_jobs(plots: list[_Job], options: Options, step: Progress):
         for job in [*plots, *then]:
             note(run_job(job))
         return seconds, notices, entries
-    context = multiprocessing.get_context("fork")
-    # a Pool's exit terminates its workers, so an interrupted run (Ctrl-C, SIGTERM) does not
-    # wait for them; a run killed outright takes them with it (init_worker)
-    with context.Pool(count, initializer=init_worker, initargs=(os.getpid(),)) as pool:
+    # A pool that notices a worker's death: every job still waiting then fails at once
+    # (BrokenProcessPool) instead of waiting forever. Its processes are forked before its
+    # manager thread starts, from this (the main) thread, so they die with the run (init_worker).
+    pool = ProcessPoolExecutor(
+        count,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=init_worker,
+        initargs=(os.getpid(),),
+    )
+    try:
         for phase in (plots, then):
-            for result in [pool.apply_async(run_job, (job,)) for job in phase]:
-                note(result.get())
+            for future in [pool.submit(run_job, job) for job in phase]:
+                note(future.result())
+    except BrokenProcessPool as exc:
+        raise OutputError(
+            "writing the outputs failed: a worker process died (out of memory, or killed)"
+        ) from exc
+    except BaseException:
+        # Ctrl-C, SIGTERM or a failed job: stop the other workers now, not after their jobs
+        _kill_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return seconds, notices, entries
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's worker processes (Python 3.14's kill_workers(), else its process table)."""
+    kill = getattr(pool, "kill_workers", None)
+    if kill is not None:
+        kill()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with suppress(OSError, ValueError, AttributeError):
+            process.kill()
 
 
 def _note(seconds: dict[str, float], step: Progress, entries: list, done: tuple) -> list[str]:
@@ -220,8 +298,21 @@ def _worker_count(workers: int | None, jobs: int) -> int:
 
 def run_job(job: _Job) -> tuple[str, float, list[str], list[dict]]:
     """One output job, from the analysis set before the fork: (stage, seconds, notices, the
-    manifest entries of its files, hashed here, in parallel with the other jobs)."""
+    manifest entries of its files, hashed here, in parallel with the other jobs). A write the
+    system refuses (a full disk, a file-size limit) is an OutputError naming the file (the
+    workbook writer names its own, panics included)."""
     start = time.perf_counter()
-    notices, files = stages.STAGES[job.stage](_current, *job.args)
-    entries = file_entries(_current["tmp"], files)
+    try:
+        notices, files = stages.STAGES[job.stage](_current, *job.args)
+        entries = file_entries(_current["tmp"], files)
+    except OSError as exc:
+        raise OutputError(f"writing {_output(job)} failed: {exc.strerror or exc}") from None
     return job.stage, time.perf_counter() - start, list(notices), entries
+
+
+_OUTPUTS = {"results": "results.csv", "workbook": "workbook.xlsx", "report": "report.html"}
+
+
+def _output(job: _Job) -> str:
+    """The file a job writes, as its message names it."""
+    return job.args[0].path if job.stage == "plots" else _OUTPUTS[job.stage]

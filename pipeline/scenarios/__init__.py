@@ -19,10 +19,10 @@ import pyarrow as pa
 from pipeline.errors import RowProblem, ScenarioFileError
 from pipeline.limits import DEFAULT_MAX_ROWS
 from pipeline.model.catalog import Catalog
+from pipeline.model.ops import DIM
 from pipeline.scenarios.checks import Checker
 from pipeline.scenarios.expand import idle_chip_warnings
 from pipeline.scenarios.header import (
-    DIM,
     KNOWN,
     check_columns,
     normalize_headers,

@@ -6,6 +6,7 @@ live in their own modules."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -14,11 +15,11 @@ import pyarrow.compute as pc
 from pipeline.errors import RowProblem, quoted
 from pipeline.model.catalog import Catalog, did_you_mean
 from pipeline.model.dtypes import DTYPES, canonical_dtype, known_dtype_names, wider_dtype
-from pipeline.model.ops import OpError, known_op_names, parse_op
+from pipeline.model.ops import DIM, OpError, known_op_names, parse_op
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_dims, check_peak
 from pipeline.scenarios.expand import expand
-from pipeline.scenarios.header import DIM, DTYPE_COLUMNS, KNOWN, OVERRIDES
+from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_shard_and_link
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
 
@@ -74,6 +75,18 @@ class Checker:
         for pos in np.flatnonzero(np.asarray(mask, dtype=bool)):
             self.problems.append((int(pos), column, reason(pos) if callable(reason) else reason))
 
+    def add_per_value(self, mask, column: str, col: Col, reason) -> None:
+        """Record a problem for each row in mask; reason(value) -> str runs once per distinct
+        value of `col` among those rows (a did-you-mean costs a search, not one per row)."""
+        rows = np.flatnonzero(np.asarray(mask, dtype=bool))
+        if not len(rows):
+            return
+        codes = col.codes[rows]
+        reasons = np.empty(len(col.uniques), dtype=object)
+        for code in np.unique(codes).tolist():
+            reasons[code] = reason(col.uniques[code])
+        self.problems.extend(zip(rows.tolist(), repeat(column), reasons[codes].tolist()))
+
     def add_at(self, pos: int, column: str, reason: str) -> None:
         self.problems.append((int(pos), column, reason))
 
@@ -109,12 +122,13 @@ class Checker:
                 dtype=float,
             )
             if bad.any():
-                self.add(
+                self.add_per_value(
                     col.per_row(bad) & rows,
                     name,
-                    lambda p: (
-                        f"{quoted(col.at(p))} "
-                        + (TOO_BIG if reasons[col.codes[p]] == TOO_BIG else f"is not {what}")
+                    col,
+                    lambda u: (
+                        f"{quoted(u)} "
+                        + (TOO_BIG if TOO_BIG == whole_number_reason(u) else f"is not {what}")
                     ),
                 )
             return Col(col.codes, nums)
@@ -122,7 +136,9 @@ class Checker:
         nums = nums.to_numpy(dtype=float)
         bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
         if bad.any():
-            self.add(col.per_row(bad) & rows, name, lambda p: f"{quoted(col.at(p))} is not {what}")
+            self.add_per_value(
+                col.per_row(bad) & rows, name, col, lambda u: f"{quoted(u)} is not {what}"
+            )
         return Col(col.codes, np.where(bad, np.nan, nums))
 
     def numbers(self, name: str) -> np.ndarray:
@@ -203,7 +219,8 @@ class Checker:
             try:
                 return parse_op(text)
             except OpError as exc:
-                msg = str(exc)
+                # the parser names the cell raw: echo it quoted (escaped, cut past 120)
+                msg = str(exc).replace(f"'{text}'", quoted(text), 1)
                 if not text:
                     msg = f"empty op; use {OP_CHOICES} or an einsum"
                 elif "unknown op" in msg:
@@ -217,7 +234,7 @@ class Checker:
                 return None
 
         self.sig = ops.derive(resolve)
-        self.add(self.sig.is_(None), "op", lambda p: errors[ops.at(p)])
+        self.add_per_value(self.sig.is_(None), "op", ops, errors.__getitem__)
         out["op"] = self.sig.derive(lambda s: s.op if s else "")
         out["einsum"] = self.sig.derive(lambda s: s.einsum if s else "")
         self.collective = self.sig.derive(lambda s: bool(s and s.is_collective), bool).values()
@@ -226,8 +243,7 @@ class Checker:
         hw = self.col("hardware")
         resolved = hw.derive(lambda u: self.catalog.resolve(u) or "")
 
-        def reason(p: int) -> str:
-            text = hw.at(p)
+        def reason(text: str) -> str:
             if not text:
                 return "empty hardware; name a chip from `pipeline hardware`"
             hint = self.catalog.suggest(text)
@@ -235,7 +251,7 @@ class Checker:
                 f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
             )
 
-        self.add(resolved.is_(""), "hardware", reason)
+        self.add_per_value(resolved.is_(""), "hardware", hw, reason)
         out["hardware"] = resolved
 
     def _check_dtypes(self, out: dict) -> None:
@@ -244,15 +260,15 @@ class Checker:
             col = self.col(name)
             resolved = col.derive(lambda u: (canonical_dtype(u) or None) if u else "")
 
-            def reason(p: int, col=col) -> str:
-                hint = did_you_mean(col.at(p).lower(), known_dtype_names())
-                return f"unknown dtype {quoted(col.at(p))}" + (
+            def reason(text: str) -> str:
+                hint = did_you_mean(text.lower(), known_dtype_names())
+                return f"unknown dtype {quoted(text)}" + (
                     f" (did you mean '{hint}'?)"
                     if hint
                     else f"; use one of {', '.join(sorted(DTYPES))}"
                 )
 
-            self.add(resolved.is_(None), name, reason)
+            self.add_per_value(resolved.is_(None), name, col, reason)
             parsed[name] = resolved.derive(lambda r: r or "")
         base = parsed["dtype"].derive(lambda d: d or "bf16")
         for name in ("x_dtype", "y_dtype", "out_dtype"):

@@ -59,26 +59,26 @@ class Col:
 
 def combine(fn, *cols: Col, dtype=object) -> Col:
     """fn(*values) evaluated once per combination of the columns' values that occurs."""
-    sizes = [max(len(c.uniques), 1) for c in cols]
-    key = np.zeros(len(cols[0].codes), dtype=np.int64)
-    for c, size in zip(cols, sizes, strict=True):
-        key = key * size + c.codes
-    total = int(np.prod(sizes, dtype=np.int64))
-    if total <= 1 << 22:  # a dense look-up table: no sort
-        present = np.zeros(total, dtype=bool)
-        present[key] = True
-        keys = np.flatnonzero(present)
-        lut = np.zeros(total, dtype=np.intp)
-        lut[keys] = np.arange(len(keys))
-        codes = lut[key]
-    else:
-        keys, codes = np.unique(key, return_inverse=True)
-    values = np.empty(len(keys), dtype=dtype)
-    for k, packed in enumerate(keys.tolist()):
-        parts = []
-        for size in reversed(sizes):
-            packed, rest = divmod(packed, size)
-            parts.append(rest)
-        parts.reverse()
-        values[k] = fn(*(c.uniques[i] for c, i in zip(cols, parts, strict=True)))
-    return Col(codes.astype(np.intp), values)
+    codes = cols[0].codes
+    parts = [np.arange(max(len(cols[0].uniques), 1), dtype=np.intp)]  # per combination
+    for col in cols[1:]:
+        # one column at a time, the combinations renumbered densely after each: the packed
+        # key stays below (combinations so far) * (values) <= rows * values, far from 2^63
+        size = max(len(col.uniques), 1)
+        key = codes.astype(np.int64) * size + col.codes
+        total = len(parts[0]) * size  # a Python int: no overflow
+        if total <= 1 << 22:  # a dense look-up table: no sort
+            present = np.zeros(total, dtype=bool)
+            present[key] = True
+            keys = np.flatnonzero(present)
+            lut = np.zeros(total, dtype=np.intp)
+            lut[keys] = np.arange(len(keys))
+            codes = lut[key]
+        else:
+            keys, codes = np.unique(key, return_inverse=True)
+        before, own = np.divmod(keys, size)
+        parts = [p[before] for p in parts] + [own.astype(np.intp)]
+    values = np.empty(len(parts[0]), dtype=dtype)
+    for k, at in enumerate(zip(*(p.tolist() for p in parts), strict=True)):
+        values[k] = fn(*(c.uniques[i] for c, i in zip(cols, at, strict=True)))
+    return Col(np.asarray(codes, dtype=np.intp).reshape(-1), values)

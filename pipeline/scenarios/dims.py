@@ -89,7 +89,7 @@ def _whole_or_sweep(ck: Checker, name: str, need: np.ndarray, empty):
     parsed = col.derive(_parse_dim_cell)
     kinds = np.array([type(v).__name__ for v in parsed.uniques], dtype=object)
     ck.add(need & col.is_(""), name, empty)
-    ck.add(need & parsed.per_row(kinds == "str"), name, lambda p, c=parsed: c.at(p))
+    ck.add_per_value(need & parsed.per_row(kinds == "str"), name, parsed, str)  # the reason
     number = np.array(
         [float(v) if isinstance(v, int) else np.nan for v in parsed.uniques], dtype=float
     )

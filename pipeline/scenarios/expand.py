@@ -34,15 +34,17 @@ def expand(ck: Checker, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame
         counts[p] = min(count, max_rows + 1)  # no overflow: anything past it is refused
     positions = np.flatnonzero(valid)
     if int(counts[positions].sum()) > max_rows:
-        running = np.cumsum(counts[positions])
-        over = positions[running > max_rows]
+        over = positions[~_within_limit(counts[positions], max_rows)]
         for p in over.tolist():
             col = swept[p][0][0] if p in swept else "name"
             ck.add_at(
                 p,
                 col,
-                f"expands to {exact.get(p, 1):,} rows, which takes the file past its limit "
-                f"of {max_rows:,} rows (--max-rows)",
+                f"expands to {exact[p]:,} rows, which takes the file past its limit of "
+                f"{max_rows:,} rows (--max-rows)"
+                if p in swept
+                else f"takes the file past its limit of {max_rows:,} rows (--max-rows), "
+                "which the rows before it fill",
             )
         valid = valid.copy()
         valid[over] = False
@@ -79,6 +81,33 @@ def expand(ck: Checker, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame
     expanded["name"] = names
     expanded.insert(2, "series", series_col)
     return expanded
+
+
+def _within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:
+    """Which rows (in file order) fit: a row is taken while it fits in what is left of the
+    limit, and a row refused takes nothing, so a smaller row after it may still fit."""
+    running = np.cumsum(counts)
+    keep = running <= max_rows
+    first = int(np.argmin(keep))  # the first row past the limit; all before it fit
+    used = int(running[first - 1]) if first else 0
+    keep[first:] = True
+    # past it, only swept rows (count > 1) are taken one by one; a run of single rows takes
+    # what is left, and once nothing is left every later row is refused
+    tail = counts[first:]
+    swept = np.flatnonzero(tail > 1).tolist()
+    start = 0
+    for i in [*swept, len(tail)]:
+        room = max_rows - used
+        if i - start > room:  # the single rows before i fill the limit
+            keep[first + start + room :] = False
+            return keep
+        used += i - start
+        if i < len(tail):
+            fits = used + int(tail[i]) <= max_rows
+            keep[first + i] = fits
+            used += int(tail[i]) if fits else 0
+        start = i + 1
+    return keep
 
 
 IDLE_WARNINGS = 20  # rows named one by one in the warnings about idle chips

@@ -6,7 +6,6 @@ What each column means is in docs/input.md.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +35,6 @@ KNOWN = (
     "measured_seconds",
     "notes",
 )
-
-DIM = re.compile(r"^[A-Z]$")
 
 
 def normalize_headers(columns: list[str], path: Path) -> list[str]:

@@ -9,7 +9,9 @@ import numpy as np
 
 from pipeline.errors import quoted
 from pipeline.model.catalog import LINKS, did_you_mean
+from pipeline.model.ops import DIM
 from pipeline.scenarios.coded import combine
+from pipeline.scenarios.sweeps import whole_number_reason
 
 if TYPE_CHECKING:
     from pipeline.scenarios.checks import Checker
@@ -52,14 +54,15 @@ def check_shard_and_link(ck: Checker, out: dict) -> None:
     hw = out["hardware"]
     table = ck.catalog.chips
     chosen = combine(lambda lk, c: lk or table["default_link"].get(c, ""), link, hw)
-    ck.add(
+    ck.add_per_value(  # one did-you-mean per distinct link, not per row
         ~link.is_("") & ~np.isin(link.values(), LINKS),
         "link",
-        lambda p: (
-            f"unknown link {quoted(link.at(p))}"
+        link,
+        lambda v: (
+            f"unknown link {quoted(v)}"
             + (
                 f" (did you mean '{h}'?)"
-                if (h := did_you_mean(link.at(p), list(LINKS)))
+                if (h := did_you_mean(v, list(LINKS)))
                 else f"; use one of {', '.join(LINKS)}"
             )
         ),
@@ -87,6 +90,22 @@ def check_shard_and_link(ck: Checker, out: dict) -> None:
             " pick one of those or give link_bandwidth"
         ),
     )
+    # a chip without a default link (a --hardware chip may have none) times no communication
+    reduces = combine(
+        lambda s, sig: bool(s) and sig is not None and s in sig.contracted,
+        shard,
+        ck.sig,
+        dtype=bool,
+    ).values()
+    ck.add(
+        (ck.collective | (reduces & (chips > 1))) & ~hw.is_("") & chosen.is_("") & np.isnan(bw),
+        "link",
+        lambda p: (
+            f"chip {hw.at(p)} has no default link; give link (it has {', '.join(has)})"
+            if (has := ck.catalog.links_of(hw.at(p)))
+            else f"chip {hw.at(p)} has no link; give link_bandwidth (bytes/s, one way)"
+        ),
+    )
     out["link"] = chosen
     out["link_bandwidth"] = bw
     out["link_topology"] = fields.derive(lambda f: f[1])
@@ -94,18 +113,32 @@ def check_shard_and_link(ck: Checker, out: dict) -> None:
 
 
 def _check_collective(ck: Checker, out: dict, has_shard: np.ndarray) -> None:
-    """A collective row (docs/input.md#collectives): 2 or more chips, no shard, no flops."""
+    """A collective row (docs/input.md#collectives): 2 or more chips, no shard, no flops, no
+    dims."""
     collective = ck.collective
     chips = out["chips"].values()
     op = out["op"]
+    # a chips cell that is not a whole number is reported as such, not as 1 chip too few
+    raw = ck.col("chips")
+    whole = raw.per_row(np.array([whole_number_reason(u) is None for u in raw.uniques], bool))
     ck.add(
-        collective & (chips < 2),
+        collective & whole & (chips < 2),
         "chips",
         lambda p: (
             f"op {op.at(p)} runs over 2 or more chips; give chips = N >= 2, the chips the "
-            f"array of `bytes` is spread over (got {int(chips[p])})"
+            "array of `bytes` is spread over "
+            + ("(got none: chips is blank)" if raw.at(p) == "" else f"(got {int(chips[p])})")
         ),
     )
+    for d in (c for c in ck.table.column_names if DIM.match(c)):
+        ck.add(
+            collective & ~ck.col(d).is_(""),
+            d,
+            lambda p, d=d: (
+                f"op {op.at(p)} is a collective: it takes bytes, not dims; leave {d} empty "
+                "(bytes is V, the whole array)"
+            ),
+        )
     ck.add(
         collective & has_shard,
         "shard",

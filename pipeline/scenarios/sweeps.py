@@ -13,6 +13,8 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
+from pipeline.errors import printable
+
 MAX_EXACT = 2**53  # 9,007,199,254,740,992: the largest whole number a float64 keeps exact
 _DIGITS = re.compile(r"^\+?\d+$")
 _DECIMAL = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -128,4 +130,5 @@ def parse_sweep(text: str) -> Sweep:
 
 
 def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A sweep's part inside its cell's message: escaped, and cut shorter than quoted()."""
+    return printable(text if len(text) <= limit else text[: limit - 1] + "…")

@@ -312,7 +312,11 @@ def test_records_hold_plain_python_values(small):
 def test_real_charts_embed(book):
     chart = (
         Chart("summary", "Bound per hardware", "plots/summary.png"),
-        png(__import__("pipeline").render.charts.data.summary_data(book.summary.per_hardware)),
+        png(
+            __import__("pipeline").render.charts.summary_data.summary_data(
+                book.summary.per_hardware
+            )
+        ),
     )
     assert "data:image/png;base64," in html_of(book, [chart])
 

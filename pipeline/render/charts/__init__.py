@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from pipeline.render.charts.data import RooflineData, SummaryData, SweepData
+from pipeline.render.charts.data import RooflineData, SweepData
 from pipeline.render.charts.plan import Chart, PlannedChart, left_out_notice, plan_charts
 from pipeline.render.charts.roofline import roofline_figure
 from pipeline.render.charts.style import png_bytes
 from pipeline.render.charts.summary import summary_figure
+from pipeline.render.charts.summary_data import SummaryData
 from pipeline.render.charts.sweep import sweep_figure
 
 __all__ = ["Chart", "PlannedChart", "figure", "left_out_notice", "plan_charts", "png"]

@@ -124,6 +124,7 @@ class SweepLine:
     critical: float | None  # the first swept value at which the line is compute-bound
     critical_y: float | None
     reach: str = ""  # what the legend says of the line, when not the compute-bound value
+    detail: str = ""  # the label's end in brackets (the line's other dims), kept when cut
 
 
 @dataclass(frozen=True)
@@ -142,15 +143,6 @@ class SweepData:
     ceilings: tuple[Ceiling, ...]
     lines: tuple[SweepLine, ...]
     measure: str = "flops"  # "flops": attainable FLOP/s; "time": seconds (log-log)
-
-
-@dataclass(frozen=True)
-class SummaryData:
-    """Scenario counts per bound and hardware."""
-
-    title: str
-    hardware: tuple[str, ...]
-    counts: Mapping[str, tuple[int, ...]]
 
 
 # ---------------------------------------------------------------- helpers
@@ -387,14 +379,4 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
         derated=derated_roofs(rows, ceilings, slopes[0].bandwidth, "network_efficiency", "link")
         if len(slopes) == 1
         else (),
-    )
-
-
-def summary_data(per_hardware: pd.DataFrame) -> SummaryData:
-    """Scenario counts per bound and hardware, from Summary.per_hardware."""
-    total = int(per_hardware["total"].sum()) if len(per_hardware) else 0
-    return SummaryData(
-        title=f"Which limit binds: {total:,} scenarios by hardware",
-        hardware=tuple(str(h) for h in per_hardware.index),
-        counts={b: tuple(int(v) for v in per_hardware[b]) for b in BOUNDS},
     )

@@ -29,6 +29,37 @@ def chart_text(value: object, limit: int = 48) -> str:
 MISSING_GLYPH = "\u25a1"  # WHITE SQUARE, which the chart font has
 
 
+def fit_text(fig, head: str, tail: str, width: float, fontsize: float) -> str:
+    """`head + tail` in at most `width` pixels of text on `fig`: `head` cut with an ellipsis
+    first (a legend entry keeps what it says of its line), and `tail` too when even that is
+    too wide. Widths are measured, so the result is what the figure draws."""
+    renderer = fig.canvas.get_renderer()
+
+    def fits(text: str) -> bool:
+        probe = fig.text(0, 0, text, fontsize=fontsize)
+        wide = probe.get_window_extent(renderer).width
+        probe.remove()
+        return wide <= width
+
+    def cut(text: str, rest: str) -> str:
+        """The longest `text[:n] + '…' + rest` that fits (binary search: width grows with n);
+        a cut never leaves half of the '\\$' escape."""
+        lo, hi = 0, len(text) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(text[:mid].rstrip("\\") + "…" + rest):
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo].rstrip("\\") + "…" + rest
+
+    if fits(head + tail):
+        return head + tail
+    if head and fits("…" + tail):
+        return cut(head, tail)
+    return cut(head + tail, "")
+
+
 @functools.cache
 def _font_glyphs() -> frozenset[int]:
     """Code points the charts' font (matplotlib's default, DejaVu Sans) can draw."""

@@ -19,10 +19,10 @@ from pipeline.render.charts.data import (
     chip_record,
     network_data,
     roofline_data,
-    summary_data,
     talks,
     with_flops,
 )
+from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import (
     BYTES,
     pages,

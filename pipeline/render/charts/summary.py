@@ -8,14 +8,16 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from pipeline.model.roofline import BOUNDS
-from pipeline.render.charts.data import SummaryData
 from pipeline.render.charts.labels import chart_text
 from pipeline.render.charts.style import BOUND_COLORS, DPI, FIGSIZE, new_figure
+from pipeline.render.charts.summary_data import SummaryData
 
 
 def summary_figure(data: SummaryData) -> Figure:
     """Stacked bars: compute-, memory- and network-bound scenario counts per hardware."""
     names = data.hardware
+    if not names:
+        return _nothing_figure(data)
     height = min(1.9 + 0.42 * len(names), 30.0)
     fig = new_figure(height)
     ax = fig.subplots()
@@ -72,4 +74,14 @@ def summary_figure(data: SummaryData) -> Figure:
         handlelength=1.6,
     )
     fig.text(0.02, 1 - 0.14 / height, data.title, fontsize=12.5, fontweight="bold", va="top")
+    return fig
+
+
+def _nothing_figure(data: SummaryData) -> Figure:
+    """The title and, where the bars would be, what the note says (no scenario computed)."""
+    fig = new_figure(FIGSIZE[1] / 2)
+    fig.text(0.02, 1 - 0.14 / (FIGSIZE[1] / 2), data.title, fontsize=12.5, fontweight="bold",
+             va="top")  # fmt: skip
+    fig.text(0.5, 0.45, chart_text(data.note, 120), ha="center", va="center", fontsize=11,
+             color="#444")  # fmt: skip
     return fig

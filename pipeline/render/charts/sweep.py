@@ -9,7 +9,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from pipeline.render import format as fmt
-from pipeline.render.charts.data import SweepData
+from pipeline.render.charts.data import SweepData, SweepLine
+from pipeline.render.charts.labels import fit_text
 from pipeline.render.charts.style import (
     FIGSIZE,
     ROOF_COLOR,
@@ -21,17 +22,28 @@ from pipeline.render.charts.style import (
     titles,
 )
 
+LEGEND_FONT = 8.5
+LEGEND_MARGIN = 0.02  # of the figure's width, left and right of the legend
+# the legend's spacing in font sizes (matplotlib's defaults), given so the widths below hold
+LEGEND_SPACING = {"borderaxespad": 0.5, "borderpad": 0.4, "columnspacing": 2.0,
+                  "handlelength": 2.5, "handletextpad": 0.8}  # fmt: skip
+
 
 def sweep_figure(data: SweepData) -> Figure:
     """Attainable FLOP/s against a swept dim, one line per series (the book's Q3 figure)."""
     lines = data.lines
     unfit = any(not ln.fits.all() for ln in lines)
     time = data.measure == "time"
+    fig = new_figure()
     ncols = 1 if len(lines) + unfit == 1 or time else 2  # a knee's legend text is long
+    legend = _legend_texts(fig, lines, data.dim, time, ncols)
+    if ncols == 2 and legend != _legend_texts(fig, lines, data.dim, time, None):
+        ncols = 1  # a label too long for half the width gets the whole width before a cut
+        legend = _legend_texts(fig, lines, data.dim, time, ncols)
     rows = -(-(len(lines) + unfit) // ncols)
     legend_in = 0.12 + 0.2 * rows  # the legend sits under the axes and never covers a line
     height = FIGSIZE[1] + legend_in
-    fig = new_figure(height)
+    fig.set_size_inches(FIGSIZE[0], height)
     ax = fig.subplots()
     fig.subplots_adjust(
         left=0.17, right=0.975, bottom=(0.62 + legend_in) / height, top=1 - 0.77 / height
@@ -80,12 +92,6 @@ def sweep_figure(data: SweepData) -> Figure:
         color = SERIES_COLORS[i % len(SERIES_COLORS)]
         style = SERIES_STYLES[(i // len(SERIES_COLORS)) % len(SERIES_STYLES)]
         crit = ln.critical
-        if ln.reach or time:
-            reach = ln.reach
-        elif crit is not None:
-            reach = f"compute-bound from {dim} = {crit:,.0f}"
-        else:
-            reach = "never compute-bound here"
         x, y = ln.x, ln.y
         if time and crit is not None:  # the model's time is max(floor, linear): its corner
             at = int(np.searchsorted(x, crit))
@@ -96,7 +102,7 @@ def sweep_figure(data: SweepData) -> Figure:
             color=color,
             ls=style,
             lw=2.0,
-            label=f"{ln.label}: {reach}" if reach else ln.label,
+            label=legend[i],
             zorder=4,
         )
         bad = ~ln.fits
@@ -113,14 +119,45 @@ def sweep_figure(data: SweepData) -> Figure:
     ax.set_ylabel(data.y_label)
     fig.legend(
         loc="lower left",
-        bbox_to_anchor=(0.02, 0.1 / height),
+        bbox_to_anchor=(LEGEND_MARGIN, 0.1 / height),
         ncols=ncols,
-        fontsize=8.5,
+        fontsize=LEGEND_FONT,
         frameon=False,
-        handlelength=2.5,
+        **LEGEND_SPACING,
     )
     titles(fig, data.title, data.subtitle, height)
     return fig
+
+
+def _legend_texts(
+    fig: Figure, lines: tuple[SweepLine, ...], dim: str, time: bool, ncols: int | None
+) -> list[str]:
+    """Each line's legend entry, 'series (other dims): where it turns compute-bound', its
+    series name cut (an ellipsis) to fit a column of a legend in `ncols` columns across the
+    figure; `ncols` None: uncut."""
+    em = LEGEND_FONT * fig.dpi / 72  # pixels per font size
+    sp = LEGEND_SPACING
+    span = fig.bbox.width * (1 - 2 * LEGEND_MARGIN)
+    span -= 2 * (sp["borderaxespad"] + sp["borderpad"]) * em
+    out = []
+    for ln in lines:
+        if ln.reach or time:
+            reach = ln.reach
+        elif ln.critical is not None:
+            reach = f"compute-bound from {dim} = {ln.critical:,.0f}"
+        else:
+            reach = "never compute-bound here"
+        detail = f" ({ln.detail})" if ln.detail else ""
+        detail = detail if ln.label.endswith(detail) else ""
+        head = ln.label[: len(ln.label) - len(detail)]
+        tail = detail + (f": {reach}" if reach else "")
+        if ncols is None:
+            out.append(head + tail)
+            continue
+        width = (span - (ncols - 1) * sp["columnspacing"] * em) / ncols
+        width -= (sp["handlelength"] + sp["handletextpad"]) * em
+        out.append(fit_text(fig, head, tail, width, LEGEND_FONT))
+    return out
 
 
 def _critical_labels(fig, ax, lines, dim: str, value, time: bool) -> None:

@@ -46,11 +46,13 @@ def swept_dims(name: str, series: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LinePlan:
-    """A planned sweep line: its series, legend label and row positions in the results."""
+    """A planned sweep line: its series, legend label and row positions in the results;
+    `detail`: the label's end in brackets, the values of the series' other swept dims."""
 
     series: str
     label: str
     rows: np.ndarray
+    detail: str = ""
 
 
 def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
@@ -91,7 +93,8 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
         for k, combo in enumerate(combos):
             what = ", ".join(f"{d}={int(v)}" for d, v in zip(others, combo, strict=True))
             label = f"{chart_text(s, 36)} ({what})"
-            groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), label, rows[inverse == k]))
+            line = LinePlan(str(s), label, rows[inverse == k], what)
+            groups.setdefault((hw, dims[0]), []).append(line)
     return groups
 
 
@@ -156,6 +159,7 @@ def _line(ln: LinePlan, part, order, x, y, critical, critical_y, reach: str = ""
         critical=critical,
         critical_y=critical_y,
         reach=reach,
+        detail=ln.detail,
     )
 
 

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 import pipeline
-from pipeline.render.charts.data import network_data, roofline_data, summary_data
+from pipeline.render.charts.data import network_data, roofline_data
 from pipeline.render.charts.style import BOUND_COLORS
+from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines, swept_dims
 
 V5E = {"name": "tpu-v5e", "peak_bf16": 1.97e14, "hbm_bandwidth": 8.2e11, "hbm_capacity": 1.6e10}
