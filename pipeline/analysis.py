@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import FrozenInstanceError, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from numbers import Integral
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from pipeline.errors import InvalidScenarios, RowProblem, described, printable
+from pipeline.errors import InvalidScenarios, described, printable
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -27,10 +27,12 @@ from pipeline.limits import (
 )
 from pipeline.model.catalog import Catalog, catalog_frame, catalog_records, load_catalog
 from pipeline.model.overflow import refused_rows
-from pipeline.model.roofline import compute_roofline
-from pipeline.model.summary import Summary, summarize
+from pipeline.model.roofline import compute_record
+from pipeline.model.summary import summarize
+from pipeline.names import slug
+from pipeline.record import Record
 from pipeline.run.write import Options, Written, write_outputs
-from pipeline.scenarios import Loaded, load_records, load_scenarios
+from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
 from pipeline.version import __version__
 
@@ -38,88 +40,9 @@ Source = str | Path | pd.DataFrame | Sequence[dict]
 Hardware = str | Path | pd.DataFrame | Catalog | Sequence[str | Path | pd.DataFrame] | None
 
 
-class ReadOnlyDict(dict):
-    """A dict that refuses changes: the records and counts an Analysis hands out. `dict(d)` is
-    a plain copy to change; it pickles, and serializes to JSON, as a dict."""
-
-    def _refuse(self, *args, **kwargs):
-        raise TypeError("an Analysis is read-only: change a copy, dict(...), instead")
-
-    __setitem__ = __delitem__ = __ior__ = _refuse
-    clear = pop = popitem = setdefault = update = _refuse
-
-    def __reduce__(self):
-        return type(self), (dict(self),)
-
-
-class ReadOnlySummary:
-    """An Analysis's Summary as handed out: the same attributes, each table a copy of its own
-    and each mapping read-only, while the Summary behind it keeps its cached statistics."""
-
-    __slots__ = ("_summary",)
-
-    def __init__(self, summary: Summary) -> None:
-        object.__setattr__(self, "_summary", summary)
-
-    def __getattr__(self, name: str):
-        if name == "_summary":  # not set yet: no recursion
-            raise AttributeError(name)
-        return _handed_out(getattr(self._summary, name))
-
-    def __setattr__(self, name: str, value) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __reduce__(self):
-        return type(self), (self._summary,)
-
-    def __dir__(self) -> list[str]:
-        return sorted({*dir(type(self)), *dir(self._summary)})
-
-    def __repr__(self) -> str:
-        return repr(self._summary)
-
-
-def _handed_out(value):
-    """A value as an Analysis hands it out: a frame as a copy (copy-on-write: no data is
-    copied until it is changed), a mapping read-only."""
-    if isinstance(value, pd.DataFrame | pd.Series):
-        return value.copy(deep=False)
-    if isinstance(value, Mapping):
-        return ReadOnlyDict({k: _handed_out(v) for k, v in value.items()})
-    return value
-
-
 @dataclass(frozen=True, eq=False)
-class Analysis:
-    """The result of `analyze()`. Read-only: `results`, `problems`, `inputs` and the
-    summary's tables hand out frames of their own (copy-on-write), so changing them leaves the
-    analysis as it was; the hardware records, counts and timings refuse changes."""
-
-    source: str  # the file's path, or a label for rows given in memory
-    source_sha256: str | None  # of the file's bytes; None for rows in memory
-    started: str  # when the analysis started (ISO 8601, UTC)
-    tool_version: str
-    catalog_version: str
-    hardware: tuple[Mapping, ...]  # the catalog records of the chips the scenarios use
-    summary: Summary  # held as a ReadOnlySummary
-    warnings: tuple[str, ...]  # about the input: rows were computed, but look at these
-    timings: Mapping[str, float] = field(repr=False)  # seconds: load, compute
-    _loaded: Loaded = field(repr=False)
-    _results: pd.DataFrame = field(repr=False)
-    # every file the analysis read (scenarios, hardware), absolute as when read: write()
-    # never replaces a folder holding one, whatever the working folder is by then
-    _read: tuple[Path, ...] = field(default=(), repr=False)
-
-    def __post_init__(self) -> None:
-        # what the attributes reach is read-only too: a record or a count changed in a
-        # notebook would otherwise change what write() writes
-        object.__setattr__(self, "hardware", tuple(ReadOnlyDict(r) for r in self.hardware))
-        object.__setattr__(self, "timings", ReadOnlyDict(self.timings))
-        if not isinstance(self.summary, ReadOnlySummary):
-            object.__setattr__(self, "summary", ReadOnlySummary(self.summary))
+class Analysis(Record):
+    """The result of `analyze()`: the record (pipeline.record.Record) and write()."""
 
     def __repr__(self) -> str:
         s = self.summary
@@ -129,34 +52,6 @@ class Analysis:
             f"<Analysis of {self.source}: {s.scenarios:,} scenarios ({bounds}) on {chips or '-'}; "
             f"{s.rejected_rows:,} rejected rows, {len(self.warnings):,} warnings>"
         )
-
-    @property
-    def results(self) -> pd.DataFrame:
-        """Every scenario: the results.csv columns in order, typed as results.parquet."""
-        return self._results.copy(deep=False)
-
-    @property
-    def problems(self) -> pd.DataFrame:
-        """Every problem found: line, name, column, reason (empty when there are none)."""
-        return pd.DataFrame(
-            [(p.line, p.name, p.column, p.reason) for p in self._loaded.problems],
-            columns=["line", "name", "column", "reason"],
-        ).astype({"line": "int64"})
-
-    @property
-    def problem_list(self) -> tuple[RowProblem, ...]:
-        """The problems as messages (`FILE:LINE: column COL: reason`)."""
-        return self._loaded.problems
-
-    @property
-    def notices(self) -> tuple[str, ...]:
-        """What a person should know about the input: the warnings."""
-        return self.warnings
-
-    @property
-    def inputs(self) -> pd.DataFrame:
-        """The rows as read (every cell as text), with their line numbers first."""
-        return self._loaded.inputs.copy(deep=False)
 
     @property
     def name(self) -> str:
@@ -200,8 +95,7 @@ class Analysis:
 
 def sanitize_name(text: str) -> str:
     """A file-system-safe name: only [a-z0-9._-], never empty, never a dot-file or '..'."""
-    name = re.sub(r"[^a-z0-9._-]+", "-", str(text).lower()).strip("-.")
-    return name or "run"
+    return slug(text, keep="._-", strip="-.") or "run"
 
 
 def analyze(
@@ -239,9 +133,12 @@ def analyze(
     else:
         loaded = load_records(source, catalog, max_rows=max_rows, source=name or "rows")
     t1 = time.perf_counter()
-    results = compute_roofline(loaded.frame)
+    results, facts = compute_record(loaded.frame)
     # a row whose numbers float64 cannot hold (a time past 1.8e308 s) is refused like any other
+    lines = loaded.frame["line"].to_numpy()
     loaded, results = refuse_rows(loaded, results, refused_rows(results))
+    if len(results) != len(facts):  # refused lines leave the facts too
+        facts = facts[np.isin(lines, loaded.frame["line"].to_numpy())].reset_index(drop=True)
     if strict and loaded.problems:
         raise InvalidScenarios(
             f"{printable(loaded.source)}: {loaded.rejected_lines} row(s) rejected and strict "
@@ -253,7 +150,7 @@ def analyze(
     records = tuple(catalog_records(catalog, used))
     summary = summarize(
         results, list(records), loaded.source_rows, loaded.rejected_lines, len(loaded.problems),
-        loaded.frame["own_numbers"].to_numpy(),
+        loaded.frame["own_numbers"].to_numpy(), facts=facts,
     )  # fmt: skip
     return Analysis(
         source=loaded.source,
@@ -268,6 +165,7 @@ def analyze(
         _loaded=loaded,
         _read=(*read, *catalog.files),
         _results=results,
+        _facts=facts,
     )
 
 

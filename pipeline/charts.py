@@ -12,6 +12,7 @@ from pipeline.errors import UnknownHardware, described, quoted
 from pipeline.model.catalog import did_you_mean
 from pipeline.render.charts import Chart, figure
 from pipeline.render.charts.data import (
+    chart_frame,
     chip_record,
     network_data,
     roofline_data,
@@ -63,7 +64,7 @@ def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int =
     if isinstance(page, bool) or not isinstance(page, int):
         raise TypeError(f"page must be a whole number (int), not {described(page)}")
     name, _, chip = _chip(analysis, hardware)
-    results = analysis.results
+    results = chart_frame(analysis)
     swept = {d: lines for (hw, d), lines in sweep_lines(results).items() if hw == name}
     if not swept:
         raise UnknownHardware(f"no sweep runs on {name}")
@@ -79,7 +80,8 @@ def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int =
 def planned(analysis: Analysis) -> list[Chart]:
     """The charts `pipeline run` draws for this analysis, in its order (before --max-charts)."""
     s = _analysis(analysis).summary
-    found = plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
+    frame = chart_frame(analysis)
+    found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides)
     return [p.chart for p in found]
 
 
@@ -108,7 +110,7 @@ def _chip(analysis: Analysis, hardware: str):
         for alias in str(rec.get("aliases") or "").split(";"):
             if alias.strip():
                 spellings[alias.strip().lower()] = str(rec["name"])
-    results = analysis.results
+    results = chart_frame(analysis)
     used = set(results["hardware"].astype(str))
     spellings.update({u.lower(): u for u in used})
     name = spellings.get(hardware.strip().lower())

@@ -25,6 +25,7 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
     MAX_ROWS_LIMIT,
 )
+from pipeline.render import format as fmt
 
 _HARDWARE_OPTION = click.option(
     "--hardware",
@@ -303,7 +304,7 @@ def _echo_summary(path: Path, analysis, written, verbose: bool) -> None:
     for notice in written.notices:
         click.echo(f"  note: {printable(notice)}")
     if verbose:
-        timings = ", ".join(f"{k} {v:.2f} s" for k, v in written.timings.items())
+        timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
         click.echo(f"  seconds: {timings}")
 
 
@@ -345,12 +346,12 @@ def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
             aliases = aliases[:27] + "…" if len(aliases) > 28 else aliases
             link = row["default_link"]
             bw = row.get(f"{link}_bandwidth") if link else None
-            bf16 = f"{row['peak_bf16'] / 1e12:.1f}" if row["peak_bf16"] > 0 else "-"
-            capacity = f"{row['hbm_capacity'] / 1e9:.0f}" if row["hbm_capacity"] > 0 else "-"
+            bf16 = fmt.fixed(row["peak_bf16"], 1e12, 1) if row["peak_bf16"] > 0 else "-"
+            capacity = fmt.fixed(row["hbm_capacity"], 1e9) if row["hbm_capacity"] > 0 else "-"
             click.echo(
                 f"{printable(chip):<9} {aliases:<28} {bf16:>12} "
-                f"{row['hbm_bandwidth'] / 1e9:>9.0f} {capacity:>7}  {link} "
-                f"{(bw if bw and bw > 0 else 0) / 1e9:.0f} GB/s"
+                f"{fmt.fixed(row['hbm_bandwidth'], 1e9):>9} {capacity:>7}  {link} "
+                f"{fmt.fixed(bw if bw and bw > 0 else 0, 1e9)} GB/s"
             )
         versions = pipeline.load_hardware(list(hardware_files)).version
         click.echo(f"catalog version {versions}; `pipeline hardware NAME` shows sources")

@@ -1,21 +1,15 @@
-"""Shared fixtures: the catalog, and the shipped book scenarios analyzed once per session."""
+"""Shared fixtures: the catalog, and the shipped book scenarios analyzed once per session
+(the helpers they use are in tests/helpers.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-import pipeline
 from pipeline.analysis import Analysis
 from pipeline.model.catalog import Catalog, load_catalog
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
-GOLDEN = Path(__file__).resolve().parent / "golden"
-BOOK_SCENARIOS = ROOT / "scenarios" / "q1-q5.csv"
-STARTED = "2026-01-01T00:00:00+00:00"
+from tests.helpers import BIG, BOOK_SCENARIOS, DATA, MIX, analyze_file, analyze_rows
 
 
 def pytest_addoption(parser):
@@ -31,19 +25,6 @@ def update_golden(request) -> bool:
     return bool(request.config.getoption("--update-golden"))
 
 
-def fixed(analysis: Analysis) -> Analysis:
-    """The analysis with a fixed start time and tool version, and its file named relative to
-    the repository, for outputs that are the same bytes on every machine."""
-    source = analysis.source
-    if Path(source).is_absolute() and Path(source).is_relative_to(ROOT):
-        source = Path(source).relative_to(ROOT).as_posix()
-    return replace(analysis, started=STARTED, tool_version="test", source=source)
-
-
-def analyze_file(path: Path, **kwargs) -> Analysis:
-    return fixed(pipeline.analyze(path, **kwargs))
-
-
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return load_catalog()
@@ -53,6 +34,22 @@ def catalog() -> Catalog:
 def book() -> Analysis:
     """scenarios/q1-q5.csv analyzed: 13 source rows, two Q3 sweeps over B = 1..512."""
     return analyze_file(BOOK_SCENARIOS)
+
+
+@pytest.fixture(scope="session")
+def mix() -> Analysis:
+    """Matmuls (one derated) and collective sweeps of bytes on tpu-v5e and h100 (MIX)."""
+    analysis = analyze_rows(MIX)
+    assert not analysis.problem_list
+    return analysis
+
+
+@pytest.fixture(scope="session")
+def big(tmp_path_factory) -> Analysis:
+    """20,000 scenarios on four chips; the tpu-v5e sweep does not fit in HBM (BIG)."""
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    path.write_text(BIG, encoding="utf-8")
+    return analyze_file(path)
 
 
 @pytest.fixture

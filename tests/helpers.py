@@ -1,14 +1,59 @@
-"""Small helpers for building scenario files inside tests."""
+"""What several test files share (tests import this and conftest, never each other): the
+project's paths, analyses built through `pipeline.analyze()`, scenario files, the command
+line, PNG builders and checks, chart inputs, the /proc walkers, and the big mixed scenario
+frame the fault tests and the benchmarks run."""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
+import struct
+import subprocess
+import sys
+import zlib
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 import pipeline
 from pipeline.model.catalog import Catalog
 from pipeline.scenarios import Loaded, load_scenarios
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+GOLDEN = ROOT / "tests" / "golden"
+BOOK_SCENARIOS = ROOT / "scenarios" / "q1-q5.csv"
+STARTED = "2026-01-01T00:00:00+00:00"
+
+HEAD = "name,op,B,D,F,hardware"  # the header of a matmul scenario file
+FAST = ("--no-plots", "--no-workbook", "--no-report")  # `pipeline run`: the tables only
+FAST_WRITE = {"plots": False, "workbook": False, "report": False}  # the same for write()
+HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=1>')  # text a page must escape
+EXTERNAL = ("http://", "https://", 'src="//', "@import", "<link")  # what a page must not load
+
+# ---------------------------------------------------------------- analyses
+
+
+def fixed(analysis: pipeline.Analysis) -> pipeline.Analysis:
+    """The analysis with a fixed start time and tool version, and its file named relative to
+    the repository, for outputs that are the same bytes on every machine."""
+    source = analysis.source
+    if Path(source).is_absolute() and Path(source).is_relative_to(ROOT):
+        source = Path(source).relative_to(ROOT).as_posix()
+    return replace(analysis, started=STARTED, tool_version="test", source=source)
+
+
+def analyze_file(path: Path, **kwargs) -> pipeline.Analysis:
+    """A scenario file analyzed, with fixed()'s start time, version and name."""
+    return fixed(pipeline.analyze(path, **kwargs))
+
+
+def analyze_rows(rows: list[dict], **kwargs) -> pipeline.Analysis:
+    """Rows in memory analyzed (a real analysis: its summary matches its results)."""
+    return fixed(pipeline.analyze(rows, **kwargs))
 
 
 def write_scenarios(tmp_path: Path, text: str, name: str = "s.csv") -> Path:
@@ -26,3 +71,315 @@ def compute_text(tmp_path: Path, catalog: Catalog, text: str) -> pd.DataFrame:
     analysis = pipeline.analyze(write_scenarios(tmp_path, text), hardware=catalog)
     assert not analysis.problem_list, [str(p) for p in analysis.problem_list]
     return analysis.results.set_index("name", drop=False)
+
+
+def toml_text(text: str) -> str:
+    """`text` escaped for the inside of a TOML basic string ("..."): every control character
+    written as a \\u escape, so any text makes valid TOML."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"')
+    return "".join(ch if ch >= " " and ch != "\x7f" else f"\\u{ord(ch):04x}" for ch in out)
+
+
+# ---------------------------------------------------------------- the command line, folders
+
+
+def invoke(*args):
+    """`pipeline ARGS` in this process (click's runner); stderr apart from stdout."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def pipeline_cmd(*args, **kwargs) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` in a process of its own, from the project folder."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *map(str, args)],
+        capture_output=True, text=True, cwd=kwargs.pop("cwd", ROOT), **kwargs,
+    )  # fmt: skip
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` and its bytes, by relative path."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended (its own, printed before it exited)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    return int(proc.stdout)
+
+
+def assert_matches_manifest(folder: Path) -> dict:
+    """The folder holds exactly the files its manifest lists, each with its size and hash."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    listed = {f["path"]: f for f in manifest["files"]}
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert present == set(listed) | {"manifest.json"}
+    for path, entry in listed.items():
+        data = (folder / path).read_bytes()
+        assert len(data) == entry["bytes"] and hashlib.sha256(data).hexdigest() == entry["sha256"]
+    return manifest
+
+
+# ---------------------------------------------------------------- workbooks
+
+
+def workbook_of(analysis: pipeline.Analysis, folder: Path, **kwargs):
+    """Write the analysis's workbook into `folder` (run name q1-q5) and read it back with
+    openpyxl: (the workbook, the notices the writer added)."""
+    import openpyxl
+
+    from pipeline.render.workbook import write_workbook
+
+    path = folder / "workbook.xlsx"
+    charts = kwargs.pop("charts", [])
+    notices = kwargs.pop("notices", [])
+    own = write_workbook(analysis, path, "q1-q5", charts, notices, **kwargs)
+    return openpyxl.load_workbook(path), own
+
+
+def column_of(sheet, name: str) -> int:
+    """1-based column index of a header on an openpyxl sheet."""
+    return [c.value for c in sheet[1]].index(name) + 1
+
+
+def sheet_text(sheet) -> list[str]:
+    """Every filled cell of an openpyxl sheet, as text, row by row."""
+    return [str(v) for row in sheet.iter_rows(values_only=True) for v in row if v is not None]
+
+
+# ---------------------------------------------------------------- PNGs
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def tiny_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A solid-colour PNG, byte-for-byte stable (stored deflate), for golden files."""
+    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        body = tag + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        PNG_MAGIC
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw, 0))
+        + chunk(b"IEND", b"")
+    )
+
+
+def figure_png(title: str = "", size: tuple[float, float] = (3, 2), dpi: int = 50) -> bytes:
+    """A small real chart drawn with matplotlib's Figure API (no pyplot)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=dpi)
+    ax = fig.subplots()
+    ax.loglog([0.1, 240, 1e5], [1e10, 1.97e14, 1.97e14])
+    ax.set_title(title)
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    return out.getvalue()
+
+
+def assert_png(data: bytes, min_size: tuple[int, int] = (800, 400)) -> None:
+    """`data` is a PNG that opens, at least `min_size` pixels."""
+    from PIL import Image
+
+    assert data[:8] == PNG_MAGIC
+    with Image.open(io.BytesIO(data)) as im:
+        assert im.size[0] >= min_size[0] and im.size[1] >= min_size[1], im.size
+
+
+# ---------------------------------------------------------------- chart inputs
+
+
+def chip(analysis: pipeline.Analysis, name: str) -> dict:
+    """The catalog record of a chip the analysis used."""
+    return next(h for h in analysis.hardware if h["name"] == name)
+
+
+def chart_rows(analysis: pipeline.Analysis, hardware: str | None = None) -> pd.DataFrame:
+    """What the chart data reads (the results' columns and the facts), every row or one chip's."""
+    from pipeline.render.charts.data import chart_frame
+
+    frame = chart_frame(analysis)
+    return frame if hardware is None else frame[frame["hardware"] == hardware]
+
+
+def planned_charts(analysis: pipeline.Analysis) -> list:
+    """The PlannedCharts a run of the analysis draws (each with its build())."""
+    from pipeline.render.charts import plan_charts
+
+    s = analysis.summary
+    return plan_charts(chart_rows(analysis), list(analysis.hardware), s.per_hardware, s.overrides)
+
+
+# 20,000 scenarios on four chips, the tpu-v5e sweep too big for its HBM: a big run
+BIG = """name,op,B,D,F,hardware
+fit_v5p,matmul,1..5000,4096,4096,v5p
+fit_h100,matmul,1..5000,4096,4096,h100
+fit_v6e,matmul,1..5000,8192,8192,v6e
+huge_v5e,matmul,1..5000,98304,98304,v5e
+"""
+
+# matmuls (one derated) and collective sweeps of bytes on two chips: the collective charts
+MIX = [
+    {"name": "mm", "op": "matmul", "B": "4096", "D": "8192", "F": "8192", "hardware": "v5e"},
+    {"name": "mm_derated", "op": "matmul", "B": "4096", "D": "8192", "F": "8192",
+     "hardware": "v5e", "compute_efficiency": "0.9", "hbm_efficiency": "0.85"},
+    {"name": "ag", "op": "all_gather", "bytes": "1000..1000000000*10", "chips": "16",
+     "hardware": "v5e"},
+    {"name": "ar", "op": "all_reduce", "bytes": "1000..1000000000*10", "chips": "8",
+     "hardware": "h100"},
+]  # fmt: skip
+
+# two runs on the batch index page, the second with hostile names
+INDEX_RUNS = [
+    {
+        "run_name": "q1-q5",
+        "input_path": "scenarios/q1-q5.csv",
+        "report_href": "q1-q5/report.html",
+        "scenarios": 1035,
+        "compute": 669,
+        "memory": 365,
+        "network": 1,
+        "not_fitting": 0,
+        "rejected": 0,
+        "status": "ok",
+    },
+    {
+        "run_name": HOSTILE[0],
+        "input_path": HOSTILE[1],
+        "report_href": "bad run/report.html",
+        "scenarios": 10,
+        "compute": 2,
+        "memory": 3,
+        "network": 5,
+        "not_fitting": 1,
+        "rejected": 4,
+        "status": "rows rejected",
+    },
+]
+
+
+# ---------------------------------------------------------------- processes (Linux /proc)
+
+
+def _processes() -> dict[int, tuple[str, int]]:
+    """Every process: (state, parent id), by id."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended while we looked
+        found[int(stat.parent.name)] = (fields[0], int(fields[1]))
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is `pid`."""
+    return [p for p, (state, parent) in _processes().items() if parent == pid and state != "Z"]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process whose parent chain leads to `pid`."""
+    parents = {p: parent for p, (state, parent) in _processes().items() if state != "Z"}
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pids) -> set[int]:
+    """Those of `pids` still running (a zombie has ended)."""
+    processes = _processes()
+    return {p for p in pids if p in processes and processes[p][0] != "Z"}
+
+
+# ---------------------------------------------------------------- big mixed scenario files
+
+CHIPS = ["tpu-v3", "tpu-v4p", "v5e", "tpu-v5p", "v6e", "tpu7x", "a100", "h100", "h200", "b200",
+         "gb200", "v5p"]  # fmt: skip
+OPS = ["matmul", "matmul", "matmul", "dot", "batched_matmul", "BSD,DF->BSF", "custom"]
+DTYPES = ["bf16", "bf16", "int8", "fp32", "fp16"]
+
+
+def mixed_scenarios(rows: int, seed: int = 0) -> pd.DataFrame:
+    """A frame of `rows` valid scenarios: several ops, dtypes, sharded rows, a dozen chips."""
+    rng = np.random.default_rng(seed)
+    pow2 = lambda lo, hi: 2 ** rng.integers(lo, hi, rows)  # noqa: E731
+    op = rng.choice(OPS, rows)
+    hw = rng.choice(CHIPS, rows)
+    gpu = np.isin(hw, ["a100", "h100", "h200", "b200", "gb200"])
+    dtype = rng.choice(DTYPES, rows)
+    dtype = np.where((dtype == "fp32") & ~gpu, "bf16", dtype)  # TPUs have no fp32 MXU peak here
+    dtype = np.where((dtype == "fp16") & ~gpu, "bf16", dtype)
+    chips = np.where(rng.random(rows) < 0.3, rng.choice([2, 4, 8, 16], rows), 1)
+    sharded = (chips > 1) & (op != "custom")
+    shard = np.where(sharded, rng.choice(["D", "F"], rows), "")
+    shard = np.where(sharded & (op == "dot"), "N", shard)
+    shard = np.where(sharded & (op == "batched_matmul"), "D", shard)
+    chips = np.where(op == "custom", 1, chips)
+    return pd.DataFrame(
+        {
+            "name": [f"s{i}" for i in range(rows)],
+            "op": op,
+            "B": pow2(0, 12),
+            "S": pow2(0, 6),
+            "D": pow2(8, 15),
+            "F": pow2(8, 15),
+            "N": pow2(10, 24),
+            "hardware": hw,
+            "dtype": dtype,
+            "chips": chips,
+            "shard": shard,
+            "flops": np.where(op == "custom", 1e12, np.nan),
+            "bytes": np.where(op == "custom", 1e9, np.nan),
+            "notes": np.where(rng.random(rows) < 0.1, "nightly sweep, batch A", ""),
+        }
+    )
+
+
+def write_mixed_scenarios(rows: int, path: Path) -> Path:
+    """mixed_scenarios(rows) as a scenario CSV at `path`."""
+    mixed_scenarios(rows).to_csv(path, index=False)
+    return path
+
+
+# ---------------------------------------------------------------- scenario checks, unit by unit
+
+
+def coded(*cells: str):
+    """Cells coded as the checks code a file's column (scenarios.coded.Col)."""
+    import pyarrow as pa
+
+    from pipeline.scenarios.coded import Col
+
+    return Col.from_arrow(pa.array(cells, type=pa.string()))
+
+
+def with_chip(catalog: Catalog, name: str, like: str = "tpu-v5e", **fields) -> Catalog:
+    """The catalog with one more chip: a copy of `like` with `fields` changed."""
+    chips = catalog.chips.copy()
+    chips.loc[name] = chips.loc[like]
+    for column, value in fields.items():
+        chips.at[name, column] = value
+    return replace(catalog, chips=chips, aliases={**catalog.aliases, name: name})
+
+
+def op_columns(*ops: str):
+    """(signatures, op names) as the checks hold them, for ops cells ("" for a bad op)."""
+    from pipeline.model.ops import parse_op
+
+    sig = coded(*ops).derive(lambda text: parse_op(text) if text else None)
+    return sig, sig.derive(lambda s: s.op if s else "")

@@ -16,19 +16,13 @@ import pytest
 
 import pipeline
 from pipeline.render.format import when
-from tests.conftest import BOOK_SCENARIOS, ROOT
+from tests.helpers import BOOK_SCENARIOS, ROOT
 
 ROWS = [
     {"name": "mm", "op": "matmul", "B": 256, "D": 4096, "F": 4096, "hardware": "v5e"},
     {"name": "bad", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "h10"},
     {"name": "sweep", "op": "matmul", "B": "1|2|4", "D": 128, "F": 128, "hardware": "h100"},
 ]
-
-
-def test_public_names():
-    for name in pipeline.__all__:
-        assert hasattr(pipeline, name), name
-    assert {"analyze", "Analysis", "catalog", "charts", "PipelineError"} <= set(pipeline.__all__)
 
 
 def test_a_path_a_dataframe_and_a_list_of_dicts_give_the_same_results(tmp_path):

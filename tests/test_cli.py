@@ -9,15 +9,7 @@ from click.testing import CliRunner
 
 from pipeline import __version__
 from pipeline.cli import cli
-from tests.conftest import BOOK_SCENARIOS
-from tests.helpers import write_scenarios
-
-FAST = ["--no-plots", "--no-workbook", "--no-report"]
-HEAD = "name,op,B,D,F,hardware"
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+from tests.helpers import BOOK_SCENARIOS, FAST, HEAD, invoke, write_scenarios
 
 
 def test_version():

@@ -7,8 +7,6 @@ the previous outputs, never leave `OUT/<stem>` missing, and leave nothing stale 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import random
 import signal
@@ -19,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import (
+    ROOT,
+    alive,
+    assert_matches_manifest,
+    descendants,
+    write_mixed_scenarios,
+)
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="POSIX signals and /proc"
@@ -39,41 +43,10 @@ def _start(path: Path, out: Path, api: bool = False) -> subprocess.Popen:
     )  # fmt: skip
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every process whose parent chain leads to pid."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            parents[int(stat.parent.name)] = int(fields[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {p for p, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def assert_matches_manifest(folder: Path) -> dict:
-    """The folder holds exactly the files its manifest lists, each with its size and hash."""
-    manifest = json.loads((folder / "manifest.json").read_text())
-    listed = {f["path"]: f for f in manifest["files"]}
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    assert present == set(listed) | {"manifest.json"}
-    for path, entry in listed.items():
-        data = (folder / path).read_bytes()
-        assert len(data) == entry["bytes"] and hashlib.sha256(data).hexdigest() == entry["sha256"]
-    return manifest
-
-
 def kill_at_random_moments(
     tmp_path: Path, rows: int, kills: int, seed: int, api: bool = False
 ) -> None:
-    from benchmarks.generate import write
-
-    path = write(rows, tmp_path / "big.csv")
+    path = write_mixed_scenarios(rows, tmp_path / "big.csv")
     out = tmp_path / "out"
     start = time.monotonic()
     first = _start(path, out, api)
@@ -87,13 +60,13 @@ def kill_at_random_moments(
         moment = rng.uniform(0.05, 1.1 * full)  # now and then after the run has finished
         proc = _start(path, out, api)
         time.sleep(moment)
-        family = _descendants(proc.pid)
+        family = descendants(proc.pid)
         proc.send_signal(sig)
         proc.wait(timeout=120)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and family & _alive_set():
+        while time.monotonic() < deadline and alive(family):
             time.sleep(0.05)
-        left = family & _alive_set()
+        left = alive(family)
         assert not left, f"kill {i} ({sig.name} at {moment:.2f} s) left processes {left}"
         assert target.is_dir(), f"kill {i} ({sig.name} at {moment:.2f} s) removed {target}"
         assert_matches_manifest(target)
@@ -101,17 +74,6 @@ def kill_at_random_moments(
     assert last.wait(timeout=600) == 0, last.stderr.read()
     assert sorted(p.name for p in out.iterdir()) == ["big"], "a stale temp folder or lock"
     assert_matches_manifest(target)
-
-
-def _alive_set() -> set[int]:
-    alive = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                alive.add(int(stat.parent.name))
-        except OSError:
-            continue
-    return alive
 
 
 def test_killed_runs_leave_previous_outputs_whole(tmp_path):

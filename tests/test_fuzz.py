@@ -27,6 +27,7 @@ import pipeline
 from pipeline.cli import cli
 from pipeline.errors import PipelineError
 from pipeline.limits import MAX_ROWS_LIMIT
+from tests.helpers import toml_text
 
 MEMORY_LIMIT = 200e6  # bytes traced per example (numpy and Python), at --max-rows 20000
 SETTINGS = settings(  # make soak sets FUZZ_EXAMPLES=1000
@@ -132,9 +133,9 @@ def test_hardware_files_never_crash(
     folder = tmp_path_factory.mktemp("hw")
     if toml:
         text = (
-            f'[{_toml_key(name)}]\naliases = "{_toml_str(aliases)}"\n'
-            f'hbm_bandwidth = "{_toml_str(bandwidth)}"\npeak_bf16 = "{_toml_str(peak)}"\n'
-            f'default_link = "{_toml_str(link)}"\nici_topology = "{_toml_str(topology)}"\n'
+            f'["{toml_text(name)}"]\naliases = "{toml_text(aliases)}"\n'
+            f'hbm_bandwidth = "{toml_text(bandwidth)}"\npeak_bf16 = "{toml_text(peak)}"\n'
+            f'default_link = "{toml_text(link)}"\nici_topology = "{toml_text(topology)}"\n'
         )
         hw = folder / "mine.toml"
         hw.write_bytes(text.encode("utf-8", "surrogatepass"))
@@ -145,14 +146,6 @@ def test_hardware_files_never_crash(
     scenarios = folder / "s.csv"
     scenarios.write_text("name,op,B,D,F,hardware\na,matmul,1,2,3,mine\nb,matmul,4,5,6,v5e\n")
     _invoke_bounded(["validate", "--hardware", str(hw), str(scenarios)])
-
-
-def _toml_str(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _toml_key(text: str) -> str:
-    return f'"{_toml_str(text)}"'
 
 
 # ---------------------------------------------------------------- the Python API

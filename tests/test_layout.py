@@ -1,5 +1,6 @@
-"""The package's shape: small modules, click only in the command line, matplotlib only in
-the charts, no pyplot anywhere (the import direction itself is `lint-imports`' contract)."""
+"""The package's shape: small modules, each with its test file in the mirrored place, click
+only in the command line, matplotlib only in the charts, no pyplot anywhere (the import
+direction itself is `lint-imports`' contract)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,22 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
+TESTS = Path(__file__).resolve().parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
+MIRRORED_OVER = 40  # lines: a module longer than this has a test file of its own
+# a package's __init__ is tested where its job is named
+PACKAGE_TESTS = {
+    "__init__.py": "test_analysis.py",
+    "scenarios/__init__.py": "scenarios/test_load.py",
+}
+
+
+def mirror(path: Path) -> Path:
+    """The test file of a module: pipeline/run/lock.py -> tests/run/test_lock.py."""
+    relative = path.relative_to(PACKAGE)
+    if relative.name == "__init__.py":
+        return TESTS / PACKAGE_TESTS.get(relative.as_posix(), relative.parent / "test_init.py")
+    return TESTS / relative.parent / f"test_{relative.name}"
 
 
 def _imports(path: Path) -> set[str]:
@@ -38,3 +54,17 @@ def test_only_the_command_line_imports_click_and_nothing_uses_pyplot():
         assert "matplotlib.pyplot" not in imports, path
         if any(m.startswith("matplotlib") for m in imports):
             assert path.parent.name == "charts" or path.name == "charts.py", path
+
+
+def test_every_module_over_forty_lines_has_its_mirrored_test_file():
+    long = [p for p in MODULES if len(p.read_text(encoding="utf-8").splitlines()) > MIRRORED_OVER]
+    missing = [str(mirror(p).relative_to(TESTS.parent)) for p in long if not mirror(p).is_file()]
+    assert missing == [], "tests mirror the modules (README, Development)"
+
+
+def test_tests_share_code_only_through_helpers_and_conftest():
+    shared = {"tests.helpers", "tests.conftest"}
+    for path in sorted(TESTS.rglob("*.py")):
+        for module in _imports(path):
+            if module.split(".")[0] in ("tests", "benchmarks"):
+                assert module in shared, f"{path.relative_to(TESTS)} imports {module}"

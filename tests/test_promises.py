@@ -5,44 +5,36 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
-from pathlib import Path
 
 import openpyxl
 import pytest
-from click.testing import CliRunner
 
-from pipeline.cli import cli
+import pipeline
 from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
-from tests.conftest import BOOK_SCENARIOS, ROOT
-from tests.helpers import write_scenarios
+from tests.helpers import (
+    BOOK_SCENARIOS,
+    FAST,
+    FAST_WRITE,
+    HEAD,
+    ROOT,
+    alive,
+    children,
+    dead_pid,
+    invoke,
+    pipeline_cmd,
+    tree,
+    write_mixed_scenarios,
+    write_scenarios,
+)
 
-HEAD = "name,op,B,D,F,hardware"
-FAST = ["--no-plots", "--no-workbook", "--no-report"]
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc and signals")
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def pipeline_cmd(*args, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *map(str, args)],
-        capture_output=True, text=True, cwd=kwargs.pop("cwd", ROOT), **kwargs,
-    )  # fmt: skip
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    }
 
 
 # ---------------------------------------------------------------- data loss, wrong answers
@@ -219,114 +211,95 @@ def test_f13_devices_pipes_and_folders_are_refused(tmp_path):
 # ---------------------------------------------------------------- the output folder
 
 
-def _dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)  # fmt: skip
-    return int(proc.stdout)
-
-
 def test_f06_stale_temp_folders_are_removed(tmp_path):
     from pipeline.run import folder as outdir
 
     out = tmp_path / "out"
     out.mkdir()
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = out / outdir.temp_name("s", dead)
     stale.mkdir()
     (stale / "results.csv").write_text("half")
     other_stale = out / outdir.temp_name("other", dead)
     other_stale.mkdir()
-    alive = out / outdir.temp_name("busy", os.getpid())  # a live process: kept
-    alive.mkdir()
+    busy = out / outdir.temp_name("busy", os.getpid())  # a live process: kept
+    busy.mkdir()
     path = write_scenarios(tmp_path, f"{HEAD}\na,matmul,1,2,3,v5e\n")
     assert invoke("run", path, "-o", out, *FAST).exit_code == 0
-    assert not stale.exists() and not other_stale.exists() and alive.exists()
-    assert sorted(p.name for p in out.iterdir()) == [alive.name, "s"]
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _big_input(tmp_path: Path, rows: int = 12_000) -> Path:
-    from benchmarks.generate import write
-
-    return write(rows, tmp_path / "big.csv")
+    assert not stale.exists() and not other_stale.exists() and busy.exists()
+    assert sorted(p.name for p in out.iterdir()) == [busy.name, "s"]
 
 
 @LINUX
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_f07_stopping_a_run_stops_its_children(tmp_path, sig):
-    path = _big_input(tmp_path, 60_000)  # the workbook gets a process, busy for seconds
+    from pipeline.run.folder import temp_name
+
+    path = write_mixed_scenarios(60_000, tmp_path / "big.csv")  # outputs take seconds
     out = tmp_path / "out"
     proc = subprocess.Popen(  # no pipes: waiting on them would wait for orphans too
         [sys.executable, "-m", "pipeline", "run", str(path), "-o", str(out), "-q"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    children: list[int] = []
-    while time.monotonic() < deadline and not children and proc.poll() is None:
-        children = _children(proc.pid)
-        time.sleep(0.05)
-    assert children, "the run started no child process"
-    time.sleep(3)  # the workbook process is writing rows by now
-    children = _children(proc.pid)
+    # a definite state: the run is writing its temp folder and a worker of it is alive
+    writing = out / temp_name("big", proc.pid)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = children(proc.pid) if writing.is_dir() else []
+        if workers:
+            break
+        time.sleep(0.02)
+    assert workers, f"the run ended ({proc.poll()}) or hung before a worker wrote its outputs"
     proc.send_signal(sig)
     proc.wait(timeout=30)
+    # stopped while still running: not finished (exit 0), its outputs never swapped in
+    assert proc.returncode == (1 if sig == signal.SIGTERM else -signal.SIGKILL)
+    assert not (out / "big").exists()
     deadline = time.monotonic() + 3  # they die with it, not when their work is done
-    while time.monotonic() < deadline and any(_alive(c) for c in children):
+    while time.monotonic() < deadline and alive(workers):
         time.sleep(0.05)
-    assert not any(_alive(c) for c in children), "a child outlived its run"
-    if sig == signal.SIGTERM:
-        assert proc.returncode == 1
-        assert not out.exists() or not any(out.iterdir())  # temp folder removed on the way out
+    assert not alive(workers), "a worker outlived its run"
+    if sig == signal.SIGTERM:  # its temp folder, lock and the OUT it made removed on the way out
+        assert not out.exists()
 
 
-def test_f08_the_output_folder_never_disappears(tmp_path):
+def test_f08_the_output_folder_never_disappears(tmp_path, monkeypatch):
+    """Every step a write takes on the file system (each rename, exchange and removal) is
+    intercepted, and OUT/<stem> looked at right before and right after it: it is always there
+    (one atomic exchange, never two renames with a gap between them)."""
     from pipeline.run import folder as outdir
 
-    target = tmp_path / "s"
-    target.mkdir()
-    missing = []
-    done = threading.Event()
+    if not sys.platform.startswith("linux"):
+        pytest.skip("no atomic exchange here: the two renames are tested in run/test_folder.py")
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    assert outdir.exchange(a, b), "renameat2(RENAME_EXCHANGE) is available on Linux"
 
-    def watch():
-        while not done.is_set():
-            if not target.is_dir():
-                missing.append(time.monotonic())
+    row = {"name": "first", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "v5e"}
+    target = tmp_path / "out" / "s"
+    pipeline.analyze([row]).write(target, **FAST_WRITE)
+    steps: list[tuple[str, bool, bool]] = []
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        for i in range(200):
-            tmp = tmp_path / outdir.temp_name("s")
-            tmp.mkdir()
-            (tmp / "n").write_text(str(i))
-            outdir.swap_in(tmp, target, "s")
-    finally:
-        done.set()
-        watcher.join()
-    assert (target / "n").read_text() == "199" and not missing
-    if sys.platform.startswith("linux"):
-        a, b = tmp_path / "a", tmp_path / "b"
-        a.mkdir()
-        b.mkdir()
-        assert outdir.exchange(a, b), "renameat2(RENAME_EXCHANGE) is available on Linux"
+    def watched(name, step):
+        def call(*args, **kwargs):
+            before = target.is_dir()
+            try:
+                return step(*args, **kwargs)
+            finally:
+                steps.append((name, before, target.is_dir()))
+
+        return call
+
+    monkeypatch.setattr(outdir, "exchange", watched("exchange", outdir.exchange))
+    for module, name in ((os, "rename"), (os, "replace"), (os, "rmdir"), (shutil, "rmtree")):
+        monkeypatch.setattr(module, name, watched(name, getattr(module, name)))
+    pipeline.analyze([{**row, "name": "second"}]).write(target, **FAST_WRITE)
+    monkeypatch.undo()
+    assert "second" in (target / "results.csv").read_text()
+    assert "exchange" in [name for name, *_ in steps]
+    assert [s for s in steps if not all(s[1:])] == [], "OUT/<stem> was missing"
 
 
 def test_f09_one_run_at_a_time_per_output_folder(tmp_path):

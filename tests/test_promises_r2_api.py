@@ -15,9 +15,9 @@ from matplotlib.figure import Figure
 
 import pipeline
 from pipeline.errors import printable, quoted
-from pipeline.render.charts import figure, plan_charts
+from pipeline.render.charts import figure
 from pipeline.render.charts.style import new_figure
-from tests.conftest import fixed
+from tests.helpers import fixed, planned_charts
 
 ROWS = [
     {"name": "mm", "op": "matmul", "B": 256, "D": 4096, "F": 4096, "hardware": "v5e"},
@@ -202,9 +202,7 @@ def test_r25_long_series_names_are_shortened_to_fit_the_sweep_legend():
     assert all(t.endswith("compute-bound from B = 512") for t in labels), labels
     # labels longer than the chart text limit (the chart data's own): cut to fit, the line's
     # other dims and where it turns compute-bound kept
-    s = a.summary
-    planned = plan_charts(a.results, list(a.hardware), s.per_hardware, s.overrides)
-    (data,) = [p.build() for p in planned if p.chart.kind == "sweep"]
+    (data,) = [p.build() for p in planned_charts(a) if p.chart.kind == "sweep"]
     lines = [
         replace(ln, label="L" * 300 + (f" ({ln.detail})" * bool(ln.detail))) for ln in data.lines
     ]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import pipeline
 from pipeline.errors import InvalidHardwareFile, PipelineError
 from pipeline.model.catalog import load_catalog
+from tests.helpers import toml_text
 
 CHIP = "hbm_bandwidth = 1e12\npeak_bf16 = 1e14\n"
 ROWS = [
@@ -200,15 +201,10 @@ value = st.one_of(
 )
 
 
-def _toml_str(text: str) -> str:
-    out = text.replace("\\", "\\\\").replace('"', '\\"')
-    return "".join(ch if ch >= " " and ch != "\x7f" else f"\\u{ord(ch):04x}" for ch in out)
-
-
 def _toml_value(text: str) -> str:
     if text.lstrip("-").isdigit() and len(text) < 4000 or text in ("inf", "nan", "1e12"):
         return text  # a bare TOML number
-    return f'"{_toml_str(text)}"'
+    return f'"{toml_text(text)}"'
 
 
 @FUZZ
@@ -222,8 +218,8 @@ def test_fuzz_hardware_files_load_or_raise_a_pipeline_error(tmp_path_factory, ro
     if toml:
         hw = folder / "mine.toml"
         text = "".join(
-            f'["{_toml_str(name)}"]\n'
-            + "".join(f'"{_toml_str(k)}" = {_toml_value(v)}\n' for k, v in dict(row).items())
+            f'["{toml_text(name)}"]\n'
+            + "".join(f'"{toml_text(k)}" = {_toml_value(v)}\n' for k, v in dict(row).items())
             for name, row in zip(names, rows, strict=False)
         )
     else:

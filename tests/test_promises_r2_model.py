@@ -15,9 +15,8 @@ import pipeline
 from pipeline.cli import cli
 from pipeline.errors import InvalidScenarios
 from pipeline.render.report import render_report
-from tests.helpers import write_scenarios
+from tests.helpers import FAST, write_scenarios
 
-FAST = ["--no-plots", "--no-workbook", "--no-report"]
 TIMES = ["t_math", "t_hbm", "t_network", "t_lower", "t_upper"]
 # a chip with HBM and an ICI link but no bf16 peak (only fp32)
 NO_PEAK = pd.DataFrame(

@@ -18,16 +18,10 @@ from pipeline.cli import cli
 from pipeline.errors import OutputError
 from pipeline.run import folder as folder_module
 from pipeline.run.folder import FolderLock
-from tests.conftest import BOOK_SCENARIOS, ROOT
+from tests.helpers import BOOK_SCENARIOS, ROOT, tree
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux fork and rlimits")
 ROWS = [{"name": "q1", "op": "matmul", "B": 128, "D": 4096, "F": 4096, "hardware": "tpu-v5e"}]
-
-
-def tree(folder: pathlib.Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    }
 
 
 def run_cli(args, *, code: str = "", timeout: float = 120, **kwargs):

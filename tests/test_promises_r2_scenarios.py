@@ -13,9 +13,7 @@ import pipeline
 from pipeline.errors import QUOTED_LIMIT
 from pipeline.render.tables import format_csv, write_csv, write_parquet
 from pipeline.scenarios.coded import Col, combine
-from tests.helpers import write_scenarios
-
-HEAD = "name,op,B,D,F,hardware"
+from tests.helpers import HEAD, write_scenarios
 
 
 def test_r08_rejected_sweep_does_not_count_toward_max_rows(tmp_path):

@@ -34,6 +34,12 @@ LINK_COLUMNS = tuple(
 )
 # fractions of a nominal rate a chip's kernels reach (0 < e <= 1, blank: 1), docs/model.md
 EFFICIENCY_COLUMNS = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
+# the efficiency each catalog rate is timed at (docs/model.md#efficiency)
+RATE_EFFICIENCY = {
+    **{c: "compute_efficiency" for c in PEAK_COLUMNS},
+    "hbm_bandwidth": "hbm_efficiency",
+    **{f"{link}_bandwidth": "network_efficiency" for link in LINKS},
+}
 EFFICIENCY_RANGE = (
     "an efficiency is the fraction of the nominal rate reached, 0 < e <= 1 (e.g. 0.9)"
 )

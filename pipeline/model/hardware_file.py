@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from pipeline.errors import InvalidHardwareFile, printable, quoted
@@ -70,8 +71,9 @@ def read_frame_table(frame: pd.DataFrame, label: str) -> Table:
         frame = frame.reset_index()
     header = [str(c) for c in frame.columns]
     columns = _unique_columns(header, f"{label}:1")
+    values = frame.astype(object).where(frame.notna(), "").to_numpy(dtype=object)
     cells = pd.DataFrame(
-        frame.astype(object).where(frame.notna(), "").map(_cell_text).to_numpy(),
+        np.frompyfunc(_cell_text, 1, 1)(values).reshape(values.shape),  # a chip per row: few
         columns=columns,
         dtype=object,  # not pandas' str (Arrow) dtype: it cannot even hold a lone surrogate
     )

@@ -35,13 +35,20 @@ RESULT_COLUMNS = (
     "t_lower", "t_upper", "bound", "attainable_flops", "peak_fraction", "critical_batch",
     "memory_footprint", "hbm_capacity", "fits", *EFFICIENCIES,
 )  # fmt: skip
+KINDS_OF_OP = ("einsum", "custom", "collective")  # an einsum includes matmul, dot, ...
+# the facts, row for row beside the results (docs/api.md#facts): internal, not results.csv's
+FACTS = (
+    "kind", "in_sweep", "swept", "peak_flops_derated", "hbm_bandwidth_derated",
+    "link_bandwidth_derated", "network_intensity", "network_critical_intensity",
+    "link_latency", "latency_floor",
+)  # fmt: skip
 # columns of the validated scenario frame that are inputs to the model, not carried through
 INTERNAL = frozenset(
     {
         "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
         "x_dtype", "y_dtype", "out_dtype", "compute_dtype", "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
-        "measured_seconds", "notes", "own_numbers", *EFFICIENCIES,
+        "measured_seconds", "notes", "own_numbers", "swept", *EFFICIENCIES,
     }
 )  # fmt: skip
 
@@ -73,6 +80,14 @@ def classify_bound(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray)
 
 def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
     """Add FLOPs, bytes, times, bound, intensities, critical batch and capacity columns."""
+    return compute_record(scenarios)[0]
+
+
+def compute_record(scenarios: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The results (the public columns of results.csv) and, row for row, the facts renderers
+    read and must never work out again (FACTS: the op's kind, whether the row is a sweep
+    point, the derated rates it was timed at, its network intensity, its link's hop latency
+    and its collective's latency floor)."""
     # a rate that underflows or a time past float64 comes out as inf or NaN, silently: the
     # caller refuses those rows (refused_rows), so numpy's warnings would only be noise
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
@@ -249,7 +264,30 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
     for col in frame.columns:
         if col not in INTERNAL and col not in result.columns and col not in tail:
             tail[col] = frame[col]
-    return pd.concat([result, pd.DataFrame(tail, index=result.index, copy=False)], axis=1)
+    results = pd.concat([result, pd.DataFrame(tail, index=result.index, copy=False)], axis=1)
+    sends = (network_bytes > 0) & (flops_pc > 0)  # an op with FLOPs and a collective
+    op_kind = np.where(collective_row, 2, np.where(custom, 1, 0)).astype(np.int8)
+    # the dims the row's series sweeps ("B,D"; "" for a single row), as expansion found them
+    swept = (
+        frame["swept"].astype(str) if "swept" in frame.columns else pd.Series("", index=frame.index)
+    )
+    facts = pd.DataFrame(
+        {
+            "kind": pd.Categorical.from_codes(op_kind, categories=list(KINDS_OF_OP)),
+            "in_sweep": (swept != "").to_numpy(dtype=bool),  # a sweep's point, not a row
+            "swept": swept,
+            "peak_flops_derated": rate,
+            "hbm_bandwidth_derated": hbm_rate,
+            "link_bandwidth_derated": link_rate,
+            "network_intensity": np.where(sends, flops_pc / network_bytes, np.nan),
+            "network_critical_intensity": np.where(sends, rate / link_rate, np.nan),
+            "link_latency": latency,
+            "latency_floor": np.where(phases > 0, phases * latency * chips / 2.0, np.nan),
+        },
+        index=result.index,
+        copy=False,
+    )
+    return results, facts
 
 
 EXACT = 2.0**53  # the largest whole number every count is exact to (README)

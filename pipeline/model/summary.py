@@ -13,7 +13,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from pipeline.model.ops import COLLECTIVES
+from pipeline.model.catalog import RATE_EFFICIENCY
+from pipeline.model.dtypes import dtype_labels
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 
 COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
@@ -37,6 +38,9 @@ class Summary:
     overrides: Mapping[str, int]  # hardware -> rows giving their own peak/HBM/link numbers
     critical_batches: pd.DataFrame  # per series with one: hardware, op, dtypes, low, high
     _results: pd.DataFrame = field(repr=False)
+    _facts: pd.DataFrame = field(repr=False)  # row for row beside _results (roofline.FACTS)
+    # per chip used: its most used efficiencies and each catalog rate derated by them
+    chips: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     @cached_property
     def derated(self) -> pd.DataFrame:
@@ -48,14 +52,22 @@ class Summary:
     def series(self) -> pd.DataFrame:
         """Per sweep series: rows, hardware, bound counts, critical batch range, best fraction of
         peak, range of t_lower."""
-        return series_table(self._results)
+        return series_table(self._results, self._in_sweep)
 
     @cached_property
     def findings(self) -> dict:
         """The slowest scenarios, the communication-bound ones (ops with FLOPs), those that do
         not fit, and those whose measured time is far from the prediction (a sweep listed
         once)."""
-        return findings(self._results)
+        return findings(self._results, self._collective)
+
+    @property
+    def _in_sweep(self) -> np.ndarray:
+        return self._facts["in_sweep"].to_numpy(dtype=bool)
+
+    @property
+    def _collective(self) -> np.ndarray:
+        return (self._facts["kind"] == "collective").to_numpy(dtype=bool)
 
 
 def summarize(
@@ -65,9 +77,12 @@ def summarize(
     rejected: int,
     problems: int,
     own_numbers: np.ndarray | None = None,
+    *,
+    facts: pd.DataFrame,
 ) -> Summary:
     """The Summary of a run's results; `hardware` holds the catalog records of its chips,
-    `own_numbers` marks the rows that gave their own peak, HBM or link numbers."""
+    `own_numbers` marks the rows that gave their own peak, HBM or link numbers, `facts` are
+    the rows' facts (model.roofline.compute_record)."""
     unfit = not_fitting(results).to_numpy()
     bounds = _bound_codes(results)
     counts = np.bincount(bounds, minlength=len(BOUNDS))
@@ -87,6 +102,8 @@ def summarize(
         overrides={n: int(overrides[i]) for i, n in enumerate(names) if n in per_hardware.index},
         critical_batches=critical_batches(results),
         _results=results,
+        _facts=facts,
+        chips=chip_table(hardware, derated_table(results)),
     )
 
 
@@ -130,24 +147,6 @@ def bound_counts(
     return table[table["total"] > 0].astype("int64").sort_index()
 
 
-def _dtype_names(rows: pd.DataFrame) -> pd.Categorical:
-    """'x × y → compute' per row, built once per distinct combination."""
-    parts = [pd.Categorical(rows[c]) for c in ("x_dtype", "y_dtype", "compute_dtype")]
-    key = np.zeros(len(rows), dtype=np.int64)
-    for part in parts:
-        key = key * (len(part.categories) + 1) + part.codes
-    codes, uniques = pd.factorize(key)
-    names = []
-    for packed in uniques.tolist():
-        found = []
-        for part in reversed(parts):
-            packed, code = divmod(packed, len(part.categories) + 1)
-            found.append(str(part.categories[code]))
-        x, y, compute = reversed(found)
-        names.append(f"{x} × {y} → {compute}")
-    return pd.Categorical.from_codes(codes, categories=names)  # distinct keys, distinct names
-
-
 def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     """Per series with a critical batch, in file order: hardware, op, dtypes, lowest and
     highest critical batch."""
@@ -156,7 +155,8 @@ def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     has = batch.notna().to_numpy()
     if not has.any():
         return pd.DataFrame(columns=columns, index=pd.Index([], name="series"))
-    rows = results.loc[has, ["series", "hardware", "op", "x_dtype", "y_dtype", "compute_dtype"]]
+    dtypes = ["x_dtype", "y_dtype", "out_dtype", "compute_dtype"]
+    rows = results.loc[has, ["series", "hardware", "op", *dtypes]]
     values = batch.to_numpy(dtype=float, na_value=np.nan)[has]
     codes, uniques = pd.factorize(rows["series"])  # in order of first appearance
     order = np.argsort(codes, kind="stable")
@@ -166,12 +166,35 @@ def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
         {
             "hardware": pd.Categorical(first["hardware"]),
             "op": pd.Categorical(first["op"]),
-            "dtypes": _dtype_names(first),
+            "dtypes": pd.Categorical(dtype_labels(*(first[c] for c in dtypes))),
             "low": np.minimum.reduceat(values[order], starts).astype(np.int64),
             "high": np.maximum.reduceat(values[order], starts).astype(np.int64),
         },
         index=pd.Index(uniques, name="series"),
     )
+
+
+def chip_table(hardware: list[dict], derated: pd.DataFrame) -> pd.DataFrame:
+    """One row per chip used (index hardware): the efficiencies its derated rows use most
+    (1 when none is), `derated_rows` (all its derated rows), `top_rows` (those of the most
+    used efficiencies), and each catalog rate it has times its efficiency (`<rate>_derated`):
+    what the report, the workbook and the notices say of a chip, computed once here."""
+    names = [str(r["name"]) for r in hardware]
+    first = derated.drop_duplicates("hardware").set_index("hardware")  # most used per chip
+    table = pd.DataFrame(index=pd.Index(names, name="hardware"))
+    for e in EFFICIENCIES:
+        table[e] = first[e].reindex(names).fillna(1.0).astype(float).to_numpy()
+    totals = derated.groupby("hardware")["rows"].sum() if len(derated) else pd.Series()
+    table["derated_rows"] = totals.reindex(names).fillna(0).astype("int64").to_numpy()
+    table["top_rows"] = first["rows"].reindex(names).fillna(0).astype("int64").to_numpy()
+    for rate, e in RATE_EFFICIENCY.items():
+        nominal = [_number(r.get(rate)) for r in hardware]
+        table[f"{rate}_derated"] = np.asarray(nominal, dtype=float) * table[e].to_numpy()
+    return table
+
+
+def _number(value) -> float:
+    return np.nan if value is None or value == "" else float(value)
 
 
 def derated_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -190,9 +213,9 @@ def derated_table(results: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index(drop=True)[columns]
 
 
-def series_table(results: pd.DataFrame) -> pd.DataFrame:
-    """Per sweep series (rows whose name is not their series'): see Summary.series."""
-    rows = results[results["name"].astype(str) != results["series"].astype(str)]
+def series_table(results: pd.DataFrame, in_sweep: np.ndarray) -> pd.DataFrame:
+    """Per sweep series (the rows `in_sweep`, a fact): see Summary.series."""
+    rows = results[in_sweep]
     columns = ["rows", "hardware", "critical_min", "critical_max", "best_fraction", "t_min",
                "t_max", *BOUNDS]  # fmt: skip
     if rows.empty:
@@ -242,8 +265,9 @@ def worst_per_series(values: np.ndarray, codes: np.ndarray, n: int, chunk: int =
     return chosen, counts[codes[chosen]]
 
 
-def findings(results: pd.DataFrame) -> dict:
-    """See Summary.findings: tables capped (SLOWEST_ROWS, FINDING_ROWS), counts complete."""
+def findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
+    """See Summary.findings: tables capped (SLOWEST_ROWS, FINDING_ROWS), counts complete;
+    `collective` marks the collective rows (a fact)."""
     codes = pd.factorize(results["series"])[0]
     bound = _bound_codes(results)
     col = {c: results[c].to_numpy(dtype=float, na_value=np.nan)
@@ -270,7 +294,7 @@ def findings(results: pd.DataFrame) -> dict:
     factor = np.where(np.isnan(factor), np.inf, factor)
     comm_top = table(comm, factor, FINDING_ROWS, t_math=col["t_math"][comm], t_comm=t_comm,
                      factor=factor)  # fmt: skip
-    collectives = int(results["op"].isin(COLLECTIVES).sum())  # no FLOPs: network by nature
+    collectives = int(collective.sum())  # no FLOPs: network by nature
     nofit = np.flatnonzero(not_fitting(results).to_numpy())
     footprint, capacity = col["memory_footprint"][nofit], col["hbm_capacity"][nofit]
     nofit_top = table(nofit, footprint / capacity, FINDING_ROWS, footprint=footprint,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from numbers import Integral
 
 import pandas as pd
 
@@ -105,10 +106,40 @@ def number(value) -> str:
 
 
 def count(value) -> str:
-    """An integer count with thousands separators: 1035 -> '1,035'."""
+    """A count with thousands separators, a float rounded to a whole: 1035 -> '1,035'."""
     if missing(value):
         return DASH
-    return f"{int(value):,}"
+    if isinstance(value, Integral):  # exact, however large
+        return f"{int(value):,}"
+    return f"{float(value):,.0f}"
+
+
+def rounded(value: float) -> str:
+    """Whole from 10 up, three significant digits below (a ridge's FLOP/byte on a chart):
+    240.6 -> '241', 8.755 -> '8.76'."""
+    return count(value) if value >= 10 else f"{value:.3g}"
+
+
+def tick(value: float) -> str:
+    """A log axis's tick label: 0.01 -> '0.01', 1000 -> '1,000', 1e5 and up as '1e5'."""
+    if value >= 1e5:
+        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
+    if value >= 1:
+        return count(value)
+    return f"{value:g}"
+
+
+def fixed(value: float, unit: float = 1.0, decimals: int = 0) -> str:
+    """`value` in a fixed unit with fixed decimals, for a column of one unit:
+    fixed(1.97e14, 1e12, 1) -> '197.0' (TFLOP/s)."""
+    return f"{value / unit:.{decimals}f}"
+
+
+def sort_key(value) -> str:
+    """A number as a compact `data-v` attribute for the table sorter; empty when missing."""
+    if missing(value):
+        return ""
+    return f"{float(value):.5g}"
 
 
 def ratio(value) -> str:

@@ -10,28 +10,23 @@ random ids), so it can be diffed and golden-tested.
 from __future__ import annotations
 
 import base64
-import re
+import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 
 from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.catalog import LINKS
-from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, wider_dtype
-from pipeline.model.ops import is_dim
+from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, dtype_labels
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
+from pipeline.names import slug
+from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.templates import REPORT_TEMPLATE, environment
-
-if TYPE_CHECKING:
-    from pipeline.analysis import Analysis
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
 
 # ---------------------------------------------------------------- records
 
@@ -47,8 +42,8 @@ def _share(part: int, whole: int) -> float | None:
 
 def _anchor(index: int, name: str) -> str:
     """An HTML id for a chip section: stable, unique, only [a-z0-9-] whatever the name holds."""
-    slug = re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")
-    return f"hw-{index + 1}-{slug}" if slug else f"hw-{index + 1}"
+    part = slug(name)
+    return f"hw-{index + 1}-{part}" if part else f"hw-{index + 1}"
 
 
 def _shape_text(frame: pd.DataFrame, dims: list[str]) -> pd.Series:
@@ -64,36 +59,16 @@ def _shape_text(frame: pd.DataFrame, dims: list[str]) -> pd.Series:
     return shape
 
 
-def _dtype_text(frame: pd.DataFrame) -> pd.Series:
-    """'bf16' when operands and output agree, else 'bf16 × int8 → bf16'; the compute dtype is
-    added only when it is not the default (the wider of X and Y, docs/input.md#dtypes)."""
-    x, y, out, comp = (
-        frame[c].astype(str) for c in ("x_dtype", "y_dtype", "out_dtype", "compute_dtype")
-    )
-    pair = x + "|" + y
-    default = pair.map(
-        {
-            p: wider_dtype(*p.split("|")) if set(p.split("|")) <= set(DTYPES) else ""
-            for p in pair.unique()
-        }
-    )
-    text = x.where((x == y) & (y == out), x + " \u00d7 " + y + " \u2192 " + out)
-    return text.where(comp == default, text + ", " + comp + " compute")
+def _dtype_text(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's dtypes as the one label (model.dtypes.dtype_labels)."""
+    return dtype_labels(*(frame[c] for c in ("x_dtype", "y_dtype", "out_dtype", "compute_dtype")))
 
 
-def _table_rows(rows: pd.DataFrame, dims: list[str]) -> list[dict]:
-    """The shown rows of one chip's table as records (vectorized; at most the table cap)."""
+def _table_rows(rows: pd.DataFrame, facts: pd.DataFrame, dims: list[str]) -> list[dict]:
+    """The shown rows of one chip's table as records (vectorized; at most the table cap), with
+    their facts (the same rows of Record.facts)."""
+    collective = (facts["kind"] == "collective").to_numpy()  # V, its size, is the volume
     network_bytes = rows["network_bytes"].to_numpy(dtype=float)
-    flops = rows["flops_per_chip"].to_numpy(dtype=float)
-    sends = (network_bytes > 0) & (flops > 0)  # an op with FLOPs and a collective
-    collective = (network_bytes > 0) & (flops == 0)  # a collective row: V is its size
-    peak, link = (rows[c].to_numpy(dtype=float) for c in ("peak_flops", "link_bandwidth"))
-    if "compute_efficiency" in rows.columns:  # the roof the row is timed against
-        peak = peak * rows["compute_efficiency"].to_numpy(dtype=float)
-        link = link * rows["network_efficiency"].to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        net_intensity = flops / network_bytes
-        net_critical = peak / link
     table = pd.DataFrame(
         {
             "name": rows["name"].astype(str),
@@ -113,8 +88,8 @@ def _table_rows(rows: pd.DataFrame, dims: list[str]) -> list[dict]:
             "bound": rows["bound"].astype(str),
             "intensity": rows["intensity"],
             "critical_intensity": rows["critical_intensity"],
-            "net_intensity": np.where(sends, net_intensity, np.nan),
-            "net_critical": np.where(sends, net_critical, np.nan),
+            "net_intensity": facts["network_intensity"].to_numpy(),
+            "net_critical": facts["network_critical_intensity"].to_numpy(),
             "critical_batch": rows["critical_batch"],
             "fits": rows["fits"].astype("boolean"),
         }
@@ -136,15 +111,16 @@ def _used(results: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
     return used
 
 
-def _chip_facts(rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFrame) -> dict:
+def _chip_facts(
+    rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFrame, chip: pd.Series
+) -> dict:
     """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source; with
-    the derated rates of its most used efficiencies (e x nominal) beside them."""
+    the derated rates of its most used efficiencies beside them (its row of Summary.chips)."""
     used_families, used_links = used
     hbm_bw = rec.get("hbm_bandwidth")
-    e = {c: 1.0 for c in EFFICIENCIES}
+    e = {c: float(chip[c]) for c in EFFICIENCIES}
     others = []
     if len(derated):
-        e = {c: float(derated[c].iat[0]) for c in EFFICIENCIES}
         others = [
             f"{fmt.efficiencies(row)} ({fmt.plural(int(row['rows']), 'row')})"
             for _, row in derated.iloc[1:].iterrows()  # a few distinct triples, not rows
@@ -155,7 +131,7 @@ def _chip_facts(rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFram
             "value": rec[f"peak_{f}"],
             "critical": rec[f"peak_{f}"] / hbm_bw if hbm_bw else None,
             "used": f in used_families,
-            "derated": rec[f"peak_{f}"] * e["compute_efficiency"],
+            "derated": chip[f"peak_{f}_derated"],
         }
         for f in PEAK_FAMILIES
         if not fmt.missing(rec.get(f"peak_{f}"))
@@ -168,7 +144,7 @@ def _chip_facts(rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFram
             "latency": rec.get(f"{link}_latency"),
             "default": rec.get("default_link") == link,
             "used": link in used_links,
-            "derated": rec[f"{link}_bandwidth"] * e["network_efficiency"],
+            "derated": chip[f"{link}_bandwidth_derated"],
         }
         for link in LINKS
         if not fmt.missing(rec.get(f"{link}_bandwidth"))
@@ -180,12 +156,12 @@ def _chip_facts(rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFram
         "peaks": peaks,
         "hbm_capacity": rec.get("hbm_capacity"),
         "hbm_bandwidth": hbm_bw,
-        "hbm_derated": hbm_bw * e["hbm_efficiency"] if hbm_bw else None,
+        "hbm_derated": chip["hbm_bandwidth_derated"] if hbm_bw else None,
         "links": links,
-        "derated_rows": int(derated["rows"].sum()) if len(derated) else 0,
+        "derated_rows": int(chip["derated_rows"]),
         "derate": fmt.efficiencies(e) if len(derated) else "",
         "derated_kinds": {k: e[f"{k}_efficiency"] < 1 for k in ("compute", "hbm", "network")},
-        "derate_rows": int(derated["rows"].iat[0]) if len(derated) else 0,
+        "derate_rows": int(chip["top_rows"]),
         "other_derates": others,
         "source": rec.get("source") or "",
         "as_of": rec.get("as_of") or "",
@@ -194,20 +170,23 @@ def _chip_facts(rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFram
 
 def _png_record(chart: Chart, data: bytes) -> dict:
     """A chart as a data: URI with its pixel size; OutputError when it is not a PNG."""
-    if not data.startswith(PNG_SIGNATURE) or data[12:16] != b"IHDR":
-        raise OutputError(f"chart '{chart.title}' ({chart.path}) is not a PNG image")
+    try:
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            width, height = image.size  # read from the header; the pixels are not decoded
+    except OSError as exc:  # Pillow's UnidentifiedImageError, or a truncated file
+        raise OutputError(f"chart '{chart.title}' ({chart.path}) is not a PNG image") from exc
     return {
         "title": chart.title,
         "kind": chart.kind,
         "hardware": chart.hardware or "",
         "series": list(chart.series),
-        "width": int.from_bytes(data[16:20], "big"),
-        "height": int.from_bytes(data[20:24], "big"),
+        "width": width,
+        "height": height,
         "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
     }
 
 
-def _findings(analysis: Analysis) -> dict:
+def _findings(analysis: Record) -> dict:
     found = dict(analysis.summary.findings)
     for key in ("slowest", "comm", "nofit", "measured_off"):
         found[key] = records(found[key])
@@ -225,23 +204,21 @@ def cap_notice(chip: str, shown: int, total: int) -> str:
 
 
 def report_context(
-    analysis: Analysis,
+    analysis: Record,
     run_name: str,
     charts: Sequence[tuple[Chart, bytes]] = (),
     notices: Sequence[str] = (),
     max_table_rows: int = DEFAULT_TABLE_ROWS,
 ) -> dict:
     """The template's variables: plain records and scalars."""
-    if max_table_rows < 0:
-        raise ValueError("max_table_rows must be >= 0")
-    results, summary = analysis.results, analysis.summary
-    dims = sorted(c for c in results.columns if is_dim(c))
+    results, facts, summary = analysis.results, analysis.facts, analysis.summary
+    dims = list(analysis.dims)
     catalog = {str(rec["name"]): rec for rec in analysis.hardware}
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
     chart_records = [(c, _png_record(c, data)) for c, data in charts]
     used = _used(results)
-    derated = summary.derated
+    derated, chip_table = summary.derated, summary.chips
     placed: set[int] = set()
     chips, split = [], []
     for i, name in enumerate(order):
@@ -249,7 +226,8 @@ def report_context(
             continue
         counts = summary.per_hardware.loc[name]
         total = int(counts["total"])
-        shown = results.iloc[by_chip[name][:max_table_rows]]
+        at = by_chip[name][:max_table_rows]
+        shown = results.iloc[at]
         own = []
         for k, (chart, rec) in enumerate(chart_records):
             if chart.kind in ("roofline", "network") and chart.hardware == name:
@@ -265,13 +243,14 @@ def report_context(
                 "not_fitting": int(counts["not_fitting"]),
                 "overrides": summary.overrides.get(name, 0),
                 "charts": own,
-                "rows": _table_rows(shown, dims),
+                "rows": _table_rows(shown, facts.iloc[at], dims),
                 "shown": len(shown),
                 "more": total - len(shown),
                 **_chip_facts(
                     catalog.get(name, {}),
                     used.get(name, (set(), set())),
                     derated[derated["hardware"] == name],
+                    chip_table.loc[name],
                 ),
             }
         )
@@ -356,7 +335,7 @@ def report_context(
     }
 
 
-def table_cap_notices(analysis: Analysis, max_table_rows: int) -> list[str]:
+def table_cap_notices(analysis: Record, max_table_rows: int) -> list[str]:
     """What the per-hardware table cap leaves out."""
     totals = analysis.summary.per_hardware["total"]
     return [
@@ -367,7 +346,7 @@ def table_cap_notices(analysis: Analysis, max_table_rows: int) -> list[str]:
 
 
 def render_report(
-    analysis: Analysis,
+    analysis: Record,
     run_name: str,
     charts: Sequence[tuple[Chart, bytes]] = (),
     notices: Sequence[str] = (),

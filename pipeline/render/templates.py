@@ -1,26 +1,19 @@
 """The one Jinja2 environment (autoescape, StrictUndefined) of the report and the batch index,
-its templates in the `templates/` folder, and its filters: the `render.format` functions."""
+its templates the package `pipeline.templates` (the top-level `templates/` folder, shipped
+under that name: pyproject.toml), and its filters: the `render.format` functions."""
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import jinja2
 
 from pipeline.errors import PipelineError
 from pipeline.render import format as fmt
 
+TEMPLATE_PACKAGE = "pipeline.templates"
 REPORT_TEMPLATE = "report.html.j2"
 INDEX_TEMPLATE = "index.html.j2"
-
-
-def sort_key(value) -> str:
-    """A number as a compact `data-v` attribute for the table sorter; empty when missing."""
-    if fmt.missing(value):
-        return ""
-    return f"{float(value):.5g}"
-
 
 FILTERS = {
     "seconds": fmt.seconds,
@@ -33,34 +26,27 @@ FILTERS = {
     "count": fmt.count,
     "ratio": fmt.ratio,
     "when": fmt.when,
-    "sortkey": sort_key,
+    "sortkey": fmt.sort_key,
 }
 
 
-def template_dirs() -> list[Path]:
-    """Where templates are looked for, in order: `templates/` beside the package (the
-    repository and an editable install), then inside it (an installed wheel)."""
-    package = Path(__file__).resolve().parents[1]
-    return [package.parent / "templates", package / "templates"]
-
-
-def find_template_dir() -> Path:
-    """The first template folder holding both templates; PipelineError when there is none."""
-    for folder in template_dirs():
-        if (folder / REPORT_TEMPLATE).is_file() and (folder / INDEX_TEMPLATE).is_file():
-            return folder
-    looked = ", ".join(str(d) for d in template_dirs())
-    raise PipelineError(
-        f"report templates not found (looked for {REPORT_TEMPLATE} and {INDEX_TEMPLATE} in "
-        f"{looked}); reinstall roofline-pipeline, or run with --no-report"
-    )
+def package_loader(package: str = TEMPLATE_PACKAGE) -> jinja2.PackageLoader:
+    """The templates of `package`, wherever it is installed (the source tree's `templates/`
+    in an editable install, `pipeline/templates/` from a wheel); PipelineError when missing."""
+    try:
+        return jinja2.PackageLoader(package, ".")
+    except (ImportError, ValueError) as exc:  # no such package, or one Jinja cannot read
+        raise PipelineError(
+            f"report templates not found (package {package}); reinstall roofline-pipeline, "
+            "or run with --no-report"
+        ) from exc
 
 
 @functools.cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: autoescape on, StrictUndefined, the formatting filters."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(find_template_dir()),
+        loader=package_loader(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,12 +33,10 @@ from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
 from pipeline.model.roofline import BOUNDS
+from pipeline.record import Record
 from pipeline.render.charts import Chart
 from pipeline.render.format import EXCEL, efficiencies, plural
 from pipeline.render.workbook_summary import Styles, write_charts, write_summary
-
-if TYPE_CHECKING:
-    from pipeline.analysis import Analysis
 
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
 CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
@@ -112,7 +111,7 @@ def cap_notices(rows_cap: int, input_cap: int, results: int, inputs: int, errors
 
 
 def write_workbook(
-    analysis: Analysis,
+    analysis: Record,
     path: Path,
     run_name: str,
     charts: Sequence[tuple[Chart, Path]] | Callable[[], Sequence[tuple[Chart, Path]]] = (),
@@ -122,17 +121,17 @@ def write_workbook(
     max_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS,
     spool: Path | None = None,
 ) -> list[str]:
-    """Write workbook.xlsx at `path`; returns its own notices (row caps, cut cells). The
-    Summary shows them with `notices` (the run's other notices). `charts` are (Chart, PNG
+    """Write workbook.xlsx at `path`; returns the notices only it can know (cells cut to
+    Excel's limit). The Summary shows them after `notices`, the run's, which say what the row
+    caps leave out (`cap_notices`, computed once by the caller). `charts` are (Chart, PNG
     file) pairs, embedded on the Charts sheet; or a function giving them, called once the data
     sheets are written (so the charts can be drawn meanwhile). `spool`: the folder for the
-    writer's temporary files (default: the system's, TMPDIR)."""
-    if max_rows < 0 or max_input_rows < 0:
-        raise ValueError("workbook row caps must be 0 or more")
+    writer's temporary files (default: the system's, TMPDIR). The caps were checked by
+    write()'s arguments."""
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
     input_cap = min(max_input_rows, cap)
     results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
-    own = cap_notices(cap, input_cap, len(results), len(inputs), len(problems))
+    own: list[str] = []
     with _spooling_in(spool):
         try:
             book = rx.Workbook(str(path))
@@ -141,7 +140,9 @@ def write_workbook(
             sheet = book.add_worksheet("Results", constant_memory=True)
             own += _table(sheet, styles, results.iloc[:cap], RESULT_FORMATS, 1, "results.csv")
             _tint_bounds(sheet, styles, list(results.columns), min(len(results), cap))
-            hardware, formats = _hardware_frame(analysis.hardware, analysis.summary.derated)
+            hardware, formats = _hardware_frame(
+                analysis.hardware, analysis.summary.derated, analysis.summary.chips
+            )
             sheet = book.add_worksheet("Hardware")
             own += _table(
                 sheet, styles, hardware, formats, 1, "the hardware catalog", wrap="source"
@@ -174,22 +175,30 @@ def write_workbook(
     return own
 
 
+# TMPDIR is the process's, not a thread's: a workbook spooling in its own folder holds it
+# for its whole write (the writer opens its temp files as late as close()), so two threads
+# writing workbooks at once take turns instead of spooling into each other's folders
+_TMPDIR_LOCK = threading.Lock()
+
+
 @contextmanager
 def _spooling_in(folder: Path | None):
     """The writer's temporary files in `folder`: its constant-memory sheets spool to the
-    system's temp folder (TMPDIR, read when a sheet is added), whatever set_tempdir says."""
+    system's temp folder (TMPDIR, read when the writer needs it), whatever set_tempdir says."""
     if folder is None:
         yield
         return
-    before = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(folder)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = before
+    tempfile.gettempdir()  # Python's own temp folder cached now, never taken from ours
+    with _TMPDIR_LOCK:
+        before = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = str(folder)
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = before
 
 
 def panic_reason(exc: BaseException) -> str:
@@ -309,6 +318,9 @@ def _tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
     """bound cells tinted by their value; fits = FALSE in red."""
     if rows == 0:
         return
+    # imported here: openpyxl's package import costs ~50 ms, which every command would pay
+    from openpyxl.utils import get_column_letter
+
     for column, rules in (
         ("bound", [(f'="{b}"', styles.bound[b]) for b in BOUNDS]),
         ("fits", [("=FALSE", styles.not_fitting)]),
@@ -316,7 +328,7 @@ def _tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
         if column not in names:
             continue
         col = names.index(column)
-        letter = _column_letter(col)
+        letter = get_column_letter(col + 1)  # 1-based
         for condition, cell_format in rules:
             rule = rx.ConditionalFormatFormula()
             rule.set_rule(f"=${letter}2{condition}")
@@ -327,17 +339,8 @@ def _tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
             sheet.add_conditional_format(rows, col, rows, col, rule)
 
 
-def _column_letter(col: int) -> str:
-    letters = ""
-    col += 1
-    while col:
-        col, rest = divmod(col - 1, 26)
-        letters = chr(65 + rest) + letters
-    return letters
-
-
 def _hardware_frame(
-    hardware: Sequence[dict], derated: pd.DataFrame
+    hardware: Sequence[dict], derated: pd.DataFrame, chips: pd.DataFrame
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """Catalog rows as a frame, numbers as floats; `source` last (it is long and wraps). When
     rows are derated, each rate has a `<rate>_derated` column beside it (e x nominal, with the
@@ -361,7 +364,7 @@ def _hardware_frame(
     if derated.empty:
         return frame, formats
     names = frame["name"].astype(str)
-    first = derated.drop_duplicates("hardware").set_index("hardware")  # most used per chip
+    timed_lower = names.map(chips["derated_rows"]).fillna(0).to_numpy() > 0  # blank: nominal
     texts = {
         hw: "; ".join(
             f"{efficiencies(row)} ({plural(int(row['rows']), 'row')})"
@@ -372,20 +375,13 @@ def _hardware_frame(
     out: dict[str, pd.Series] = {}
     for key in frame.columns:
         if key == "source":
-            out["derated_rows"] = names.map(derated.groupby("hardware")["rows"].sum()).astype(float)
+            out["derated_rows"] = names.map(chips["derated_rows"]).astype(float)
             out["efficiencies"] = names.map(texts)
             formats["derated_rows"] = "count"
         out[key] = frame[key]
         fmt_key = HARDWARE_FORMATS.get(key)
-        if fmt_key in ("flop_rate", "bandwidth"):
-            kind = (
-                "compute"
-                if fmt_key == "flop_rate"
-                else "hbm"
-                if key == "hbm_bandwidth"
-                else "network"
-            )
-            e = names.map(first[f"{kind}_efficiency"]).astype(float)
-            out[f"{key}_derated"] = frame[key] * e
+        if f"{key}_derated" in chips.columns:  # a rate: derated beside it (Summary.chips)
+            rates = names.map(chips[f"{key}_derated"]).astype(float)
+            out[f"{key}_derated"] = rates.where(timed_lower)
             formats[f"{key}_derated"] = fmt_key
     return pd.DataFrame(out), formats

@@ -7,17 +7,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import rvgsrust_xlsxwriter as rx
 from PIL import Image
 
 from pipeline.model.roofline import BOUNDS
+from pipeline.record import Record
 from pipeline.render.charts import Chart
 from pipeline.render.format import EXCEL
-
-if TYPE_CHECKING:
-    from pipeline.analysis import Analysis
 
 CRITICAL_BATCH_LINES = 50  # series listed on the Summary sheet
 ROW_HEIGHT_PX = 20  # Excel's default row height (15 pt)
@@ -116,7 +113,7 @@ class _Lines:
 
 
 def write_summary(
-    sheet, styles: Styles, analysis: Analysis, run_name: str, notices: Sequence[str]
+    sheet, styles: Styles, analysis: Record, run_name: str, notices: Sequence[str]
 ) -> None:
     """The run, its warnings and notices, bound counts per hardware and op, critical batches
     (the first CRITICAL_BATCH_LINES series), and how to read the Results sheet."""
@@ -144,7 +141,7 @@ def write_summary(
         )
     for title, texts in (
         ("Warnings about the input", analysis.warnings),
-        ("Notices", list(dict.fromkeys(notices))),
+        ("Notices", list(notices)),
     ):
         if texts:
             out.skip()

@@ -7,21 +7,18 @@ import os
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pipeline.errors import OutputError, printable
+from pipeline.record import Record
 from pipeline.render.index_page import render_index
 from pipeline.run.folder import temp_name
-
-if TYPE_CHECKING:
-    from pipeline.analysis import Analysis
-    from pipeline.run.write import Written
+from pipeline.run.write import Written
 
 # how an index.html of ours is recognized (before 0.2: by its title)
 MARKS = ('<meta name="generator" content="roofline-pipeline', "<title>Roofline runs</title>")
 
 
-def index_entry(analysis: Analysis, written: Written) -> dict:
+def index_entry(analysis: Record, written: Written) -> dict:
     """One run's line on the index page."""
     s = analysis.summary
     name = written.folder.name

@@ -8,23 +8,17 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pipeline.model.roofline import BOUNDS
-
-if TYPE_CHECKING:
-    from pipeline.analysis import Analysis
+from pipeline.record import Record
 
 TOOL = "roofline-pipeline"  # the manifest's "tool": how a folder of ours is recognized
 
 
 def file_sha256(path: Path) -> str:
     """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def file_entries(folder: Path, paths: Sequence[Path]) -> list[dict]:
@@ -45,7 +39,7 @@ def file_entries(folder: Path, paths: Sequence[Path]) -> list[dict]:
 
 def write_manifest(
     folder: Path,
-    analysis: Analysis,
+    analysis: Record,
     run_name: str,
     notices: Sequence[str],
     files: list[dict],

@@ -1,13 +1,15 @@
 """The output jobs of a run, each writing its own file(s) into the run's temp folder from
-the context `run.write` set up: a chart, the tables, the workbook, the report. Each returns
+the context `run.write` hands it: a chart, the tables, the workbook, the report. Each returns
 the notices it has to add (what it had to leave out) and the files it wrote."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.render.charts import Chart, png
+from pipeline.record import Record
+from pipeline.render.charts import Chart, PlannedChart, png
 from pipeline.render.report import render_report
 from pipeline.render.tables import write_csv, write_parquet
 from pipeline.render.workbook import write_workbook
@@ -15,18 +17,36 @@ from pipeline.render.workbook import write_workbook
 Done = tuple[list[str], list[Path]]  # (notices, files written)
 
 
-def plots(ctx: dict, chart: Chart) -> Done:
+@dataclass(frozen=True, eq=False)
+class Context:
+    """What every job of one write reads: the record, the temp folder, the options, the charts
+    kept and the notices known before the jobs (passed explicitly: no module state, so two
+    writes at once, in two threads, never see each other's)."""
+
+    record: Record
+    tmp: Path
+    options: object  # run.write.Options
+    planned: tuple[PlannedChart, ...]
+    notices: tuple[str, ...]
+    name: str
+
+    @property
+    def charts(self) -> list[Chart]:
+        return [p.chart for p in self.planned]
+
+
+def plots(ctx: Context, chart: Chart) -> Done:
     """One chart's PNG."""
-    planned = next(p for p in ctx["planned"] if p.chart == chart)
-    path = ctx["tmp"] / chart.path
+    planned = next(p for p in ctx.planned if p.chart == chart)
+    path = ctx.tmp / chart.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png(planned.build()))
     return [], [path]
 
 
-def results(ctx: dict) -> Done:
+def results(ctx: Context) -> Done:
     """results.csv, results.parquet and (when rows were rejected) errors.csv."""
-    analysis, tmp = ctx["analysis"], ctx["tmp"]
+    analysis, tmp = ctx.record, ctx.tmp
     frame = analysis.results
     files = [write_csv(frame, tmp / "results.csv"), write_parquet(frame, tmp / "results.parquet")]
     if len(analysis.problem_list):
@@ -34,36 +54,35 @@ def results(ctx: dict) -> Done:
     return [], files
 
 
-def workbook(ctx: dict) -> Done:
+def workbook(ctx: Context) -> Done:
     """workbook.xlsx, its Charts sheet embedding the charts drawn."""
-    options, tmp = ctx["options"], ctx["tmp"]
-    charts = [(c, tmp / c.path) for c in ctx["charts"]]
+    options, tmp = ctx.options, ctx.tmp
+    charts = [(c, tmp / c.path) for c in ctx.charts]
     # the writer's spool lives in the run's temp folder: never left in TMPDIR, and a full
     # disk there is this run's failure, not another program's
     spool = tmp / ".workbook-spool"
     spool.mkdir()
     try:
         own = write_workbook(
-            ctx["analysis"],
+            ctx.record,
             tmp / "workbook.xlsx",
-            ctx["name"],
+            ctx.name,
             charts,
-            ctx["notices"],
+            list(ctx.notices),
             max_rows=options.workbook_rows,
             max_input_rows=options.workbook_input_rows,
             spool=spool,
         )
     finally:
         shutil.rmtree(spool, ignore_errors=True)
-    own = [n for n in own if n not in ctx["notices"]]  # the caps' were known already
     return own, [tmp / "workbook.xlsx"]
 
 
-def report(ctx: dict) -> Done:
+def report(ctx: Context) -> Done:
     """report.html, the charts embedded."""
-    options, tmp = ctx["options"], ctx["tmp"]
-    charts = [(c, (tmp / c.path).read_bytes()) for c in ctx["charts"]]
-    html = render_report(ctx["analysis"], ctx["name"], charts, ctx["notices"], options.report_rows)
+    options, tmp = ctx.options, ctx.tmp
+    charts = [(c, (tmp / c.path).read_bytes()) for c in ctx.charts]
+    html = render_report(ctx.record, ctx.name, charts, list(ctx.notices), options.report_rows)
     (tmp / "report.html").write_text(html, encoding="utf-8", newline="\n")
     return [], [tmp / "report.html"]
 

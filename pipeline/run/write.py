@@ -21,7 +21,6 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pipeline.errors import OutputError, described
 from pipeline.limits import (
@@ -30,16 +29,15 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
 )
+from pipeline.record import Record
 from pipeline.render.charts import PlannedChart, left_out_notice, plan_charts
+from pipeline.render.charts.data import chart_frame
 from pipeline.render.report import table_cap_notices
 from pipeline.render.workbook import cap_notices
 from pipeline.run import stages
 from pipeline.run.children import init_worker
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries, write_manifest
-
-if TYPE_CHECKING:
-    from pipeline.analysis import Analysis
 
 PARALLEL_MIN_JOBS = 4  # fewer jobs run faster here than with worker start-up
 Progress = Callable[[str], None]
@@ -62,7 +60,7 @@ class Options:
 
 @dataclass(frozen=True)
 class Written:
-    """What `Analysis.write` wrote: the folder, its files, what the caps left out, seconds."""
+    """What `Record.write` wrote: the folder, its files, what the caps left out, seconds."""
 
     folder: Path
     files: tuple[Path, ...]
@@ -78,12 +76,8 @@ class _Job:
     args: tuple = ()
 
 
-# The analysis a forked worker writes from (set before the fork, so never pickled).
-_current: dict = {}
-
-
 def write_outputs(
-    analysis: Analysis,
+    analysis: Record,
     target: Path,
     options: Options,
     protect: Sequence[Path] = (),
@@ -105,22 +99,11 @@ def write_outputs(
             *derated_notices(analysis.summary),
             *_cap_notices(analysis, options, planned, kept),
         ]
-        charts = [p.chart for p in kept]
+        ctx = stages.Context(analysis, tmp, options, tuple(kept), tuple(notices), name)
+        charts = ctx.charts
         # the biggest charts first, so that the last one to finish is a small one
         plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
-        _current.update(
-            analysis=analysis,
-            tmp=tmp,
-            options=options,
-            planned=kept,
-            charts=charts,
-            notices=notices,
-            name=name,
-        )
-        try:
-            seconds, later, entries = _run_jobs(plots, options, step)
-        finally:
-            _current.clear()
+        seconds, later, entries = _run_jobs(ctx, plots, step)
         notices += later
         order = ["results.csv", "results.parquet", "errors.csv",
                  *(c.path for c in charts), "workbook.xlsx", "report.html"]  # fmt: skip
@@ -157,6 +140,8 @@ def check_arguments(target, options: Options, protect) -> tuple[Path, list[Path]
         )
     if isinstance(protect, str | bytes | os.PathLike):
         protect = [protect]
+    elif not isinstance(protect, list | tuple | set | frozenset):
+        raise TypeError(f"protect must list file paths, not {described(protect)}")
     paths = []
     for path in protect:
         if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
@@ -178,21 +163,22 @@ def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _charts(analysis: Analysis, options: Options) -> list[PlannedChart]:
+def _charts(analysis: Record, options: Options) -> list[PlannedChart]:
     """Every chart the run could draw (none with plots off)."""
     if not options.plots:
         return []
     s = analysis.summary
-    return plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
+    frame = chart_frame(analysis)
+    return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides)
 
 
 def derated_notices(summary) -> list[str]:
     """Say that rows are timed at less than the nominal rates, and where it shows."""
-    derated = summary.derated
+    derated = summary.chips[summary.chips["derated_rows"] > 0]
     if derated.empty:
         return []
-    n = int(derated["rows"].sum())
-    chips = ", ".join(sorted(derated["hardware"].unique()))
+    n = int(derated["derated_rows"].sum())
+    chips = ", ".join(sorted(derated.index.astype(str)))
     return [
         f"{n:,} of {summary.scenarios:,} scenarios are timed at derated rates (an efficiency "
         f"below 1, on {chips}); the Hardware sheet and the report show derated rates beside "
@@ -219,11 +205,12 @@ def _cap_notices(analysis, options, planned, kept) -> list[str]:
     return notices
 
 
-def _run_jobs(plots: list[_Job], options: Options, step: Progress):
+def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress):
     """Run the jobs; seconds per stage, the notices the jobs return, their manifest entries.
 
     First the charts, on every worker (the workbook and the report embed them); then the
     workbook, the tables and the report, the biggest first."""
+    options = ctx.options
     then = [_Job("workbook")] if options.workbook else []
     then += [_Job("results"), *([_Job("report")] if options.report else [])]
     count = _worker_count(options.workers, len(plots) + len(then))
@@ -237,20 +224,21 @@ def _run_jobs(plots: list[_Job], options: Options, step: Progress):
 
     if count <= 1:
         for job in [*plots, *then]:
-            note(run_job(job))
+            note(run_job(ctx, job))
         return seconds, notices, entries
     # A pool that notices a worker's death: every job still waiting then fails at once
     # (BrokenProcessPool) instead of waiting forever. Its processes are forked before its
-    # manager thread starts, from this (the main) thread, so they die with the run (init_worker).
+    # manager thread starts, from this (the main) thread, so they die with the run
+    # (init_worker); each inherits this write's context through the fork, never pickled.
     pool = ProcessPoolExecutor(
         count,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=init_worker,
-        initargs=(os.getpid(),),
+        initializer=_init_worker,
+        initargs=(os.getpid(), ctx),
     )
     try:
         for phase in (plots, then):
-            for future in [pool.submit(run_job, job) for job in phase]:
+            for future in [pool.submit(_run_in_worker, job) for job in phase]:
                 note(future.result())
     except BrokenProcessPool as exc:
         raise OutputError(
@@ -287,24 +275,36 @@ def _note(seconds: dict[str, float], step: Progress, entries: list, done: tuple)
 def _worker_count(workers: int | None, jobs: int) -> int:
     """Worker processes: fork only (Linux, no other Python thread running), else none."""
     forkable = sys.platform.startswith("linux") and threading.active_count() == 1
-    if workers is not None:
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
+    if workers is not None:  # a whole number from 1 (check_arguments)
         return min(workers, jobs) if forkable else 1
     if not forkable or jobs < PARALLEL_MIN_JOBS:
         return 1
     return max(1, min(os.cpu_count() or 1, jobs))
 
 
-def run_job(job: _Job) -> tuple[str, float, list[str], list[dict]]:
-    """One output job, from the analysis set before the fork: (stage, seconds, notices, the
-    manifest entries of its files, hashed here, in parallel with the other jobs). A write the
-    system refuses (a full disk, a file-size limit) is an OutputError naming the file (the
-    workbook writer names its own, panics included)."""
+# The context of the write a worker process serves: set once in each worker, by the pool's
+# initializer, in a process that serves that one write only (the parent never sets it).
+_worker_context: list[stages.Context] = []
+
+
+def _init_worker(parent_pid: int, ctx: stages.Context) -> None:
+    init_worker(parent_pid)
+    _worker_context.append(ctx)
+
+
+def _run_in_worker(job: _Job) -> tuple[str, float, list[str], list[dict]]:
+    return run_job(_worker_context[0], job)
+
+
+def run_job(ctx: stages.Context, job: _Job) -> tuple[str, float, list[str], list[dict]]:
+    """One output job of the write `ctx`: (stage, seconds, notices, the manifest entries of its
+    files, hashed here, in parallel with the other jobs). A write the system refuses (a full
+    disk, a file-size limit) is an OutputError naming the file (the workbook writer names its
+    own, panics included)."""
     start = time.perf_counter()
     try:
-        notices, files = stages.STAGES[job.stage](_current, *job.args)
-        entries = file_entries(_current["tmp"], files)
+        notices, files = stages.STAGES[job.stage](ctx, *job.args)
+        entries = file_entries(ctx.tmp, files)
     except OSError as exc:
         raise OutputError(f"writing {_output(job)} failed: {exc.strerror or exc}") from None
     return job.stage, time.perf_counter() - start, list(notices), entries

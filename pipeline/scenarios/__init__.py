@@ -1,22 +1,19 @@
 """Scenarios in: read (a CSV file, a DataFrame or a list of dicts), check every row, report
 every problem, and hand on the valid rows typed and expanded (docs/input.md).
 
-`load_scenarios` (a file) and `load_records` (rows in memory) return a `Loaded`. The reading
-is in `read` and `records`, the header in `header`, the row checks in `checks` (with `links`,
-`dims` and `sweeps`), the sweep expansion in `expand`.
+`load_scenarios` (a file) and `load_records` (rows in memory) return a `Loaded` (`loaded`).
+The reading is in `read` and `records`, the header in `header`, the row checks in `checks`
+(with `links`, `dims` and `sweeps`; their problems in `problems`), the sweep expansion in
+`expand`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from pipeline.errors import RowProblem, ScenarioFileError
+from pipeline.errors import ScenarioFileError
 from pipeline.limits import DEFAULT_MAX_ROWS
 from pipeline.model.catalog import Catalog
 from pipeline.model.ops import DIM
@@ -29,40 +26,10 @@ from pipeline.scenarios.header import (
     nul_cells,
     rename_reserved,
 )
+from pipeline.scenarios.loaded import Loaded
 from pipeline.scenarios.read import read_table
 from pipeline.scenarios.records import records_table
 from pipeline.textfile import read_bytes
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """Scenarios after validation: the valid rows (typed, expanded) and every problem found."""
-
-    source: str  # the file's path, or a label for rows given in memory
-    frame: pd.DataFrame
-    problems: tuple[RowProblem, ...]
-    table: pa.Table  # the rows as read: every cell a string, header names normalized
-    lines: np.ndarray  # each table row's line number
-    dims: tuple[str, ...]
-    extras: tuple[str, ...]
-    warnings: tuple[str, ...] = field(default=())
-    data: bytes | None = None  # the file's bytes (for its SHA-256); None for rows in memory
-
-    @property
-    def source_rows(self) -> int:
-        """Rows read, before sweep expansion."""
-        return self.table.num_rows
-
-    @property
-    def rejected_lines(self) -> int:
-        return len({p.line for p in self.problems})
-
-    @cached_property
-    def inputs(self) -> pd.DataFrame:
-        """The rows as read (strings), with their line numbers first."""
-        frame = self.table.to_pandas()
-        frame.insert(0, "line", self.lines)
-        return frame
 
 
 def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROWS) -> Loaded:

@@ -1,26 +1,28 @@
 """The row checks of a scenario file: every problem of every row is collected, then the valid
-rows come out typed (and their sweeps expanded). Each check runs on coded columns
-(scenarios.coded); the checks of links and shards, of dims and peaks, and the sweep expansion
-live in their own modules."""
+rows come out typed (and their sweeps expanded). Each check is a function of coded columns
+(scenarios.coded) that returns what it found; the `Checker` owns the columns, calls the checks
+(here, and those of links and shards, of dims and peaks, and the sweep expansion in their own
+modules) and collects their problems."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from itertools import repeat
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import RowProblem, quoted
-from pipeline.model.catalog import Catalog, did_you_mean
+from pipeline.model.catalog import EFFICIENCY_COLUMNS, Catalog, did_you_mean
 from pipeline.model.dtypes import DTYPES, canonical_dtype, known_dtype_names, wider_dtype
 from pipeline.model.ops import DIM, OpError, known_op_names, parse_op
 from pipeline.scenarios.coded import Col, combine
-from pipeline.scenarios.dims import check_dims, check_peak
+from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
 from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
-from pipeline.scenarios.links import check_shard_and_link
+from pipeline.scenarios.links import check_collective, check_link, check_shard
+from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
 
 OP_CHOICES = ", ".join(known_op_names())
@@ -36,9 +38,9 @@ class Checker:
         self.catalog = catalog
         self.n = table.num_rows
         self._names = frozenset(table.column_names)
-        self._dims = frozenset(c for c in self._names if DIM.match(c))
+        self._dims = [c for c in table.column_names if DIM.match(c)]
         # (row position, column, reason); those found while reading come first
-        self.problems: list[tuple[int, str, str]] = list(problems)
+        self.found: Found = list(problems)
         # every coded column at once: Arrow's hashing releases the GIL, so two threads help
         coded = [
             c
@@ -48,11 +50,11 @@ class Checker:
         with ThreadPoolExecutor(max_workers=2) as pool:
             encoded = pool.map(Col.from_arrow, (table.column(c) for c in coded))
             self._cols: dict[str, Col] = dict(zip(coded, encoded, strict=True))
-        self.ragged: set[int] = set()
+        self.ragged: frozenset[int] = frozenset()
         if fields is not None:
             width = table.num_columns
-            self.ragged = {int(p) for p in np.flatnonzero(fields > width)}
-            self.add(
+            self.ragged = frozenset(np.flatnonzero(fields > width).tolist())
+            self.found += flag(
                 fields > width,
                 "*",
                 lambda p: (
@@ -60,9 +62,10 @@ class Checker:
                     ' commas, e.g. an einsum op "BD,DF->BF" or a note'
                 ),
             )
+        self.names = trimmed_names(table.column("name"))
 
-    # -- helpers
     def col(self, name: str) -> Col:
+        """A column coded (a blank one when the file has none)."""
         if name not in self._cols:
             if name in self._names:
                 self._cols[name] = Col.from_arrow(self.table.column(name))
@@ -70,223 +73,266 @@ class Checker:
                 self._cols[name] = Col.blank(self.n)
         return self._cols[name]
 
-    def add(self, mask, column: str, reason) -> None:
-        """Record a problem for each row in mask; reason is a string or f(position) -> str."""
-        for pos in np.flatnonzero(np.asarray(mask, dtype=bool)):
-            self.problems.append((int(pos), column, reason(pos) if callable(reason) else reason))
-
-    def add_per_value(self, mask, column: str, col: Col, reason) -> None:
-        """Record a problem for each row in mask; reason(value) -> str runs once per distinct
-        value of `col` among those rows (a did-you-mean costs a search, not one per row)."""
-        rows = np.flatnonzero(np.asarray(mask, dtype=bool))
-        if not len(rows):
-            return
-        codes = col.codes[rows]
-        reasons = np.empty(len(col.uniques), dtype=object)
-        for code in np.unique(codes).tolist():
-            reasons[code] = reason(col.uniques[code])
-        self.problems.extend(zip(rows.tolist(), repeat(column), reasons[codes].tolist()))
-
-    def add_at(self, pos: int, column: str, reason: str) -> None:
-        self.problems.append((int(pos), column, reason))
+    def numbers(self, name: str, **how) -> Col:
+        """An optional numeric column parsed (parse_numbers), its problems collected."""
+        col, found = parse_numbers(self.col(name), name, **how)
+        self.found += found
+        return col
 
     def sorted_problems(self) -> list[RowProblem]:
-        order = {c: i for i, c in enumerate(self.table.column_names)}
-        # a row with too many fields has shifted cells: its other complaints would mislead;
-        # a cell with a NUL byte is reported once, for that
-        nul = {(p[0], p[1]) for p in self.problems if p[2].startswith("NUL byte")}
-        kept = [
-            p for p in self.problems
-            if (p[0] not in self.ragged or p[1] == "*")
-            and ((p[0], p[1]) not in nul or p[2].startswith("NUL byte"))
-        ]  # fmt: skip
-        items = sorted(kept, key=lambda p: (p[0], order.get(p[1], len(order)), p[2]))
-        names = self.names
-        return [
-            RowProblem(self.file, int(self.lines[pos]), names[pos].as_py(), column, reason)
-            for pos, column, reason in items
-        ]
+        """Every problem found, in row order, as reported."""
+        return row_problems(
+            self.found,
+            file=self.file,
+            lines=self.lines,
+            names=self.names,
+            columns=self.table.column_names,
+            ragged=self.ragged,
+        )
 
-    def number_col(
-        self, name: str, *, integer: bool = False, what: str = "a positive number", rows=True
-    ):
-        """Parse an optional numeric column (per distinct value): a Col of floats, NaN for
-        blank or bad (bad ones reported, in `rows` only)."""
-        col = self.col(name)
-        u = col.uniques
-        if integer:  # whole numbers up to 2^53, parsed exactly
-            reasons = np.array([whole_number_reason(t) for t in u], dtype=object)
-            bad = np.array([r is not None for r in reasons], dtype=bool)
-            nums = np.array(
-                [float(t) if t and not b else np.nan for t, b in zip(u, bad, strict=True)],
-                dtype=float,
-            )
-            if bad.any():
-                self.add_per_value(
-                    col.per_row(bad) & rows,
-                    name,
-                    col,
-                    lambda u: (
-                        f"{quoted(u)} "
-                        + (TOO_BIG if TOO_BIG == whole_number_reason(u) else f"is not {what}")
-                    ),
-                )
-            return Col(col.codes, nums)
-        nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
-        nums = nums.to_numpy(dtype=float)
-        bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
-        if bad.any():
-            self.add_per_value(
-                col.per_row(bad) & rows, name, col, lambda u: f"{quoted(u)} is not {what}"
-            )
-        return Col(col.codes, np.where(bad, np.nan, nums))
-
-    def numbers(self, name: str) -> np.ndarray:
-        return self.number_col(name).values()
-
-    # -- the checks
     def run(self, dims: list[str], max_rows: int) -> pd.DataFrame:
-        out: dict[str, object] = {"line": self.lines}
-        self._check_names()
-        self._check_op(out)
-        self._check_hardware(out)
-        self._check_dtypes(out)
-        chips = self.number_col(
-            "chips", integer=True, what="a whole number of chips (1 or more)"
-        ).derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
-        out["chips"] = chips
-        for col in (*OVERRIDES, "flops", "measured_seconds"):
-            out[col] = self.numbers(col)
+        """The valid rows, typed and expanded (their problems collected)."""
+        found = self.found
+        found += check_names(self.names, self.lines)
+        sig, bad_op = check_op(self.col("op"))
+        op = sig.derive(lambda s: s.op if s else "")
+        collective = sig.derive(lambda s: bool(s and s.is_collective), bool).values()
+        hw, bad_hw = check_hardware(self.col("hardware"), self.catalog)
+        dtypes, bad_dtypes = check_dtypes({c: self.col(c) for c in DTYPE_COLUMNS})
+        found += bad_op + bad_hw + bad_dtypes
+        chips = self.numbers("chips", integer=True, what="a whole number of chips (1 or more)")
+        chips = chips.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
+        given = {c: self.numbers(c).values() for c in (*OVERRIDES, "flops", "measured_seconds")}
         # a collective's bytes is a whole number or a sweep, checked with the dims
-        out["bytes"] = self.number_col("bytes", rows=~self.collective).values()
-        # rows that give their own peak, HBM or link numbers (the charts and report say so)
-        out["own_numbers"] = ~np.logical_and.reduce([np.isnan(out[c]) for c in OVERRIDES])
-        self._check_custom(out)
-        check_shard_and_link(self, out)
-        values, sweeps = check_dims(self, out, dims)
-        check_peak(self, out)
-        bad_rows = np.zeros(self.n, dtype=bool)
-        for pos, _, _ in self.problems:
-            bad_rows[pos] = True
-        for d in dims:
-            out[d] = values[d]
-        columns = {}
-        for key, value in out.items():
-            if isinstance(value, Col):  # text: categorical; numbers: a plain array
-                columns[key] = (
-                    value.categorical() if value.uniques.dtype == object else value.values()
-                )
-            else:
-                columns[key] = value
-        columns = {"line": columns.pop("line"), "name": self.names.to_pandas(), **columns}
-        columns["notes"] = self._text("notes")
-        for col in self.table.column_names:  # extra columns, carried through as text
-            if col not in KNOWN and col not in self._dims:
-                columns[col] = self._text(col)
+        given["bytes"] = self.numbers("bytes", rows=~collective).values()
+        found += check_custom(op, chips, given, self.col("flops"), self.col("bytes"))
+        shard, has_shard, bad_shard = check_shard(self.col("shard"), sig, op, chips)
+        found += bad_shard + check_collective(
+            collective,
+            op,
+            self.col("chips"),
+            chips.values(),
+            has_shard,
+            {d: self.col(d) for d in self._dims},
+            self.col("flops"),
+        )
+        link, bad_link = check_link(
+            self.col("link"),
+            hw,
+            chips.values(),
+            sig,
+            shard,
+            collective,
+            given["link_bandwidth"],
+            self.catalog,
+        )
+        values, sweeps, bad_dims = check_dims(sig, op, {d: self.col(d) for d in dims})
+        byte_values, sweeps["bytes"], bad_bytes = check_bytes(self.col("bytes"), collective, op)
+        what = "an efficiency, 0 < e <= 1 (e.g. 0.9)"
+        for c in EFFICIENCY_COLUMNS:
+            given[c] = self.numbers(c, what=what).values()
+        peaks, bad_peaks = check_peak(
+            self.catalog.chips,
+            hw,
+            dtypes["compute_dtype"],
+            collective,
+            given,
+            self.col("peak_flops").is_(""),
+        )
+        found += bad_link + bad_dims + bad_bytes + bad_peaks
+        valid = ~rejected(found, self.n)
+        # the frame's columns in their order; a resolved value (link_bandwidth, peak_flops,
+        # hbm_*) takes the place of the value given
+        out = {
+            "line": self.lines,
+            "name": self.names.to_pandas(),
+            "op": op,
+            "einsum": sig.derive(lambda s: s.einsum if s else ""),
+            "hardware": hw,
+            **dtypes,
+            "chips": chips,
+            **{c: given[c] for c in (*OVERRIDES, "flops", "measured_seconds")},
+            "bytes": np.where(collective, byte_values, given["bytes"]),
+            # rows that give their own peak, HBM or link numbers (the charts and report say so)
+            "own_numbers": ~np.logical_and.reduce([np.isnan(given[c]) for c in OVERRIDES]),
+            "shard": shard,
+            **link,
+            **peaks,
+            **values,
+            "notes": self._text("notes"),
+        }
+        for c in self.table.column_names:  # extra columns, carried through as text
+            if c not in KNOWN and c not in self._dims:
+                out[c] = self._text(c)
+        columns = {
+            # text: categorical; numbers: a plain array
+            k: (v.categorical() if v.uniques.dtype == object else v.values())
+            if isinstance(v, Col)
+            else v
+            for k, v in out.items()
+        }
         frame = pd.DataFrame(columns, copy=False)  # built once: linear in the columns
-        return expand(self, frame, ~bad_rows, sweeps, [*dims, "bytes"], max_rows)
+        frame, over = expand(frame, valid, sweeps, max_rows)
+        found += over
+        return frame
 
     def _text(self, name: str) -> pd.Series:
         if name in self._names:
             return self.table.column(name).to_pandas()
         return pd.Series([""] * self.n, dtype=object)
 
-    def _check_names(self) -> None:
-        arr = pc.utf8_trim_whitespace(self.table.column("name")).combine_chunks()
-        self.names = arr
-        empty = pc.binary_length(arr).to_numpy() == 0
-        self.add(empty, "name", "empty name; every scenario needs a unique name")
-        if len(pc.unique(arr)) == self.n:  # (unique is several times faster than count_distinct)
-            return
-        names = pd.Series(arr.to_numpy(zero_copy_only=False), dtype=object)
-        dup = (names.duplicated() & ~empty).to_numpy()
-        first = names.drop_duplicates()
-        first_line = dict(zip(first.to_numpy(), self.lines[first.index.to_numpy()], strict=True))
-        self.add(
-            dup,
-            "name",
-            lambda p: (
-                f"duplicate name {quoted(names.iat[p])} "
-                f"(first on line {first_line[names.iat[p]]}); names must be unique"
-            ),
-        )
 
-    def _check_op(self, out: dict) -> None:
-        ops = self.col("op")
-        errors: dict[str, str] = {}
+def trimmed_names(column: pa.ChunkedArray) -> pa.Array:
+    """The name column with white space trimmed off both ends."""
+    return pc.utf8_trim_whitespace(column).combine_chunks()
 
-        def resolve(text: str):
-            try:
-                return parse_op(text)
-            except OpError as exc:
-                # the parser names the cell raw: echo it quoted (escaped, cut past 120)
-                msg = str(exc).replace(f"'{text}'", quoted(text), 1)
-                if not text:
-                    msg = f"empty op; use {OP_CHOICES} or an einsum"
-                elif "unknown op" in msg:
-                    hint = did_you_mean(text.lower(), known_op_names())
-                    msg += (
-                        f" (did you mean '{hint}'?)"
-                        if hint
-                        else f"; use {OP_CHOICES} or an einsum like BD,DF->BF"
-                    )
-                errors[text] = msg
-                return None
 
-        self.sig = ops.derive(resolve)
-        self.add_per_value(self.sig.is_(None), "op", ops, errors.__getitem__)
-        out["op"] = self.sig.derive(lambda s: s.op if s else "")
-        out["einsum"] = self.sig.derive(lambda s: s.einsum if s else "")
-        self.collective = self.sig.derive(lambda s: bool(s and s.is_collective), bool).values()
+def check_names(names: pa.Array, lines: np.ndarray) -> Found:
+    """Empty names and duplicates (each pointing at the line of the name's first row)."""
+    empty = pc.binary_length(names).to_numpy() == 0
+    found = flag(empty, "name", "empty name; every scenario needs a unique name")
+    if len(pc.unique(names)) == len(names):  # (several times faster than count_distinct)
+        return found
+    text = pd.Series(names.to_numpy(zero_copy_only=False), dtype=object)
+    dup = (text.duplicated() & ~empty).to_numpy()
+    first = text.drop_duplicates()
+    first_line = dict(zip(first.to_numpy(), lines[first.index.to_numpy()], strict=True))
+    return found + flag(
+        dup,
+        "name",
+        lambda p: (
+            f"duplicate name {quoted(text.iat[p])} "
+            f"(first on line {first_line[text.iat[p]]}); names must be unique"
+        ),
+    )
 
-    def _check_hardware(self, out: dict) -> None:
-        hw = self.col("hardware")
-        resolved = hw.derive(lambda u: self.catalog.resolve(u) or "")
 
-        def reason(text: str) -> str:
+def check_op(ops: Col) -> tuple[Col, Found]:
+    """Each row's op signature (None where the op is bad) and the bad ops' problems."""
+    errors: dict[str, str] = {}
+
+    def resolve(text: str):
+        try:
+            return parse_op(text)
+        except OpError as exc:
+            # the parser names the cell raw: echo it quoted (escaped, cut past 120)
+            msg = str(exc).replace(f"'{text}'", quoted(text), 1)
             if not text:
-                return "empty hardware; name a chip from `pipeline hardware`"
-            hint = self.catalog.suggest(text)
-            return f"unknown hardware {quoted(text)}" + (
-                f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
-            )
-
-        self.add_per_value(resolved.is_(""), "hardware", hw, reason)
-        out["hardware"] = resolved
-
-    def _check_dtypes(self, out: dict) -> None:
-        parsed = {}
-        for name in DTYPE_COLUMNS:
-            col = self.col(name)
-            resolved = col.derive(lambda u: (canonical_dtype(u) or None) if u else "")
-
-            def reason(text: str) -> str:
-                hint = did_you_mean(text.lower(), known_dtype_names())
-                return f"unknown dtype {quoted(text)}" + (
+                msg = f"empty op; use {OP_CHOICES} or an einsum"
+            elif "unknown op" in msg:
+                hint = did_you_mean(text.lower(), known_op_names())
+                msg += (
                     f" (did you mean '{hint}'?)"
                     if hint
-                    else f"; use one of {', '.join(sorted(DTYPES))}"
+                    else f"; use {OP_CHOICES} or an einsum like BD,DF->BF"
                 )
+            errors[text] = msg
+            return None
 
-            self.add_per_value(resolved.is_(None), name, col, reason)
-            parsed[name] = resolved.derive(lambda r: r or "")
-        base = parsed["dtype"].derive(lambda d: d or "bf16")
-        for name in ("x_dtype", "y_dtype", "out_dtype"):
-            out[name] = combine(lambda own, b: own or b, parsed[name], base)
-        out["compute_dtype"] = combine(
-            lambda c, x, y: c or wider_dtype(x, y),
-            parsed["compute_dtype"],
-            out["x_dtype"],
-            out["y_dtype"],
+    sig = ops.derive(resolve)
+    return sig, flag_per_value(sig.is_(None), "op", ops, errors.__getitem__)
+
+
+def check_hardware(hw: Col, catalog: Catalog) -> tuple[Col, Found]:
+    """Each row's chip by its catalog name ("" where unknown) and the unknown ones' problems."""
+    resolved = hw.derive(lambda u: catalog.resolve(u) or "")
+
+    def reason(text: str) -> str:
+        if not text:
+            return "empty hardware; name a chip from `pipeline hardware`"
+        hint = catalog.suggest(text)
+        return f"unknown hardware {quoted(text)}" + (
+            f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
         )
 
-    def _check_custom(self, out: dict) -> None:
-        custom = out["op"].is_("custom")
-        for name in ("flops", "bytes"):
-            missing = custom & np.isnan(out[name]) & self.col(name).is_("")
-            self.add(missing, name, f"op custom needs a positive {name} total in column {name}")
-        self.add(
-            custom & (out["chips"].values() > 1),
-            "chips",
-            "custom ops run on one chip; give per-chip flops and bytes with chips = 1",
+    return resolved, flag_per_value(resolved.is_(""), "hardware", hw, reason)
+
+
+def check_dtypes(cols: dict[str, Col]) -> tuple[dict[str, Col], Found]:
+    """x_dtype, y_dtype, out_dtype and compute_dtype per row, canonical, from the dtype
+    columns (`cols`, by name): each its own, else dtype, else bf16; compute_dtype else the
+    wider of x and y. Unknown dtypes are problems (and count as blank)."""
+    found: Found = []
+    parsed = {}
+    for name in DTYPE_COLUMNS:
+        col = cols[name]
+        resolved = col.derive(lambda u: (canonical_dtype(u) or None) if u else "")
+
+        def reason(text: str) -> str:
+            hint = did_you_mean(text.lower(), known_dtype_names())
+            return f"unknown dtype {quoted(text)}" + (
+                f" (did you mean '{hint}'?)"
+                if hint
+                else f"; use one of {', '.join(sorted(DTYPES))}"
+            )
+
+        found += flag_per_value(resolved.is_(None), name, col, reason)
+        parsed[name] = resolved.derive(lambda r: r or "")
+    base = parsed["dtype"].derive(lambda d: d or "bf16")
+    out = {
+        name: combine(lambda own, b: own or b, parsed[name], base)
+        for name in ("x_dtype", "y_dtype", "out_dtype")
+    }
+    out["compute_dtype"] = combine(
+        lambda c, x, y: c or wider_dtype(x, y),
+        parsed["compute_dtype"],
+        out["x_dtype"],
+        out["y_dtype"],
+    )
+    return out, found
+
+
+def parse_numbers(
+    col: Col, name: str, *, integer: bool = False, what: str = "a positive number", rows=True
+) -> tuple[Col, Found]:
+    """An optional numeric column parsed once per distinct value: a Col of floats, NaN for
+    blank or bad, and the bad ones' problems (in `rows` only). `integer`: whole numbers up to
+    2^53, parsed exactly."""
+    u = col.uniques
+    if integer:
+        reasons = np.array([whole_number_reason(t) for t in u], dtype=object)
+        bad = np.array([r is not None for r in reasons], dtype=bool)
+        nums = np.array(
+            [float(t) if t and not b else np.nan for t, b in zip(u, bad, strict=True)],
+            dtype=float,
         )
+        found = (
+            flag_per_value(
+                col.per_row(bad) & rows,
+                name,
+                col,
+                lambda u: (
+                    f"{quoted(u)} "
+                    + (TOO_BIG if TOO_BIG == whole_number_reason(u) else f"is not {what}")
+                ),
+            )
+            if bad.any()
+            else []
+        )
+        return Col(col.codes, nums), found
+    nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
+    nums = nums.to_numpy(dtype=float)
+    bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
+    found = (
+        flag_per_value(col.per_row(bad) & rows, name, col, lambda u: f"{quoted(u)} is not {what}")
+        if bad.any()
+        else []
+    )
+    return Col(col.codes, np.where(bad, np.nan, nums)), found
+
+
+def check_custom(
+    op: Col, chips: Col, given: dict[str, np.ndarray], flops: Col, bytes_: Col
+) -> Found:
+    """A custom op needs its flops and bytes totals (`given` parsed, `flops` and `bytes_` the
+    cells: a bad number is reported as such, not as missing) and runs on one chip."""
+    custom = op.is_("custom")
+    found: Found = []
+    for name, cells in (("flops", flops), ("bytes", bytes_)):
+        missing = custom & np.isnan(given[name]) & cells.is_("")
+        found += flag(missing, name, f"op custom needs a positive {name} total in column {name}")
+    return found + flag(
+        custom & (chips.values() > 1),
+        "chips",
+        "custom ops run on one chip; give per-chip flops and bytes with chips = 1",
+    )

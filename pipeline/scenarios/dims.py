@@ -4,14 +4,14 @@ bandwidth and capacity, efficiencies)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+import pandas as pd
 
 from pipeline.errors import quoted
 from pipeline.model.catalog import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
 from pipeline.model.dtypes import DTYPES, peak_family
-from pipeline.scenarios.coded import combine
+from pipeline.scenarios.coded import Col, combine
+from pipeline.scenarios.problems import Found, flag, flag_per_value
 from pipeline.scenarios.sweeps import (
     SWEEP_FORMS,
     TOO_BIG,
@@ -21,10 +21,9 @@ from pipeline.scenarios.sweeps import (
     parse_whole,
 )
 
-if TYPE_CHECKING:
-    from pipeline.scenarios.checks import Checker
-
 MAX_OP_LOG2 = 1000  # an op's dims may multiply to 2^1000; float64 ends near 2^1024
+
+Sweeps = tuple[np.ndarray, np.ndarray]  # the rows that sweep a column, and each one's Sweep
 
 
 def _parse_dim_cell(text: str) -> int | Sweep | str | None:
@@ -41,55 +40,63 @@ def _parse_dim_cell(text: str) -> int | Sweep | str | None:
         return f"{quoted(text)} is not a positive integer or a sweep ({SWEEP_FORMS})"
 
 
-def check_dims(ck: Checker, out: dict, dims: list[str]):
-    """Each dim's value per row (NaN where blank, swept or bad) and its sweeps: per dim,
-    the rows that sweep it and each one's Sweep (parsed once per distinct cell)."""
-    values: dict[str, np.ndarray] = {}
-    sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    needed: dict[str, np.ndarray] = {d: np.zeros(ck.n, dtype=bool) for d in dims}
-    for code, s in enumerate(ck.sig.uniques):
+def check_dims(
+    sig: Col, op: Col, cells: dict[str, Col]
+) -> tuple[dict[str, np.ndarray], dict[str, Sweeps], Found]:
+    """Each dim's value per row (NaN where blank, swept or bad), its sweeps (parsed once per
+    distinct cell) and the problems: a dim the op needs that is missing, blank or bad, and
+    dims that multiply past float64. `sig` holds each row's op signature, `op` its name,
+    `cells` the file's dim columns."""
+    found: Found = []
+    n = len(sig.codes)
+    needed = {d: np.zeros(n, dtype=bool) for d in cells}
+    for code, s in enumerate(sig.uniques):
         if s is None:
             continue
-        rows = ck.sig.codes == code
+        rows = sig.codes == code
         if not rows.any():
             continue
         for d in s.dims:
             if d not in needed:
-                ck.add(rows, d, f"op {s.op} needs dim {d}, and the file has no column '{d}'")
+                found += flag(rows, d, f"op {s.op} needs dim {d}, and the file has no column '{d}'")
             else:
                 needed[d] |= rows
-    for d in dims:
-        values[d], sweeps[d] = _whole_or_sweep(
-            ck,
+    values: dict[str, np.ndarray] = {}
+    sweeps: dict[str, Sweeps] = {}
+    for d, col in cells.items():
+        values[d], sweeps[d], bad = whole_or_sweep(
+            col,
             d,
             needed[d],
-            lambda p, d=d: f"empty; op {out['op'].at(p)} needs a value for dim {d}",
+            lambda p, d=d: f"empty; op {op.at(p)} needs a value for dim {d}",
         )
-    _check_size(ck, out, dims, values, sweeps)
-    # a collective's bytes (V, the whole array) is a whole number or a sweep, like a dim
-    collective = ck.collective
-    values["bytes"], sweeps["bytes"] = _whole_or_sweep(
-        ck,
+        found += bad
+    return values, sweeps, found + _check_size(values, sweeps, n)
+
+
+def check_bytes(col: Col, collective: np.ndarray, op: Col) -> tuple[np.ndarray, Sweeps, Found]:
+    """A collective's bytes (V, the whole array): a whole number or a sweep, like a dim."""
+    return whole_or_sweep(
+        col,
         "bytes",
         collective,
         lambda p: (
-            f"empty; op {out['op'].at(p)} needs bytes, the size of the whole array in bytes "
+            f"empty; op {op.at(p)} needs bytes, the size of the whole array in bytes "
             "(V, before it is split over the chips)"
         ),
     )
-    out["bytes"] = np.where(collective, values.pop("bytes"), out["bytes"])
-    return values, sweeps
 
 
-def _whole_or_sweep(ck: Checker, name: str, need: np.ndarray, empty):
+def whole_or_sweep(
+    col: Col, name: str, need: np.ndarray, empty
+) -> tuple[np.ndarray, Sweeps, Found]:
     """A column whose cells (in `need` rows) are whole numbers or sweeps: its value per row
-    (NaN where blank, swept or bad) and its sweeps (rows, Sweep per row), each distinct cell
-    parsed once; problems go to `ck`, `empty(p)` says what a blank cell needs."""
-    col = ck.col(name)
+    (NaN where blank, swept or bad), its sweeps (rows, Sweep per row) and its problems, each
+    distinct cell parsed once; `empty(p)` says what a blank cell needs."""
     parsed = col.derive(_parse_dim_cell)
     kinds = np.array([type(v).__name__ for v in parsed.uniques], dtype=object)
-    ck.add(need & col.is_(""), name, empty)
-    ck.add_per_value(need & parsed.per_row(kinds == "str"), name, parsed, str)  # the reason
+    found = flag(need & col.is_(""), name, empty)
+    found += flag_per_value(need & parsed.per_row(kinds == "str"), name, parsed, str)  # reason
     number = np.array(
         [float(v) if isinstance(v, int) else np.nan for v in parsed.uniques], dtype=float
     )
@@ -97,19 +104,20 @@ def _whole_or_sweep(ck: Checker, name: str, need: np.ndarray, empty):
     return (
         np.where(need, parsed.per_row(number), np.nan),
         (np.flatnonzero(swept), parsed.values()[swept]),
+        found,
     )
 
 
-def _check_size(ck: Checker, out: dict, dims: list[str], values: dict, sweeps: dict) -> None:
+def _check_size(values: dict[str, np.ndarray], sweeps: dict[str, Sweeps], n: int) -> Found:
     """An op whose dims multiply past what float64 can count (each dim <= 2^53, but an
     einsum may have many) is rejected rather than computed as infinity."""
-    log2 = np.zeros(ck.n)
-    for d in dims:
-        largest = values[d].copy()
+    log2 = np.zeros(n)
+    for d, value in values.items():
+        largest = value.copy()
         rows, cells = sweeps[d]
         largest[rows] = [c.largest for c in cells]
         log2 += np.log2(np.where(np.isnan(largest), 1.0, largest))
-    ck.add(
+    return flag(
         log2 > MAX_OP_LOG2,
         "op",
         lambda p: (
@@ -119,11 +127,16 @@ def _check_size(ck: Checker, out: dict, dims: list[str], values: dict, sweeps: d
     )
 
 
-def check_peak(ck: Checker, out: dict) -> None:
-    """peak_flops, hbm_bandwidth and hbm_capacity per row: the row's own, else the catalog's."""
-    chips = ck.catalog.chips
-    hw = out["hardware"]
-    compute = out["compute_dtype"]
+def check_peak(
+    chips: pd.DataFrame,
+    hw: Col,
+    compute: Col,
+    collective: np.ndarray,
+    given: dict[str, np.ndarray],
+    peak_blank: np.ndarray,
+) -> tuple[dict[str, np.ndarray], Found]:
+    """peak_flops, hbm_bandwidth, hbm_capacity and the efficiencies per row: the row's own
+    (`given`, NaN where blank), else the catalog's (`chips`), an efficiency else 1."""
 
     def catalog_peak(chip: str, dtype: str) -> float:
         if chip not in chips.index or dtype not in DTYPES:
@@ -131,11 +144,11 @@ def check_peak(ck: Checker, out: dict) -> None:
         return chips.at[chip, f"peak_{peak_family(dtype)}"]
 
     peak = combine(catalog_peak, hw, compute, dtype=float).values()
-    override = out["peak_flops"]
+    override = given["peak_flops"]
     peak = np.where(np.isnan(override), peak, override)
-    known = ~hw.is_("") & ~compute.is_("") & ~ck.collective  # a collective needs no peak
-    ck.add(
-        known & np.isnan(peak) & ck.col("peak_flops").is_(""),
+    known = ~hw.is_("") & ~compute.is_("") & ~collective  # a collective needs no peak
+    found = flag(
+        known & np.isnan(peak) & peak_blank,
         "compute_dtype",
         lambda p: (
             f"chip {hw.at(p)} has no {compute.at(p)} peak in the catalog;"
@@ -143,21 +156,18 @@ def check_peak(ck: Checker, out: dict) -> None:
             f"peak_{peak_family(compute.at(p))}"
         ),
     )
-    out["peak_flops"] = peak
+    out = {"peak_flops": peak}
     for name in ("hbm_bandwidth", "hbm_capacity"):
         cat = hw.derive(lambda c, n=name: chips[n].get(c, np.nan), dtype=float).values()
-        out[name] = np.where(np.isnan(out[name]), cat, out[name])
-    ck.add(
+        out[name] = np.where(np.isnan(given[name]), cat, given[name])
+    found += flag(
         ~hw.is_("") & np.isnan(out["hbm_bandwidth"]),
         "hbm_bandwidth",
         lambda p: f"chip {hw.at(p)} has no HBM bandwidth; give hbm_bandwidth (bytes/s)",
     )
     for name in EFFICIENCY_COLUMNS:  # the row's own, else the chip's, else 1
-        given = ck.number_col(name, what="an efficiency, 0 < e <= 1 (e.g. 0.9)").values()
-        ck.add(
-            given > 1,
-            name,
-            lambda p, g=given: f"{g[p]:g} is above 1; {EFFICIENCY_RANGE}",
-        )
+        own = given[name]
+        found += flag(own > 1, name, lambda p, g=own: f"{g[p]:g} is above 1; {EFFICIENCY_RANGE}")
         cat = hw.derive(lambda c, n=name: chips[n].get(c, np.nan), dtype=float).values()
-        out[name] = np.where(np.isnan(given), np.where(np.isnan(cat), 1.0, cat), given)
+        out[name] = np.where(np.isnan(own), np.where(np.isnan(cat), 1.0, cat), own)
+    return out, found

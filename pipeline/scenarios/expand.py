@@ -5,58 +5,65 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from pipeline.errors import printable
+from pipeline.scenarios.problems import Found
 from pipeline.scenarios.sweeps import Sweep
 
-if TYPE_CHECKING:
-    from pipeline.scenarios.checks import Checker
 
-
-def expand(ck: Checker, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame:
-    """Keep valid rows; expand sweep cells into one row per value (cartesian product).
+def expand(
+    out: pd.DataFrame,
+    valid: np.ndarray,
+    sweeps: dict[str, tuple[np.ndarray, np.ndarray]],
+    max_rows: int,
+) -> tuple[pd.DataFrame, Found]:
+    """The valid rows of `out`, each sweep cell expanded into one row per value (cartesian
+    product of the row's sweeps, in the order of `sweeps`: per column, the rows that sweep it
+    and each one's Sweep), with a series column; and the rows refused for passing max_rows.
 
     Each row's count is the product of its sweeps' lengths, computed before any value is
     built, so a row past --max-rows is refused without building it."""
     swept: dict[int, list[tuple[str, Sweep]]] = {}
-    for d in dims:
-        rows, cells = sweeps[d]
+    for d, (rows, cells) in sweeps.items():
         for p, cell in zip(rows.tolist(), cells, strict=True):
             if valid[p]:
                 swept.setdefault(p, []).append((d, cell))
     exact = {p: math.prod(len(cell) for _, cell in grid) for p, grid in swept.items()}
-    counts = np.ones(ck.n, dtype=np.int64)
+    counts = np.ones(len(valid), dtype=np.int64)
     for p, count in exact.items():
         counts[p] = min(count, max_rows + 1)  # no overflow: anything past it is refused
     positions = np.flatnonzero(valid)
+    found: Found = []
     if int(counts[positions].sum()) > max_rows:
         over = positions[~_within_limit(counts[positions], max_rows)]
         for p in over.tolist():
             col = swept[p][0][0] if p in swept else "name"
-            ck.add_at(
-                p,
-                col,
-                f"expands to {exact[p]:,} rows, which takes the file past its limit of "
-                f"{max_rows:,} rows (--max-rows)"
-                if p in swept
-                else f"takes the file past its limit of {max_rows:,} rows (--max-rows), "
-                "which the rows before it fill",
+            found.append(
+                (
+                    p,
+                    col,
+                    f"expands to {exact[p]:,} rows, which takes the file past its limit of "
+                    f"{max_rows:,} rows (--max-rows)"
+                    if p in swept
+                    else f"takes the file past its limit of {max_rows:,} rows (--max-rows), "
+                    "which the rows before it fill",
+                )
             )
         valid = valid.copy()
         valid[over] = False
         positions = np.flatnonzero(valid)
-    if len(positions) == ck.n:
+    if len(positions) == len(valid):
         out = out.reset_index(drop=True)
     else:
         out = out.iloc[positions].reset_index(drop=True)
     series = out["name"]
     if not any(valid[p] for p in swept):
         out.insert(2, "series", series)
-        return out
+        out["swept"] = ""  # the dims each row's series sweeps, as data (none here)
+        return out, found
     reps = counts[positions]
     expanded = out.iloc[np.repeat(np.arange(len(out)), reps)].reset_index(drop=True)
     series_arr = series.to_numpy(dtype=object)
@@ -80,7 +87,10 @@ def expand(ck: Checker, out, valid, sweeps, dims, max_rows: int) -> pd.DataFrame
         names[s : s + n] = [f"{series_arr[i]}[{lab}]" for lab in labels]
     expanded["name"] = names
     expanded.insert(2, "series", series_col)
-    return expanded
+    # the dims each row's series sweeps, as data ("B,D"; "" for a single row), in name order
+    grids = np.array([",".join(d for d, _ in swept.get(p, ())) for p in positions.tolist()])
+    expanded["swept"] = pd.Categorical(np.repeat(grids, reps))
+    return expanded, found
 
 
 def _within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:

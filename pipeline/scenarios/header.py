@@ -94,6 +94,7 @@ def rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str
         "link_topology",
         "link_latency",
         "measured_over_predicted",
+        "swept",  # the model's own: the dims a sweep row's series sweeps
     }
     out, warnings = [], []
     for c in columns:

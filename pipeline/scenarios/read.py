@@ -97,11 +97,15 @@ def _line_ends(raw: bytes) -> np.ndarray:
 
 
 def _plain_body(text: str) -> tuple[str, bytes, np.ndarray] | None:
-    """(header, body as UTF-8, positions of its line feeds) when the text has a header, data
-    rows, "\n" or "\r\n" line ends and no comment or blank line, else None (the general
-    path then counts lines one by one)."""
+    """(header, body as UTF-8, positions of its line feeds) when the text starts with its
+    header, has data rows, "\n" or "\r\n" line ends and no comment or blank line, else None
+    (the general path then counts lines one by one)."""
     end = text.find("\n")
     if end < 0 or end == len(text) - 1:
+        return None
+    header = text[:end].rstrip("\r")
+    # a blank or comment first line, or a lone CR ending one: the header is further down
+    if not header.strip() or header.lstrip().startswith("#") or "\r" in header:
         return None
     first = text[end + 1 : end + 2]
     if first == "#" or first.isspace():
@@ -112,7 +116,7 @@ def _plain_body(text: str) -> tuple[str, bytes, np.ndarray] | None:
     ends = _line_ends(raw)
     if _irregular_starts(np.frombuffer(raw, dtype=np.uint8), ends):
         return None
-    return text[:end].rstrip("\r"), raw, ends
+    return header, raw, ends
 
 
 def _irregular_starts(b: np.ndarray, ends: np.ndarray) -> bool:

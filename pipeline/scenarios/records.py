@@ -39,7 +39,8 @@ def records_table(rows: pd.DataFrame | list[dict], source: str) -> tuple[pa.Tabl
 
 
 def _texts(column: pd.Series) -> list[str]:
-    """Each value as a CSV cell would hold it: missing is empty, whole floats without '.0'."""
+    """Each value as a CSV cell would hold it: missing is empty, a float as repr() writes it
+    (8.0, which the checks read as the whole number 8)."""
     return [_text(v) for v in column.tolist()]
 
 

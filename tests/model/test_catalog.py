@@ -134,20 +134,6 @@ def test_hardware_file_efficiency_must_be_a_fraction(tmp_path, value, says):
     assert "hw.csv:2: column hbm_efficiency" in str(err.value)
 
 
-def test_toml_lines_find_tables_and_keys():
-    from pipeline.model.hardware_file import toml_lines
-
-    text = (
-        '# chips\n[h100]\nhbm_bandwidth = 1e12\nsource = """\n[fake]\n"""\n'
-        "[\"tpu.v5e\" ]  # quoted\n'peak_bf16' = 1\nmine.peak_bf16 = 2\n"
-    )
-    found = toml_lines(text)
-    assert found[("h100",)] == 2 and found[("h100", "hbm_bandwidth")] == 3
-    assert ("fake",) not in found  # inside a multi-line string
-    assert found[("tpu.v5e",)] == 7 and found[("tpu.v5e", "peak_bf16")] == 8
-    assert ("mine",) not in found and found[("tpu.v5e", "mine")] == 9  # a key of the table
-
-
 def test_a_user_file_keeps_the_catalogs_aliases_and_case(tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("name,aliases\nh100,Hopper;H100-SXM\n", encoding="utf-8")

@@ -6,36 +6,7 @@ import pytest
 
 from pipeline.errors import PipelineError
 from pipeline.render.index_page import render_index
-
-EXTERNAL = ("http://", "https://", 'src="//', "@import", "<link")
-HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=1>')
-
-INDEX_RUNS = [
-    {
-        "run_name": "q1-q5",
-        "input_path": "scenarios/q1-q5.csv",
-        "report_href": "q1-q5/report.html",
-        "scenarios": 1035,
-        "compute": 669,
-        "memory": 365,
-        "network": 1,
-        "not_fitting": 0,
-        "rejected": 0,
-        "status": "ok",
-    },
-    {
-        "run_name": HOSTILE[0],
-        "input_path": HOSTILE[1],
-        "report_href": "bad run/report.html",
-        "scenarios": 10,
-        "compute": 2,
-        "memory": 3,
-        "network": 5,
-        "not_fitting": 1,
-        "rejected": 4,
-        "status": "rows rejected",
-    },
-]
+from tests.helpers import EXTERNAL, HOSTILE, INDEX_RUNS
 
 
 def test_index_page_links_each_report_with_counts():

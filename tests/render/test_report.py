@@ -4,61 +4,34 @@ from __future__ import annotations
 
 import base64
 import re
-import struct
-import zlib
-from dataclasses import replace
 from html.parser import HTMLParser
 
 import jinja2
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
-import pipeline
 from pipeline.errors import OutputError
 from pipeline.render import report
 from pipeline.render.charts import Chart, png
 from pipeline.render.index_page import render_index
 from pipeline.render.report import render_report, report_context
 from pipeline.render.templates import REPORT_TEMPLATE, environment
-from tests.conftest import DATA, GOLDEN, analyze_file
-from tests.render.test_index_page import INDEX_RUNS
+from tests.helpers import (
+    DATA,
+    EXTERNAL,
+    GOLDEN,
+    HOSTILE,
+    INDEX_RUNS,
+    analyze_file,
+    analyze_rows,
+    figure_png,
+    planned_charts,
+    tiny_png,
+)
 
 GOLDEN_REPORT = GOLDEN / "report_small.html"
-EXTERNAL = ("http://", "https://", 'src="//', "@import", "<link")
-HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=1>')
 NOTICES = ("The workbook's Results sheet holds the first 1,000,000 rows.",)
-
-
-def tiny_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
-    """A solid-colour PNG, byte-for-byte stable (stored deflate), for the golden file."""
-    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        body = tag + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw, 0))
-        + chunk(b"IEND", b"")
-    )
-
-
-def figure_png(title: str) -> bytes:
-    """A small real chart drawn with matplotlib's Figure API (no pyplot)."""
-    import io
-
-    fig = Figure(figsize=(3, 2), dpi=50)
-    ax = fig.subplots()
-    ax.loglog([0.1, 240, 1e5], [1e10, 1.97e14, 1.97e14])
-    ax.set_title(title)
-    out = io.BytesIO()
-    fig.savefig(out, format="png")
-    return out.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -207,11 +180,9 @@ def test_hostile_text_is_escaped():
         {"name": HOSTILE[0], "op": "matmul", "B": 4, "D": 5, "F": 6, "hardware": "v5e"},
         {"name": HOSTILE[1] + "2", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "h10"},
     ]
-    analysis = pipeline.analyze(rows)
-    hardware = [dict(rec) for rec in analysis.hardware]
-    hardware[0]["source"] = HOSTILE[0]
-    hardware[0]["aliases"] = HOSTILE[1]
-    analysis = replace(analysis, hardware=tuple(hardware), source=HOSTILE[1])
+    chips = pd.DataFrame({"name": ["tpu-v5e"], "source": [HOSTILE[0]], "aliases": [HOSTILE[1]]})
+    analysis = analyze_rows(rows, hardware=chips, name=HOSTILE[1])
+    assert analysis.hardware[0]["source"] == HOSTILE[0] and analysis.source == HOSTILE[1]
     charts = [(Chart("roofline", HOSTILE[1], "c.png", "tpu-v5e"), tiny_png(2, 2, (0, 0, 0)))]
     html = html_of(analysis, charts, notices=HOSTILE, name=HOSTILE[0])
     for text in HOSTILE:
@@ -228,26 +199,11 @@ def test_html_ids_are_safe_for_any_chip_name():
         {"name": "a", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "v5e"},
         {"name": "b", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": HOSTILE[1]},
     ]
-    analysis = pipeline.analyze(rows, hardware=chips)
+    analysis = analyze_rows(rows, hardware=chips)
     assert not analysis.problem_list
     ids = re.findall(r'id="([^"]*)"', html_of(analysis))
     assert all(re.fullmatch(r"[a-z0-9-]+", i) for i in ids), ids
     assert len(ids) == len(set(ids))
-
-
-@pytest.fixture(scope="module")
-def big(tmp_path_factory):
-    """20,000 scenarios on four chips; the tpu-v5e sweep does not fit in HBM."""
-    csv = tmp_path_factory.mktemp("big") / "big.csv"
-    csv.write_text(
-        "name,op,B,D,F,hardware\n"
-        "fit_v5p,matmul,1..5000,4096,4096,v5p\n"
-        "fit_h100,matmul,1..5000,4096,4096,h100\n"
-        "fit_v6e,matmul,1..5000,8192,8192,v6e\n"
-        "huge_v5e,matmul,1..5000,98304,98304,v5e\n",
-        encoding="utf-8",
-    )
-    return analyze_file(csv)
 
 
 def test_table_cap_keeps_a_big_run_small(big):
@@ -288,11 +244,6 @@ def test_strict_undefined_catches_a_missing_variable(small):
         template.render(**{**context, "chips": chips})
 
 
-def test_report_is_deterministic(small):
-    charts = golden_charts(small)
-    assert html_of(small, charts) == html_of(small, charts)
-
-
 def test_empty_errors_and_no_measurements(book):
     html = html_of(book, notices=())
     assert "None: every input row was valid." in html
@@ -310,26 +261,19 @@ def test_records_hold_plain_python_values(small):
 
 
 def test_real_charts_embed(book):
-    chart = (
-        Chart("summary", "Bound per hardware", "plots/summary.png"),
-        png(
-            __import__("pipeline").render.charts.summary_data.summary_data(
-                book.summary.per_hardware
-            )
-        ),
-    )
-    assert "data:image/png;base64," in html_of(book, [chart])
+    summary = planned_charts(book)[0]
+    html = html_of(book, [(summary.chart, png(summary.build()))])
+    assert html.count("data:image/png;base64,") == 1
 
 
-def test_method_has_the_collective_formulas_and_facts_show_derated_rates(catalog):
-    analysis = pipeline.analyze(
+def test_method_has_the_collective_formulas_and_facts_show_derated_rates():
+    analysis = analyze_rows(
         [
             {"name": "mm", "op": "matmul", "B": "512", "D": "8192", "F": "8192",
              "hardware": "v5e", "compute_efficiency": "0.9", "hbm_efficiency": "0.5"},
             {"name": "ag", "op": "all_gather", "bytes": "2e9", "chips": "16", "hardware": "v5e",
              "network_efficiency": "0.5"},
-        ],
-        hardware=catalog,
+        ]
     )  # fmt: skip
     html = render_report(analysis, "mix")
     method = html[html.index('id="method"') :]

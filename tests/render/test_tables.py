@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from pipeline.render.tables import format_csv, write_parquet
-from tests.conftest import GOLDEN, analyze_file
+from tests.helpers import GOLDEN, analyze_file
 
 
 def test_results_golden(data_dir, update_golden):

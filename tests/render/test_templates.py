@@ -1,7 +1,11 @@
-"""The Jinja2 environment: autoescape, strict, the templates found, the filters."""
+"""The Jinja2 environment: autoescape, strict, the templates found through their package (as
+installed, editable or from a wheel), the filters."""
 
 from __future__ import annotations
 
+import fnmatch
+import importlib.resources
+import tomllib
 from pathlib import Path
 
 import jinja2
@@ -9,30 +13,57 @@ import pytest
 
 from pipeline.errors import PipelineError
 from pipeline.render import templates
-from pipeline.render.templates import environment
+from pipeline.render.templates import FILTERS, INDEX_TEMPLATE, REPORT_TEMPLATE, environment
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_environment_autoescapes_and_is_strict():
+def test_values_are_escaped():
+    out = environment().from_string("{{ x }} {{ y|bytes }}").render(x="<b>&", y=1e9)
+    assert out == "&lt;b&gt;&amp; 1.00 GB"
+
+
+def test_a_missing_variable_or_attribute_raises():
     env = environment()
-    assert env is environment()
-    assert env.undefined is jinja2.StrictUndefined
-    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+    with pytest.raises(jinja2.UndefinedError, match="'missing' is undefined"):
+        env.from_string("{{ missing }}").render()
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ row.nope }}").render(row={})
+    with pytest.raises(jinja2.UndefinedError):  # a test of a missing value is an error too
+        env.from_string("{% if missing %}x{% endif %}").render()
 
 
-def test_missing_templates_are_a_pipeline_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(templates, "template_dirs", lambda: [tmp_path / "a", tmp_path / "b"])
-    with pytest.raises(PipelineError, match="report templates not found"):
-        templates.find_template_dir()
+@pytest.mark.parametrize("name", [REPORT_TEMPLATE, INDEX_TEMPLATE])
+def test_templates_come_from_the_package(name):
+    template = environment().get_template(name)
+    package = importlib.resources.files(templates.TEMPLATE_PACKAGE)
+    assert Path(template.filename).resolve() == Path(str(package / name)).resolve()
 
 
-def test_template_dir_is_the_top_level_templates_folder():
-    root = Path(__file__).resolve().parents[2]
-    assert templates.find_template_dir() == root / "templates"
+def test_a_missing_template_package_is_a_pipeline_error():
+    with pytest.raises(PipelineError, match=r"report templates not found .*--no-report"):
+        templates.package_loader("pipeline.no_such_templates")
 
 
-def test_filters_work_in_templates():
+def test_a_wheel_ships_every_template():
+    """The package `pipeline.templates` is the top-level templates/ folder, and its package
+    data takes every template file in it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    setuptools = config["setuptools"]
+    package = templates.TEMPLATE_PACKAGE
+    assert package in setuptools["packages"]
+    folder = ROOT / setuptools["package-dir"][package]
+    patterns = setuptools["package-data"][package]
+    files = [p.name for p in folder.iterdir() if p.suffix != ".py" and p.is_file()]
+    assert REPORT_TEMPLATE in files and INDEX_TEMPLATE in files
+    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+
+
+def test_every_filter_is_the_format_function():
     env = environment()
-    out = env.from_string("{{ t|seconds }} | {{ p|flop_rate }} | {{ b|bytes }}").render(
-        t=1.011e-3, p=1.97e14, b=1.6e10
+    for name, function in FILTERS.items():
+        assert env.filters[name] is function
+    out = env.from_string("{{ t|seconds }} | {{ p|flop_rate }} | {{ n|count }}").render(
+        t=1.011e-3, p=1.97e14, n=1035
     )
-    assert out == "1.01 ms | 197 TFLOP/s | 16.0 GB"
+    assert out == "1.01 ms | 197 TFLOP/s | 1,035"

@@ -1,48 +1,25 @@
-"""The workbook, read back with openpyxl: sheets, values, formats, tints, caps, untrusted
-text, charts."""
+"""The workbook, read back with openpyxl: sheets, the Results, Hardware, Inputs and Errors
+sheets' values and formats, tints, caps, untrusted text (the Summary and Charts sheets:
+test_workbook_summary.py)."""
 
 from __future__ import annotations
 
 import csv
 import math
-import zipfile
-from dataclasses import replace
-from pathlib import Path
 
-import openpyxl
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 from openpyxl.utils import get_column_letter
 
 from pipeline.errors import OutputError
 from pipeline.render import workbook as wbmod
-from pipeline.render.charts import Chart
 from pipeline.render.format import EXCEL
 from pipeline.render.tables import write_csv
-from pipeline.render.workbook import write_workbook
-from tests.conftest import analyze_file
+from pipeline.render.workbook import cap_notices
+from tests.helpers import analyze_file, analyze_rows, column_of, sheet_text, workbook_of
 
 BASE_SHEETS = ["Summary", "Results", "Hardware", "Inputs"]
 HOSTILE = ["=1+1", "+SUM(1,2)", "-2+3", "@SUM(A1)", '=HYPERLINK("http://x.example","y")']
-
-
-def write(analysis, folder: Path, **kwargs) -> tuple[openpyxl.Workbook, list[str]]:
-    """Write the analysis's workbook into `folder` and read it back."""
-    path = folder / "workbook.xlsx"
-    charts = kwargs.pop("charts", [])
-    notices = kwargs.pop("notices", [])
-    own = write_workbook(analysis, path, "q1-q5", charts, notices, **kwargs)
-    return openpyxl.load_workbook(path), own
-
-
-def column_of(sheet, name: str) -> int:
-    """1-based column index of a header."""
-    return [c.value for c in sheet[1]].index(name) + 1
-
-
-def sheet_text(sheet) -> list[str]:
-    return [str(v) for row in sheet.iter_rows(values_only=True) for v in row if v is not None]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +27,7 @@ def book_book(book, tmp_path_factory):
     """The book scenarios' workbook and their results.csv, written once."""
     folder = tmp_path_factory.mktemp("book")
     write_csv(book.results, folder / "results.csv")
-    wb, notices = write(book, folder)
+    wb, notices = workbook_of(book, folder)
     return wb, folder / "results.csv", notices
 
 
@@ -168,27 +145,6 @@ def test_bound_is_colour_coded_and_not_fitting_highlighted(book_book, book):
 # ---------------------------------------------------------------- sheets
 
 
-def test_summary_has_metadata_counts_and_critical_batches(book_book, book):
-    wb, _, _ = book_book
-    rows = list(wb["Summary"].iter_rows(values_only=True))
-    labels = {r[0]: r[1] for r in rows if r[0] is not None}
-    assert labels["Input file"] == book.source
-    assert labels["Input SHA-256"] == book.source_sha256
-    assert labels["Tool version"] == book.tool_version
-    assert labels["Hardware catalog version"] == book.catalog_version
-    assert labels["Scenarios computed"] == len(book.results)
-    assert labels["Rejected rows"] == 0
-    results = book.results
-    for hw, group in results.groupby("hardware", observed=True):
-        (line,) = [r for r in rows if r[0] == hw]
-        counts = group["bound"].value_counts()
-        expected = [int(counts.get(b, 0)) for b in ("compute", "memory", "network")]
-        assert list(line[1:6]) == [*expected, int((group["fits"] == False).sum()), len(group)]  # noqa: E712
-    (q5,) = [r for r in rows if r[0] == "q5_h100_bf16"]
-    expected = results.loc[results["series"] == "q5_h100_bf16", "critical_batch"].iloc[0]
-    assert q5[1:5] == ("h100", "matmul", "bf16 × bf16 → bf16", expected)
-
-
 def test_hardware_sheet_lists_chips_used_with_sources(book_book, book):
     wb, _, _ = book_book
     sheet = wb["Hardware"]
@@ -214,11 +170,7 @@ def test_inputs_sheet_holds_rows_as_read(book_book, book):
 
 
 def test_untrusted_text_is_stored_as_quote_prefixed_strings(hostile, tmp_path):
-    results = hostile.results.copy()
-    # the CSV reader strips leading tabs and CRs; put them in directly
-    results.loc[0, "notes"] = "\r=4+4"
-    results.loc[1, "notes"] = "\t=5+5"
-    wb, _ = write(replace(hostile, _results=results), tmp_path)
+    wb, _ = workbook_of(hostile, tmp_path)
     cells = [c for sheet in wb for row in sheet.iter_rows() for c in row]
     assert not [c.coordinate for c in cells if c.data_type == "f"]  # not one formula anywhere
     for name in ("Results", "Inputs"):
@@ -231,12 +183,21 @@ def test_untrusted_text_is_stored_as_quote_prefixed_strings(hostile, tmp_path):
     for column in ("notes", "team"):
         got = [sheet.cell(r, column_of(sheet, column)) for r in range(2, 2 + len(HOSTILE))]
         assert all(c.data_type == "s" and c.quotePrefix for c in got)
-    assert sheet.cell(2, column_of(sheet, "notes")).value.endswith("=4+4")
-    assert sheet.cell(3, column_of(sheet, "notes")).value == "\t=5+5"
+
+
+def test_leading_tabs_and_returns_stay_text(tmp_path):
+    """The CSV reader strips a leading tab or CR; rows given in memory keep them."""
+    rows = [{"name": f"r{i}", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "v5e",
+             "notes": note} for i, note in enumerate(("\r=4+4", "\t=5+5"))]  # fmt: skip
+    wb, _ = workbook_of(analyze_rows(rows), tmp_path)
+    sheet = wb["Results"]
+    got = [sheet.cell(r, column_of(sheet, "notes")) for r in (2, 3)]
+    assert got[0].value.endswith("=4+4") and got[1].value == "\t=5+5"
+    assert all(c.data_type == "s" and c.quotePrefix for c in got)
 
 
 def test_errors_sheet_only_when_rows_were_rejected(hostile, tmp_path):
-    wb, _ = write(hostile, tmp_path)
+    wb, _ = workbook_of(hostile, tmp_path)
     assert wb.sheetnames == [*BASE_SHEETS, "Errors"]
     rows = list(wb["Errors"].iter_rows(values_only=True))
     assert rows[0] == ("line", "name", "column", "reason")
@@ -246,105 +207,67 @@ def test_errors_sheet_only_when_rows_were_rejected(hostile, tmp_path):
     assert summary["Rejected rows"][:2] == (1, "see the Errors sheet and errors.csv")
 
 
-def test_text_past_excels_cell_limit_is_cut_and_said(book, tmp_path):
-    results = book.results.copy()
-    results["notes"] = results["notes"].astype(object)
-    results.loc[0, "notes"] = "n" * 40_000
-    results.loc[1, "notes"] = "😀" * 20_000  # 40,000 UTF-16 units: over the limit too
-    wb, notices = write(replace(book, _results=results), tmp_path)
+def test_text_past_excels_cell_limit_is_cut_and_said(tmp_path):
+    rows = [{"name": f"r{i}", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "v5e",
+             "notes": note} for i, note in enumerate(("n" * 40_000, "😀" * 20_000, "short"))]  # fmt: skip
+    wb, notices = workbook_of(analyze_rows(rows), tmp_path)  # 😀: 2 UTF-16 units, 40,000 in all
     assert notices == [
         "2 cell(s) of column notes on the Results sheet held more than Excel's 32,767 "
-        "characters and are cut there; results.csv has them whole."
+        "characters and are cut there; results.csv has them whole.",
+        "2 cell(s) of column notes on the Inputs sheet held more than Excel's 32,767 "
+        "characters and are cut there; the scenario file has them whole.",
     ]
-    assert notices[0] in sheet_text(wb["Summary"])
-    col = column_of(wb["Results"], "notes")
-    first, second = wb["Results"].cell(2, col).value, wb["Results"].cell(3, col).value
-    assert len(first) == 32_767 and first.endswith("…")
-    assert len(second.encode("utf-16-le")) // 2 <= 32_767 and second.endswith("…")
+    assert set(notices) <= set(sheet_text(wb["Summary"]))
+    for name in ("Results", "Inputs"):
+        col = column_of(wb[name], "notes")
+        first, second = wb[name].cell(2, col).value, wb[name].cell(3, col).value
+        assert len(first) == 32_767 and first.endswith("…")
+        assert len(second.encode("utf-16-le")) // 2 <= 32_767 and second.endswith("…")
+        assert wb[name].cell(4, col).value == "short"
 
 
 # ---------------------------------------------------------------- the row caps
 
 
-def test_row_cap_keeps_first_rows_and_says_so(book, tmp_path):
-    wb, notices = write(book, tmp_path, max_rows=100)
+def test_row_cap_keeps_first_rows(book, tmp_path):
     total = len(book.results)
-    notice = f"Results sheet holds the first 100 of {total:,} rows; results.csv has them all."
-    assert notices == [notice]
+    notices = cap_notices(100, 100, total, len(book.inputs), 0)  # the caller's, said once
+    wb, own = workbook_of(book, tmp_path, max_rows=100, notices=notices)
+    assert own == []  # the caps' notices are the caller's
     results = wb["Results"]
     assert results.max_row == 101
     first = [r[0] for r in results.iter_rows(min_row=2, max_col=1, values_only=True)]
     assert first == book.results["name"].iloc[:100].tolist()
     assert results.auto_filter.ref.endswith("101")
     summary = sheet_text(wb["Summary"])
-    assert notice in summary
+    assert notices[0] in summary
     assert f"Bound per hardware (all {total:,} scenarios)" in summary  # counts cover every row
     assert wb["Inputs"].max_row == len(book.inputs) + 1  # under the cap: all
 
 
-def test_row_cap_applies_to_inputs(book, tmp_path):
-    _, notices = write(book, tmp_path, max_rows=5, max_input_rows=5)
-    assert notices[1] == (
-        f"Inputs sheet holds the first 5 of {len(book.inputs)} input rows; "
-        "the scenario file has them all."
-    )
+def test_row_cap_applies_to_inputs_and_errors(hostile, tmp_path):
+    wb, _ = workbook_of(hostile, tmp_path, max_rows=0, max_input_rows=3)
+    assert [wb[s].max_row for s in ("Results", "Inputs", "Errors")] == [1, 1, 1]  # under 0
+    wb, _ = workbook_of(hostile, tmp_path, max_rows=5, max_input_rows=3)
+    assert [wb[s].max_row for s in ("Results", "Inputs", "Errors")] == [6, 4, 2]
 
 
-def test_negative_cap_is_refused(book, tmp_path):
-    with pytest.raises(ValueError, match="caps"):
-        write(book, tmp_path, max_rows=-1)
-
-
-# ---------------------------------------------------------------- charts
-
-
-def small_png(path: Path, dpi: int) -> Path:
-    fig = Figure(figsize=(4, 3), dpi=dpi)
-    ax = fig.subplots()
-    ax.plot([1, 2, 3], [1, 4, 9])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    return path
-
-
-def test_charts_sheet_embeds_each_png_under_its_title(book, tmp_path):
-    charts = [
-        (Chart("roofline", "=Roofline: TPU v5e", "plots/roofline-tpu-v5e.png", "tpu-v5e"),
-         small_png(tmp_path / "plots" / "roofline-tpu-v5e.png", dpi=100)),
-        (Chart("sweep", "Q3 sweep", "plots/sweep-q3.png", "tpu-v5e", ("q3_D4096",)),
-         small_png(tmp_path / "plots" / "sweep-q3.png", dpi=200)),
-    ]  # fmt: skip
-    wb, notices = write(book, tmp_path, charts=charts)
-    assert wb.sheetnames == [*BASE_SHEETS, "Charts"] and notices == []
-    cells = [c for row in wb["Charts"].iter_rows() for c in row if c.value]
-    assert [c.value for c in cells] == [
-        "=Roofline: TPU v5e", "plots/roofline-tpu-v5e.png", "Q3 sweep", "plots/sweep-q3.png",
-    ]  # fmt: skip
-    assert all(c.data_type == "s" and c.quotePrefix for c in cells)  # titles stay text
-    with zipfile.ZipFile(tmp_path / "workbook.xlsx") as z:
-        media = sorted(n for n in z.namelist() if n.startswith("xl/media/"))
-        drawing = z.read("xl/drawings/drawing1.xml").decode()
-    assert media == ["xl/media/image1.png", "xl/media/image2.png"]
-    # one below the other: the second anchor starts on a later row than the first
-    anchors = [int(part.split("</xdr:row>")[0]) for part in drawing.split("<xdr:row>")[1::2]]
-    assert anchors[0] < anchors[1]
+def test_cap_notices_say_what_each_cap_leaves_out():
+    assert cap_notices(10, 10, 10, 10, 10) == []
+    assert cap_notices(5, 3, 8, 9, 6) == [
+        "Results sheet holds the first 5 of 8 rows; results.csv has them all.",
+        "Inputs sheet holds the first 3 of 9 input rows; the scenario file has them all.",
+        "Errors sheet holds the first 5 of 6 problems; errors.csv has them all.",
+    ]
+    assert cap_notices(5, 50, 1, 6, 0) == [  # the input cap is never over the row cap
+        "Inputs sheet holds the first 5 of 6 input rows; the scenario file has them all."
+    ]
+    assert cap_notices(2_000_000, 10, 1_048_576, 0, 0) == [  # Excel's limit, header included
+        "Results sheet holds the first 1,048,575 of 1,048,576 rows; results.csv has them all."
+    ]
 
 
 # ---------------------------------------------------------------- writing
-
-
-def test_output_is_deterministic_but_for_its_creation_time(book, tmp_path):
-    """The writer stamps the creation time in docProps/core.xml; every other part repeats."""
-    first, second = tmp_path / "a", tmp_path / "b"
-    first.mkdir()
-    second.mkdir()
-    write(book, first)
-    write(book, second)
-    parts = []
-    for folder in (first, second):
-        with zipfile.ZipFile(folder / "workbook.xlsx") as z:
-            parts.append({n: z.read(n) for n in z.namelist() if n != "docProps/core.xml"})
-    assert parts[0] == parts[1]
 
 
 def test_a_failed_write_is_an_output_error(book, tmp_path, monkeypatch):
@@ -353,31 +276,31 @@ def test_a_failed_write_is_an_output_error(book, tmp_path, monkeypatch):
 
     monkeypatch.setattr(wbmod, "write_summary", boom)
     with pytest.raises(OutputError, match="disk full"):
-        write(book, tmp_path)
+        workbook_of(book, tmp_path)
 
 
-def test_a_run_without_results_still_gives_a_workbook(book, tmp_path):
-    empty = replace(book, _results=book.results.iloc[:0])
-    wb, notices = write(empty, tmp_path)
+def test_a_run_without_results_still_gives_a_workbook(tmp_path):
+    empty = analyze_rows([{"name": "typo", "op": "matmul", "B": 1, "D": 2, "F": 3,
+                           "hardware": "h10"}])  # fmt: skip
+    assert empty.results.empty
+    wb, notices = workbook_of(empty, tmp_path)
     assert notices == []
-    assert [c.value for c in wb["Results"][1]] == list(book.results.columns)
+    assert [c.value for c in wb["Results"][1]] == list(empty.results.columns)
     assert wb["Results"].max_row == 1
+    assert wb.sheetnames == [*BASE_SHEETS, "Errors"]
     assert wb.properties.title == "Roofline run q1-q5"
 
 
-def test_hardware_sheet_shows_derated_rates_beside_nominal(tmp_path, catalog):
-    import pipeline
-
-    analysis = pipeline.analyze(
+def test_hardware_sheet_shows_derated_rates_beside_nominal(tmp_path):
+    analysis = analyze_rows(
         [
             {"name": "a", "op": "matmul", "B": "512", "D": "8192", "F": "8192",
              "hardware": "v5e", "compute_efficiency": "0.9", "hbm_efficiency": "0.5"},
             {"name": "b", "op": "matmul", "B": "512", "D": "8192", "F": "8192",
              "hardware": "h100"},
-        ],
-        hardware=catalog,
+        ]
     )  # fmt: skip
-    book, notices = write(analysis, tmp_path)
+    book, notices = workbook_of(analysis, tmp_path)
     sheet = book["Hardware"]
     header = [c.value for c in sheet[1]]
     at = header.index("hbm_bandwidth")

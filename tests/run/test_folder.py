@@ -1,19 +1,19 @@
-"""The output folder: what it refuses to replace, the lock, stale temp folders, the swap."""
+"""The output folder: what it refuses to replace, stale temp folders, the swap (the lock:
+test_lock.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipeline.errors import OutputError
 from pipeline.run import folder
-from pipeline.run.folder import FolderLock, OutputFolder, check_replaceable, swap_in, temp_name
+from pipeline.run.folder import OutputFolder, check_replaceable, swap_in, temp_name
 from pipeline.run.manifest import file_entries
+from tests.helpers import dead_pid
 
 
 def ours(path: Path, files: dict[str, str]) -> Path:
@@ -81,23 +81,8 @@ def test_a_file_or_link_at_the_target_is_never_replaced(tmp_path):
         check_replaceable(tmp_path / "link", [], force=True)
 
 
-def test_the_lock_refuses_a_second_holder_and_a_planted_link(tmp_path):
-    first = FolderLock(tmp_path / ".s.roofline-lock")
-    assert first.acquire() is None
-    assert FolderLock(tmp_path / ".s.roofline-lock").acquire() == str(os.getpid())
-    first.release()
-    assert not (tmp_path / ".s.roofline-lock").exists()
-    precious = tmp_path / "precious.txt"
-    precious.write_text("important")
-    (tmp_path / ".t.roofline-lock").symlink_to(precious)
-    with pytest.raises(OSError):
-        FolderLock(tmp_path / ".t.roofline-lock").acquire()
-    assert precious.read_text() == "important"
-
-
 def test_stale_temps_and_free_locks_go_the_old_outputs_come_back(tmp_path):
-    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                              capture_output=True, text=True).stdout)  # fmt: skip
+    dead = dead_pid()
     (tmp_path / temp_name("other", dead)).mkdir()
     (tmp_path / ".other.roofline-lock").write_text(f"{dead}\n")  # left by a kill -9
     old = tmp_path / f".s.roofline-old-{dead}"  # a kill between the fallback's two renames

@@ -14,11 +14,9 @@ import pytest
 import pipeline
 from pipeline.errors import OutputError
 from pipeline.run import stages
-from tests.conftest import analyze_file
-from tests.helpers import write_scenarios
+from tests.helpers import FAST_WRITE as FAST
+from tests.helpers import HEAD, analyze_file, write_scenarios
 
-HEAD = "name,op,B,D,F,hardware"
-FAST = dict(plots=False, workbook=False, report=False)
 EVERY = {"results.csv", "results.parquet", "workbook.xlsx", "report.html", "manifest.json",
          "plots"}  # fmt: skip
 
@@ -133,7 +131,7 @@ def test_failed_write_leaves_previous_outputs_untouched(tmp_path, monkeypatch, w
     before = (out / "results.csv").read_bytes()
 
     def broken(ctx):
-        (ctx["tmp"] / "results.csv").write_bytes(b"half a fi")
+        (ctx.tmp / "results.csv").write_bytes(b"half a fi")
         raise OSError(28, "No space left on device")
 
     monkeypatch.setitem(stages.STAGES, "results", broken)
@@ -160,3 +158,42 @@ def test_rows_in_memory_write_like_a_file(tmp_path):
     written = pipeline.analyze(frame).write(tmp_path / "mem", **FAST)
     manifest = json.loads((written.folder / "manifest.json").read_text())
     assert manifest["input_path"] == "rows" and manifest["input_sha256"] is None
+
+
+def test_two_threads_writing_at_once_each_get_their_own_outputs(tmp_path):
+    """Writing takes an explicit context (no module state): two analyses written at the same
+    moment from two threads (a notebook, a web service) give exactly what each gives alone."""
+    import threading
+
+    rows = [{"name": "a", "op": "matmul", "B": "1..64*2", "D": 256, "F": 256, "hardware": "v5e"}]
+    first = pipeline.analyze(rows)
+    second = pipeline.analyze([{**rows[0], "name": "b", "hardware": "h100", "D": 512}])
+    alone = [a.write(tmp_path / "alone" / n, plots=False) for n, a in (("1", first), ("2", second))]
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def write(analysis, folder) -> None:
+        start.wait()
+        try:
+            for i in range(3):
+                analysis.write(folder / str(i), plots=False)
+        except BaseException as exc:  # reported below, not lost in the thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=write, args=(a, tmp_path / n))
+        for n, a in (("1", first), ("2", second))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    for n, done in zip(("1", "2"), alone, strict=True):
+        for i in range(3):
+            for name in ("results.csv", "results.parquet"):
+                assert (tmp_path / n / str(i) / name).read_bytes() == (
+                    done.folder / name
+                ).read_bytes()
+            report = (tmp_path / n / str(i) / "report.html").read_text()
+            assert ("a[B=" in report) == (n == "1") and ("b[B=" in report) == (n == "2")

@@ -12,6 +12,7 @@ import pandas as pd
 
 from pipeline.model.dtypes import PEAK_FAMILIES, peak_family
 from pipeline.model.roofline import BOUNDS
+from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_text
 
@@ -155,7 +156,17 @@ COLUMNS = (
     "link_bandwidth", "collective", "t_network", "compute_efficiency", "hbm_efficiency",
     "network_efficiency",
 )  # fmt: skip
+# the facts the chart data reads, beside those columns (Record.facts)
+FACT_COLUMNS = ("kind", "in_sweep", "swept", "network_intensity", "latency_floor")
 MAX_DERATED_ROOFS = 4  # distinct derated roofs drawn on one chart, the most used first
+
+
+def chart_frame(record: Record) -> pd.DataFrame:
+    """The narrow frame every chart reads: the result columns it draws (COLUMNS and the dims)
+    and, row for row, the facts (FACT_COLUMNS): nothing a chart must work out again."""
+    results = record.results
+    columns = [c for c in (*COLUMNS, *record.dims) if c in results.columns]
+    return pd.concat([results[columns], record.facts[list(FACT_COLUMNS)]], axis=1)
 
 
 def floats(column: pd.Series) -> np.ndarray:
@@ -202,7 +213,7 @@ def ceilings_of(frame: pd.DataFrame, chip: dict) -> tuple[Ceiling, ...]:
 def _points(frame: pd.DataFrame, x: np.ndarray) -> Points:
     y = frame["attainable_flops"].to_numpy(dtype=float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    in_sweep = (frame["name"].astype(str) != frame["series"].astype(str)).to_numpy(dtype=bool)
+    in_sweep = frame["in_sweep"].to_numpy(dtype=bool)
     return Points(
         x[ok], y[ok], bound_codes(frame)[ok], fits_of(frame)[ok], in_sweep[ok], int((~ok).sum())
     )
@@ -217,10 +228,11 @@ def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tupl
     """Name labels for single rows and one trail per sweep series (when few enough)."""
     name = frame["name"].astype(str).to_numpy(dtype=object)
     series = frame["series"].astype(str).to_numpy(dtype=object)
+    in_sweep = frame["in_sweep"].to_numpy(dtype=bool)
     y = frame["attainable_flops"].to_numpy(dtype=float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    single = (name == series) & ok
-    sweep_series = pd.unique(series[(name != series) & ok])
+    single = ~in_sweep & ok
+    sweep_series = pd.unique(series[in_sweep & ok])
     if int(single.sum()) + len(sweep_series) > LABEL_LIMIT or int(ok.sum()) > SCATTER_LIMIT:
         return (), ()
     labels = tuple(
@@ -229,7 +241,7 @@ def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tupl
     )
     trails = []
     for s in sweep_series:
-        idx = np.flatnonzero((series == s) & (name != series) & ok)
+        idx = np.flatnonzero((series == s) & in_sweep & ok)
         order = np.argsort(x[idx], kind="stable")
         trails.append(Trail(str(s), x[idx][order], y[idx][order]))
     return labels, tuple(trails)
@@ -327,7 +339,7 @@ def talks(rows: pd.DataFrame) -> np.ndarray:
 def with_flops(rows: pd.DataFrame) -> np.ndarray:
     """Rows a roofline can place: every op but a collective row (no FLOPs, drawn on the
     sweep chart of its bytes and listed in the tables)."""
-    return (rows["flops_per_chip"] > 0).to_numpy()
+    return (rows["kind"] != "collective").to_numpy(dtype=bool)
 
 
 def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
@@ -353,7 +365,7 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
             bw = float(rows.loc[links == link, "link_bandwidth"].median())
         slopes.append(Slope(float(bw), f"{link.upper()} {fmt.bandwidth(bw)} one-way"))
     slopes.sort(key=lambda s: -s.bandwidth)
-    x = (rows["flops_per_chip"] / rows["network_bytes"]).to_numpy(dtype=float)
+    x = rows["network_intensity"].to_numpy(dtype=float)
     labels, trails = _labels(rows, x)
     return RooflineData(
         kind="network",

@@ -4,16 +4,16 @@ The data of a chart is built only when it is kept (`PlannedChart.build`)."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
 import pandas as pd
 
+from pipeline.names import slug
 from pipeline.render.charts.data import (
     COLUMNS,
+    FACT_COLUMNS,
     RooflineData,
     SweepData,
     chip_record,
@@ -60,10 +60,8 @@ class PlannedChart:
 
 def safe_stem(text: str, limit: int = 60) -> str:
     """A file-name part from untrusted text: only [a-z0-9._-], no '..', never empty."""
-    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
-    stem = re.sub(r"[^a-z0-9._-]+", "-", ascii_text.lower())
-    stem = re.sub(r"\.{2,}", ".", stem).strip("-._")
-    return stem[:limit].strip("-._") or "x"
+    stem = slug(text, keep="._-", ascii_fold=True, one_dot=True, strip="-._", limit=limit)
+    return stem or "x"
 
 
 def _unique(stem: str, taken: set[str]) -> str:
@@ -87,8 +85,8 @@ def plan_charts(
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
-    full = results
-    results = results[[c for c in COLUMNS if c in results.columns]]  # a chart takes only these
+    full = results  # chart_frame(record): the columns and facts charts read, dims included
+    results = results[[c for c in (*COLUMNS, *FACT_COLUMNS) if c in results.columns]]
     hardware = results["hardware"]
     if not isinstance(hardware.dtype, pd.CategoricalDtype):
         hardware = hardware.astype(str)

@@ -31,18 +31,6 @@ from pipeline.render.charts.style import (
 DENSITY_BINS = (160, 110)
 
 
-def _intensity_label(value: float) -> str:
-    if value >= 1e5:
-        return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
-    if value >= 1:
-        return f"{value:,.0f}"
-    return f"{value:g}"
-
-
-def _ridge_label(value: float) -> str:
-    return f"{value:,.0f}" if value >= 10 else f"{value:.3g}"
-
-
 def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list, list, list]:
     """Slopes, ceilings and ridges; returns (texts, ridge texts, obstacle points) for labels."""
     texts, obstacles = [], []
@@ -125,7 +113,7 @@ def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list
         last_px = px[0]
         ridges.append(
             ax.annotate(
-                f"ridge {_ridge_label(r.x)} FLOP/byte ({r.family})",
+                f"ridge {fmt.rounded(r.x)} FLOP/byte ({r.family})",
                 (r.x, ylo),
                 xytext=(3 if right else -3, 4),
                 textcoords="offset points",
@@ -153,7 +141,7 @@ def _draw_points(ax, data: RooflineData, xlim, ylim) -> tuple[list, str]:
     size, alpha = (40, 0.95) if few else (12, 0.55)
     for code, bound in enumerate(BOUNDS):
         color = BOUND_COLORS[bound]
-        label = f"{bound}-bound ({data.counts[bound]:,})"
+        label = f"{bound}-bound ({fmt.count(data.counts[bound])})"
         if dense:
             handles.append(Patch(facecolor=color, alpha=0.8, label=label))
             continue
@@ -179,7 +167,7 @@ def _draw_points(ax, data: RooflineData, xlim, ylim) -> tuple[list, str]:
                 ms=6 if dense else 7,
                 markerfacecolor="none",
                 markeredgecolor="#222",
-                label=f"does not fit in HBM ({data.not_fitting:,})",
+                label=f"does not fit in HBM ({fmt.count(data.not_fitting)})",
             )
         )
     if data.trails:  # named in the legend: their own sweep charts show them in full
@@ -242,7 +230,7 @@ def roofline_figure(data: RooflineData) -> Figure:
         # ten decades made tick drawing most of a chart's render time
         axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
         axis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _intensity_label(v)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.tick(v)))
     flops_axis(ax, "y")
     ax.grid(True, which="major", color="#e3e3e3", lw=0.6)
     ax.set_axisbelow(True)

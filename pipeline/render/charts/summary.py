@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from pipeline.model.roofline import BOUNDS
+from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_text
 from pipeline.render.charts.style import BOUND_COLORS, DPI, FIGSIZE, new_figure
 from pipeline.render.charts.summary_data import SummaryData
@@ -34,7 +35,7 @@ def summary_figure(data: SummaryData) -> Figure:
             left=left,
             color=BOUND_COLORS[bound],
             height=0.62,
-            label=f"{bound}-bound ({int(vals.sum()):,})",
+            label=f"{bound}-bound ({fmt.count(vals.sum())})",
         )
         for y, v, x0 in zip(pos, vals, left, strict=True):
             if v / biggest >= 0.07:
@@ -42,7 +43,7 @@ def summary_figure(data: SummaryData) -> Figure:
                 ax.text(
                     x0 + v / 2,
                     y,
-                    f"{int(v):,}",
+                    fmt.count(v),
                     ha="center",
                     va="center",
                     fontsize=8,
@@ -50,12 +51,12 @@ def summary_figure(data: SummaryData) -> Figure:
                 )
         left = left + vals
     for y, total in zip(pos, totals, strict=True):
-        ax.text(total + biggest * 0.01, y, f"{int(total):,}", va="center", fontsize=8)
+        ax.text(total + biggest * 0.01, y, fmt.count(total), va="center", fontsize=8)
     ax.set_yticks(pos, labels=[chart_text(n, 28) for n in names], fontsize=9)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, biggest * 1.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.count(v)))
     # room on the left for the longest hardware name, measured
     renderer = fig.canvas.get_renderer()
     widest = max(t.get_window_extent(renderer).width for t in ax.get_yticklabels())

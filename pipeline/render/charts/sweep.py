@@ -48,10 +48,12 @@ def sweep_figure(data: SweepData) -> Figure:
     fig.subplots_adjust(
         left=0.17, right=0.975, bottom=(0.62 + legend_in) / height, top=1 - 0.77 / height
     )
-    value = fmt.size if time else (lambda v: f"{v:,.0f}")  # how a swept value is written
+    value = fmt.size if time else fmt.count  # how a swept value is written
     if data.log_x:
         ax.set_xscale("log", base=10 if time else 2)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: value(v) if v >= 1 else f"{v:g}"))
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(lambda v, _: value(v) if v >= 1 else fmt.tick(v))
+        )
         ax.xaxis.set_minor_formatter(NullFormatter())
     else:
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: value(v)))
@@ -144,7 +146,7 @@ def _legend_texts(
         if ln.reach or time:
             reach = ln.reach
         elif ln.critical is not None:
-            reach = f"compute-bound from {dim} = {ln.critical:,.0f}"
+            reach = f"compute-bound from {dim} = {fmt.count(ln.critical)}"
         else:
             reach = "never compute-bound here"
         detail = f" ({ln.detail})" if ln.detail else ""

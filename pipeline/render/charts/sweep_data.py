@@ -3,13 +3,11 @@ other swept dims), and each chart's lines of attainable FLOP/s against the swept
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from pipeline.model.collectives import KINDS, PHASES
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import (
     SWEEP_LINES_PER_CHART,
@@ -31,19 +29,6 @@ def sweep_column(dim: str) -> str:
     return "network_bytes" if dim == BYTES else dim
 
 
-def swept_dims(name: str, series: str) -> tuple[str, ...]:
-    """The dims a sweep row varies, read from its name: 'q3[B=128,D=4096]' -> ('B', 'D');
-    a collective's swept size: 'ag[bytes=1024]' -> ('bytes',)."""
-    suffix = name[len(series) :] if name.startswith(series) else ""
-    m = re.fullmatch(r"\[([^\[\]]*)\]", suffix)
-    if not m:
-        return ()
-    dims = [part.split("=", 1)[0].strip() for part in m.group(1).split(",")]
-    if not all(re.fullmatch(r"[A-Z]|bytes", d) for d in dims):
-        return ()
-    return tuple(dims)
-
-
 @dataclass(frozen=True)
 class LinePlan:
     """A planned sweep line: its series, legend label and row positions in the results;
@@ -58,11 +43,10 @@ class LinePlan:
 def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
     """(hardware, swept dim) -> lines: one per series, or per combination of its other dims
     (a series sweeping several dims is drawn against its first, A-Z)."""
-    swept = (results["name"].astype(str) != results["series"].astype(str)).to_numpy(bool)
-    positions = np.flatnonzero(swept)  # compared column to column, no Python string per row
+    positions = np.flatnonzero(results["in_sweep"].to_numpy(dtype=bool))  # facts: as data
     if len(positions) == 0:
         return {}
-    name = results["name"].iloc[positions].astype(str).to_numpy(dtype=object)
+    swept = results["swept"].iloc[positions].astype(str).to_numpy(dtype=object)
     series = results["series"].iloc[positions].astype(str).to_numpy(dtype=object)
     keys = pd.DataFrame(
         {
@@ -80,7 +64,7 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
 
     for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
         rows = positions[idx]
-        dims = swept_dims(str(name[idx[0]]), str(s))
+        dims = tuple(d for d in str(swept[idx[0]]).split(",") if d)  # the series' swept dims
         if not dims or any(sweep_column(d) not in results.columns for d in dims):
             continue
         others = dims[1:]
@@ -174,12 +158,9 @@ def _time_data(
     links = set()
     for ln in lines:
         part, order, x, y = _ordered(results, ln, "network_bytes", "t_network")
-        kind = pd.Categorical(part["collective"], categories=KINDS).codes[order]
-        link = part["link"].astype(str).to_numpy(dtype=object)[order]
-        links.update(link.tolist())
-        per_link = {lk: chip.get(f"{lk}_latency") or np.nan for lk in pd.unique(link)}
-        latency = pd.Series(link).map(per_link).to_numpy(dtype=float)
-        floor = PHASES[kind] * latency * floats(part["chips"])[order] / 2.0
+        links.update(part["link"].astype(str).unique().tolist())
+        floor = part["latency_floor"].to_numpy(dtype=float)[order]  # a fact of each row
+        floor = np.where(floor > 0, floor, np.nan)  # no hop latency known: no floor to meet
         with np.errstate(invalid="ignore"):
             past = np.flatnonzero(y > floor * (1 + 1e-9))
         knee = knee_y = None

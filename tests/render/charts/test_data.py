@@ -1,37 +1,17 @@
-"""Chart data: the roofs, ridges, points and sweep lines each chart draws, against the book."""
+"""Roofline chart data: the roofs, ridges, points and labels each roofline draws, against the
+book; collective rows left out, derated roofs added."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
-import pipeline
 from pipeline.render.charts.data import network_data, roofline_data
-from pipeline.render.charts.style import BOUND_COLORS
-from pipeline.render.charts.summary_data import summary_data
-from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines, swept_dims
-
-V5E = {"name": "tpu-v5e", "peak_bf16": 1.97e14, "hbm_bandwidth": 8.2e11, "hbm_capacity": 1.6e10}
-
-
-def chip(analysis, name: str) -> dict:
-    return next(h for h in analysis.hardware if h["name"] == name)
-
-
-def rows_of(analysis, name: str) -> pd.DataFrame:
-    results = analysis.results
-    return results[results["hardware"] == name]
-
-
-def book_sweep(book):
-    (((_, dim), lines),) = [(k, v) for k, v in sweep_lines(book.results).items()]
-    (page,) = pages(lines)
-    return sweep_data(book.results, chip(book, "tpu-v5e"), dim, page, 1, 1)
+from tests.helpers import analyze_rows, chart_rows, chip
 
 
 def test_v5e_roofline_data(book):
-    data = roofline_data(rows_of(book, "tpu-v5e"), chip(book, "tpu-v5e"), 1)
+    data = roofline_data(chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), 1)
     assert [(s.bandwidth, s.label) for s in data.slopes] == [(8.2e11, "HBM 820 GB/s")]
     assert [(c.family, c.peak, c.label) for c in data.ceilings] == [
         ("bf16", 1.97e14, "bf16 peak 197 TFLOP/s"),
@@ -56,7 +36,7 @@ def test_v5e_roofline_data(book):
 
 
 def test_points_sit_on_or_under_the_roofs(book):
-    data = roofline_data(rows_of(book, "tpu-v6e"), chip(book, "tpu-v6e"))
+    data = roofline_data(chart_rows(book, "tpu-v6e"), chip(book, "tpu-v6e"))
     (ceiling,) = data.ceilings
     assert ceiling.peak == 9.2e14 and data.ridges[0].x == pytest.approx(575)
     p = data.points
@@ -65,14 +45,14 @@ def test_points_sit_on_or_under_the_roofs(book):
 
 
 def test_h100_ridge_is_the_book_critical_intensity(book):
-    data = roofline_data(rows_of(book, "h100"), chip(book, "h100"))
+    data = roofline_data(chart_rows(book, "h100"), chip(book, "h100"))
     assert data.ridges[0].x == pytest.approx(295.2, abs=0.1)  # 9.89e14 / 3.35e12
     assert data.counts == {"compute": 2, "memory": 0, "network": 0}
-    assert network_data(rows_of(book, "h100"), chip(book, "h100")) is None
+    assert network_data(chart_rows(book, "h100"), chip(book, "h100")) is None
 
 
 def test_network_roofline_shows_the_d_8755_boundary(book):
-    data = network_data(rows_of(book, "tpu-v5e"), chip(book, "tpu-v5e"))
+    data = network_data(chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"))
     assert [(s.bandwidth, s.label) for s in data.slopes] == [(4.5e10, "ICI 45.0 GB/s one-way")]
     (ridge,) = data.ridges
     assert ridge.x == pytest.approx(4377.8, abs=0.1)  # book: D/2 > 1.97e14 / 4.5e10 = 4377
@@ -83,97 +63,37 @@ def test_network_roofline_shows_the_d_8755_boundary(book):
     assert data.counts == {"compute": 1, "memory": 0, "network": 1}
 
 
-def test_q3_sweep_matches_the_book_figure(book):
-    """Book Q3: both reach peak 1.97e14; D = F = 1024 needs almost twice the batch."""
-    data = book_sweep(book)
-    assert data.dim == "B" and data.log_x is False
-    assert [c.peak for c in data.ceilings] == [1.97e14]
-    lines = {ln.series: ln for ln in data.lines}
-    assert set(lines) == {"q3_D1024", "q3_D4096"}
-    for ln in lines.values():
-        assert list(ln.x) == list(range(1, 513))
-        assert ln.y.max() == pytest.approx(1.97e14)
-        assert np.all(np.diff(ln.y) >= -1e-9 * ln.y.max())  # never falls as B grows
-    big, small = lines["q3_D4096"].critical, lines["q3_D1024"].critical
-    assert (big, small) == (137, 227)
-    assert 1.5 < small / big < 2.0  # "almost doubles the critical batch size"
-    assert lines["q3_D4096"].critical_y == pytest.approx(1.97e14)
+@pytest.mark.parametrize(("singles", "labelled"), [(20, 20), (21, 0)])
+def test_past_twenty_named_points_none_is_labelled(singles, labelled):
+    rows = [{"name": f"r{i}", "op": "matmul", "B": i + 1, "D": 4096, "F": 4096,
+             "hardware": "v5e"} for i in range(singles)]  # fmt: skip
+    a = analyze_rows(rows)
+    data = roofline_data(chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"))
+    assert len(data.labels) == labelled and data.counts["memory"] == singles
 
 
-def test_summary_data_counts_bounds_per_hardware(book):
-    data = summary_data(book.summary.per_hardware)
-    assert data.hardware == ("h100", "tpu-v5e", "tpu-v6e")
-    assert data.counts == {"compute": (2, 666, 1), "memory": (0, 365, 0), "network": (0, 1, 0)}
-    assert data.title == "Which limit binds: 1,035 scenarios by hardware"
-
-
-def test_bound_colors_are_one_fixed_trio():
-    assert set(BOUND_COLORS) == {"compute", "memory", "network"}
-    assert len(set(BOUND_COLORS.values())) == 3
-
-
-@pytest.mark.parametrize(
-    "name, series, dims",
-    [
-        ("q3[B=128]", "q3", ("B",)),
-        ("q3[B=128,D=4096]", "q3", ("B", "D")),
-        ("a[x][B=1]", "a[x]", ("B",)),
-        ("plain", "plain", ()),
-        ("q3[b=1]", "q3", ()),
-    ],
-)
-def test_swept_dims(name, series, dims):
-    assert swept_dims(name, series) == dims
-
-
-def test_two_dim_sweep_gives_one_line_per_other_value(catalog):
-    rows = [{"name": "grid", "op": "matmul", "B": "1|2|4", "D": "128|256", "F": 64,
+@pytest.mark.parametrize(("points", "trails"), [(5_000, 1), (5_001, 0)])
+def test_a_sweep_past_the_scatter_limit_has_no_trail(points, trails):
+    rows = [{"name": "wide", "op": "matmul", "B": f"1..{points}", "D": 4096, "F": 4096,
              "hardware": "v5e"}]  # fmt: skip
-    results = pipeline.analyze(rows, hardware=catalog).results
-    (lines,) = sweep_lines(results).values()
-    data = sweep_data(results, V5E, "B", lines, 1, 1)
-    assert [ln.label for ln in data.lines] == ["grid (D=128)", "grid (D=256)"]
-    assert all(list(ln.x) == [1, 2, 4] for ln in data.lines)
+    a = analyze_rows(rows)
+    data = roofline_data(chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"))
+    assert len(data.trails) == trails and data.labels == ()
+    assert sum(data.counts.values()) == points
 
 
-def test_more_than_ten_sweep_lines_make_pages(catalog):
-    rows = [{"name": f"s{i:02d}", "op": "matmul", "B": "1|2|4", "D": 128 * (i + 1), "F": 128,
-             "hardware": "v5e"} for i in range(12)]  # fmt: skip
-    results = pipeline.analyze(rows, hardware=catalog).results
-    (lines,) = sweep_lines(results).values()
-    assert [len(p) for p in pages(lines)] == [10, 2]
-
-
-def synthetic(n: int, seed: int = 0) -> pd.DataFrame:
-    """A results-shaped frame of n single-chip rows on one chip, a tenth not fitting HBM."""
-    rng = np.random.default_rng(seed)
-    peak, bw = 1.97e14, 8.2e11
-    intensity = 10 ** rng.uniform(-1, 5, n)
-    attainable = np.minimum(peak, intensity * bw) * np.where(rng.random(n) < 0.05, 0.3, 1.0)
-    bound = np.where(intensity * bw > peak, "compute", "memory")
-    bound[attainable < np.minimum(peak, intensity * bw) * 0.5] = "network"
-    names = [f"s{i}" for i in range(n)]
-    return pd.DataFrame(
-        {
-            "name": names, "series": names, "hardware": "tpu-v5e", "chips": 1,
-            "compute_dtype": "bf16", "flops_per_chip": intensity * 1e6, "network_bytes": 0.0,
-            "peak_flops": peak, "hbm_bandwidth": bw, "intensity": intensity,
-            "attainable_flops": attainable, "bound": bound,
-            "fits": pd.array(rng.random(n) > 0.1, dtype="boolean"),
-        }
-    )  # fmt: skip
-
-
-def test_many_points_have_no_labels(tmp_path):
-    results = synthetic(20_000)
-    data = roofline_data(results, V5E)
-    assert data.labels == () and data.trails == ()
-    assert sum(data.counts.values()) == 20_000
-    assert data.not_fitting == int((~results["fits"]).sum())
-
-
-def test_chip_missing_from_the_catalog_uses_the_rows_numbers():
-    results = synthetic(50).assign(hardware="my-chip")
-    data = roofline_data(results, {"name": "my-chip", "hbm_bandwidth": None})
+def test_a_chip_record_without_numbers_uses_the_rows_numbers(book):
+    rows = chart_rows(book, "tpu-v5e")
+    data = roofline_data(rows, {"name": "tpu-v5e", "hbm_bandwidth": None})
     assert data.slopes[0].bandwidth == 8.2e11
     assert data.ceilings[0].peak == 1.97e14 and data.ceilings[0].source == "rows"
+
+
+def test_roofline_leaves_out_collective_rows_and_draws_the_derated_roof(mix):
+    data = roofline_data(chart_rows(mix, "tpu-v5e"), chip(mix, "tpu-v5e"))
+    assert len(data.points.x) == 2 and data.collectives == 7
+    (roof,) = data.derated
+    assert roof.bandwidth == pytest.approx(0.85 * 8.2e11)
+    assert roof.peaks == pytest.approx((0.9 * 1.97e14,))
+    assert roof.rows == 1 and "compute 90.0%, HBM 85.0%" in roof.label
+    assert data.title.endswith("2 scenarios")

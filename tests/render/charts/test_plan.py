@@ -10,6 +10,7 @@ import pytest
 import pipeline
 from pipeline.render.charts import left_out_notice, plan_charts
 from pipeline.render.charts.plan import safe_stem
+from tests.helpers import chart_rows, planned_charts
 
 BOOK_PATHS = [
     "plots/summary.png",
@@ -21,13 +22,8 @@ BOOK_PATHS = [
 ]
 
 
-def plan(analysis):
-    s = analysis.summary
-    return plan_charts(analysis.results, list(analysis.hardware), s.per_hardware, s.overrides)
-
-
 def test_book_plan_has_one_chart_of_each_kind(book):
-    charts = [p.chart for p in plan(book)]
+    charts = [p.chart for p in planned_charts(book)]
     assert [c.path for c in charts] == BOOK_PATHS
     assert [c.kind for c in charts] == ["summary", "roofline", "roofline", "roofline",
                                         "network", "sweep"]  # fmt: skip
@@ -39,7 +35,8 @@ def test_book_plan_has_one_chart_of_each_kind(book):
 
 def test_hostile_hardware_names_give_safe_unique_file_names(book):
     v5e = next(h for h in book.hardware if h["name"] == "tpu-v5e")
-    rows = book.results[(book.results["hardware"] == "tpu-v5e") & (book.results["chips"] == 1)]
+    rows = chart_rows(book, "tpu-v5e")
+    rows = rows[rows["chips"] == 1]
     hostile = ["../../etc/passwd", "a/b", "a-b", r"$\alpha$ chip", "..", "CON\n"]
     results = pd.concat([rows.head(3).assign(hardware=h) for h in hostile], ignore_index=True)
     per_hardware = pd.DataFrame({"compute": 3, "memory": 0, "network": 0, "not_fitting": 0,
@@ -62,6 +59,8 @@ def test_hostile_hardware_names_give_safe_unique_file_names(book):
         ("", "x"),
         ("Ünïcode Chip", "unicode-chip"),
         ("a..b", "a.b"),
+        ("A" * 70, "a" * 60),  # cut at 60 characters
+        ("a" * 59 + "-b", "a" * 59),  # and no '-' left at the cut
     ],
 )
 def test_safe_stem(text, stem):
@@ -69,7 +68,7 @@ def test_safe_stem(text, stem):
 
 
 def test_left_out_notice_names_what_the_cap_dropped(book):
-    planned = plan(book)
+    planned = planned_charts(book)
     assert left_out_notice(planned[2:], 2, len(planned)) == (
         "Drew 2 of 6 charts (chart limit 2, --max-charts); left out 2 rooflines, 1 network "
         "roofline and 1 sweep chart (roofline-tpu-v5e.png, roofline-tpu-v6e.png, "
@@ -81,7 +80,7 @@ def test_more_than_ten_sweep_lines_continue_on_a_second_chart(catalog):
     rows = [{"name": f"s{i:02d}", "op": "matmul", "B": "1|2|4", "D": 128 * (i + 1), "F": 128,
              "hardware": "v5e"} for i in range(12)]  # fmt: skip
     analysis = pipeline.analyze(rows, hardware=catalog)
-    sweeps = [p.chart for p in plan(analysis) if p.chart.kind == "sweep"]
+    sweeps = [p.chart for p in planned_charts(analysis) if p.chart.kind == "sweep"]
     assert [c.path for c in sweeps] == [
         "plots/sweep-tpu-v5e-b-1.png",
         "plots/sweep-tpu-v5e-b-2.png",
@@ -91,4 +90,4 @@ def test_more_than_ten_sweep_lines_continue_on_a_second_chart(catalog):
 
 
 def test_no_results_no_charts(book):
-    assert plan_charts(book.results.head(0), [], book.summary.per_hardware.head(0), {}) == []
+    assert plan_charts(chart_rows(book).head(0), [], book.summary.per_hardware.head(0), {}) == []

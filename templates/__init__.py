@@ -1,0 +1,1 @@
+"""The report templates (Jinja2), shipped as the package `pipeline.templates`."""

@@ -1,0 +1,86 @@
+"""Sweep chart data: which sweeps make a chart, their lines and pages, where each line turns
+compute-bound (the book's Q3 figure) or leaves a collective's latency floor (its knee)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+from tests.helpers import analyze_rows, chart_rows, chip
+
+
+def book_sweep(book):
+    (((_, dim), lines),) = [(k, v) for k, v in sweep_lines(chart_rows(book)).items()]
+    (page,) = pages(lines)
+    return sweep_data(chart_rows(book), chip(book, "tpu-v5e"), dim, page, 1, 1)
+
+
+def test_q3_sweep_matches_the_book_figure(book):
+    """Book Q3: both reach peak 1.97e14; D = F = 1024 needs almost twice the batch."""
+    data = book_sweep(book)
+    assert data.dim == "B" and data.log_x is False
+    assert [c.peak for c in data.ceilings] == [1.97e14]
+    lines = {ln.series: ln for ln in data.lines}
+    assert set(lines) == {"q3_D1024", "q3_D4096"}
+    for ln in lines.values():
+        assert list(ln.x) == list(range(1, 513))
+        assert ln.y.max() == pytest.approx(1.97e14)
+        assert np.all(np.diff(ln.y) >= -1e-9 * ln.y.max())  # never falls as B grows
+    big, small = lines["q3_D4096"].critical, lines["q3_D1024"].critical
+    assert (big, small) == (137, 227)
+    assert 1.5 < small / big < 2.0  # "almost doubles the critical batch size"
+    assert lines["q3_D4096"].critical_y == pytest.approx(1.97e14)
+
+
+def test_two_dim_sweep_gives_one_line_per_other_value():
+    rows = [{"name": "grid", "op": "matmul", "B": "1|2|4", "D": "128|256", "F": 64,
+             "hardware": "v5e"}]  # fmt: skip
+    a = analyze_rows(rows)
+    results = chart_rows(a)
+    (lines,) = sweep_lines(results).values()
+    data = sweep_data(results, chip(a, "tpu-v5e"), "B", lines, 1, 1)
+    assert [ln.label for ln in data.lines] == ["grid (D=128)", "grid (D=256)"]
+    assert all(list(ln.x) == [1, 2, 4] for ln in data.lines)
+
+
+def test_more_than_ten_sweep_lines_make_pages():
+    rows = [{"name": f"s{i:02d}", "op": "matmul", "B": "1|2|4", "D": 128 * (i + 1), "F": 128,
+             "hardware": "v5e"} for i in range(12)]  # fmt: skip
+    a = analyze_rows(rows)
+    results = chart_rows(a)
+    (lines,) = sweep_lines(results).values()
+    assert [len(p) for p in pages(lines)] == [10, 2]
+
+
+def test_message_size_sweep_marks_the_v5e_knee_at_45_kB_per_chip(mix):
+    lines = sweep_lines(chart_rows(mix))
+    assert set(lines) == {("tpu-v5e", "bytes"), ("h100", "bytes")}
+    (page,) = pages(lines[("tpu-v5e", "bytes")])
+    data = sweep_data(chart_rows(mix), chip(mix, "tpu-v5e"), "bytes", page, 1, 1)
+    assert data.measure == "time" and data.log_x
+    (line,) = data.lines
+    # book: under 4.5e10 * 1e-6 = 45 kB per chip is latency-bound; 16 chips: V = 720 kB
+    assert line.critical / 16 == pytest.approx(45e3, rel=1e-9)
+    assert line.critical_y == pytest.approx(8e-6, rel=1e-12)  # 1 us x 16 / 2
+    assert "45.0 kB per chip" in line.reach
+    assert list(line.x) == [10.0**k for k in range(3, 10)]
+
+
+def test_h100_allreduce_knee_uses_the_nvlink_latency_and_two_phases(mix):
+    (page,) = pages(sweep_lines(chart_rows(mix))[("h100", "bytes")])
+    (line,) = sweep_data(chart_rows(mix), chip(mix, "h100"), "bytes", page, 1, 1).lines
+    floor = 2 * 0.6e-6 * 8 / 2  # two phases of 600 ns x N / 2
+    assert line.critical_y == pytest.approx(floor, rel=1e-12)
+    # past the floor: 2 V (N - 1) / (N W) = floor
+    assert line.critical == pytest.approx(floor * 8 * 450e9 / (2 * 7), rel=1e-9)
+
+
+def test_a_sweep_that_never_reaches_the_peak_has_no_critical_value():
+    rows = [{"name": "thin", "op": "matmul", "B": "1|2|4", "D": 64, "F": 64, "hardware": "v5e"}]
+    a = analyze_rows(rows)
+    results = chart_rows(a)
+    (lines,) = sweep_lines(results).values()
+    (line,) = sweep_data(results, chip(a, "tpu-v5e"), "B", lines, 1, 1).lines
+    assert line.critical is None
+    assert set(results["bound"]) == {"memory"}

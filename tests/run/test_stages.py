@@ -1,0 +1,70 @@
+"""The output jobs of a run, one by one: each writes its own file(s) into the temp folder from
+the context it is handed, and returns only the notices it adds."""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+
+from pipeline.run import stages
+from pipeline.run.write import Options
+from tests.helpers import analyze_rows, assert_png, planned_charts
+
+ROWS = [
+    {"name": "sweep", "op": "matmul", "B": "1..8", "D": 4096, "F": 4096, "hardware": "v5e",
+     "notes": "n" * 40_000},
+    {"name": "typo", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "h10"},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    return analyze_rows(ROWS)
+
+
+def context(analysis, tmp, notices=(), charts=True, **options) -> stages.Context:
+    """What run.write hands each job; `charts` False: none kept (--no-plots)."""
+    planned = tuple(planned_charts(analysis)) if charts else ()
+    return stages.Context(analysis, tmp, Options(**options), planned, tuple(notices), "run")
+
+
+def test_each_chart_is_its_own_png(analysis, tmp_path):
+    ctx = context(analysis, tmp_path)
+    chart = ctx.charts[1]
+    notices, files = stages.plots(ctx, chart)
+    assert notices == [] and files == [tmp_path / chart.path]
+    assert_png(files[0].read_bytes())
+    assert [p.name for p in (tmp_path / "plots").iterdir()] == [files[0].name]
+
+
+def test_results_write_the_tables_and_errors_only_when_rows_were_rejected(analysis, tmp_path):
+    notices, files = stages.results(context(analysis, tmp_path))
+    assert notices == []
+    assert [f.name for f in files] == ["results.csv", "results.parquet", "errors.csv"]
+    clean = analyze_rows(ROWS[:1])
+    (tmp_path / "clean").mkdir()
+    _, files = stages.results(context(clean, tmp_path / "clean"))
+    assert [f.name for f in files] == ["results.csv", "results.parquet"]
+
+
+def test_the_workbook_adds_only_notices_not_known_before_and_leaves_no_spool(analysis, tmp_path):
+    known = "Results sheet holds the first 4 of 8 rows; results.csv has them all."
+    ctx = context(analysis, tmp_path, [known], charts=False, workbook_rows=4)
+    notices, files = stages.workbook(ctx)
+    assert files == [tmp_path / "workbook.xlsx"]
+    assert len(notices) == 2 and all("held more than Excel's 32,767" in n for n in notices)
+    assert known not in notices  # the cap's notice was known already: said once
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workbook.xlsx"]  # spool removed
+    wb = openpyxl.load_workbook(files[0], read_only=True)
+    assert wb.sheetnames == ["Summary", "Results", "Hardware", "Inputs", "Errors"]
+
+
+def test_the_report_embeds_the_charts_drawn(analysis, tmp_path):
+    ctx = context(analysis, tmp_path, report_rows=3)
+    for chart in ctx.charts:
+        stages.plots(ctx, chart)
+    notices, files = stages.report(ctx)
+    assert notices == [] and files == [tmp_path / "report.html"]
+    html = files[0].read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") == len(ctx.charts)
+    assert "5 more rows in results.csv." in html

@@ -1,0 +1,69 @@
+"""Safe names from untrusted text: the one slug rule, and the three names made with it (output
+folders, chart file names, the report's chip ids), each kept as it was."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from pipeline.analysis import sanitize_name
+from pipeline.names import slug
+from pipeline.render.charts.plan import safe_stem
+from pipeline.render.report import _anchor
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "name"),
+    [
+        ("TPU v5e", {}, "tpu-v5e"),
+        ("a..b/c_d", {}, "a-b-c-d"),  # only a-z and 0-9 by default
+        ("a..b/c_d", {"keep": "._-"}, "a..b-c_d"),
+        ("a..b", {"keep": ".", "one_dot": True}, "a.b"),
+        ("-.a.-", {"keep": ".-"}, ".a."),  # strip: '-' by default
+        ("-.a.-", {"keep": ".-", "strip": "-."}, "a"),
+        ("Ünïcode", {}, "n-code"),
+        ("Ünïcode", {"ascii_fold": True}, "unicode"),
+        ("abcdef-gh", {"limit": 7}, "abcdef"),  # cut, then stripped again
+        ("", {}, ""),
+        ("$$$", {}, ""),
+        (42, {}, "42"),
+    ],
+)
+def test_slug_options(text, options, name):
+    assert slug(text, **options) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "folder", "stem", "anchor"),
+    [
+        ("q1-q5", "q1-q5", "q1-q5", "hw-1-q1-q5"),
+        ("../../etc/passwd", "etc-passwd", "etc-passwd", "hw-1-etc-passwd"),
+        ("..", "run", "x", "hw-1"),
+        ("", "run", "x", "hw-1"),
+        ("Ünïcode Chip", "n-code-chip", "unicode-chip", "hw-1-n-code-chip"),
+        ("a..b_c", "a..b_c", "a.b_c", "hw-1-a-b-c"),
+        ("_x_", "_x_", "x", "hw-1-x"),
+        ("CON\n", "con", "con", "hw-1-con"),
+    ],
+)
+def test_each_caller_keeps_its_own_rule(text, folder, stem, anchor):
+    """Output folders, chart files and HTML ids differ (accents, dots, underscores, the empty
+    name), and each stays what it was before the rule was shared."""
+    assert sanitize_name(text) == folder
+    assert safe_stem(text) == stem
+    assert _anchor(0, text) == anchor
+
+
+def test_names_from_any_text_are_safe():
+    rng = random.Random(17)
+    alphabet = "aZ09._- /\\\u00dc\u00e9\u0130\n\t$\u0000\ufb01"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70)))
+        assert re.fullmatch(r"[a-z0-9._-]+", sanitize_name(text))
+        assert sanitize_name(text) not in {".", ".."} and not sanitize_name(text).startswith(".")
+        stem = safe_stem(text)
+        assert re.fullmatch(r"[a-z0-9]([a-z0-9._-]{0,58}[a-z0-9])?", stem), stem
+        assert ".." not in stem
+        assert re.fullmatch(r"hw-1(-[a-z0-9]+)*", _anchor(0, text))

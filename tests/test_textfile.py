@@ -1,0 +1,99 @@
+"""Reading a user's text file: regular files only, UTF-8 only (with a message naming what the
+file looks like and where decoding failed), small CSVs with their editor line numbers."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from pipeline.errors import ScenarioFileError
+from pipeline.textfile import csv_rows, decode_utf8, read_bytes
+
+WHAT = "scenario file"
+
+
+def test_a_regular_file_is_read_whole(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_bytes(b"name\n\x00\xff")
+    assert read_bytes(path, ScenarioFileError, WHAT) == b"name\n\x00\xff"
+
+
+def test_missing_files_and_folders_are_named(tmp_path):
+    with pytest.raises(ScenarioFileError, match=r"missing\.csv: no such file$"):
+        read_bytes(tmp_path / "missing.csv", ScenarioFileError, WHAT)
+    with pytest.raises(ScenarioFileError, match="is a folder, not a scenario file"):
+        read_bytes(tmp_path, ScenarioFileError, WHAT)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /dev/zero")
+def test_devices_and_pipes_are_refused_without_reading(tmp_path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    for path in (fifo, "/dev/zero"):
+        with pytest.raises(ScenarioFileError, match="not a regular file .*save the scenario"):
+            read_bytes(path, ScenarioFileError, WHAT)
+
+
+def test_unreadable_file_says_why(tmp_path, monkeypatch):
+    """A file the system refuses to open (mode 000 for another user; root reads anything, so
+    the refusal is made here, as the system would make it)."""
+    path = tmp_path / "s.csv"
+    path.write_text("x")
+    real_open = open
+
+    def refused(file, *args, **kwargs):
+        if os.fspath(file) == os.fspath(path):
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", refused)
+    with pytest.raises(ScenarioFileError, match="cannot read: Permission denied"):
+        read_bytes(path, ScenarioFileError, WHAT)
+
+
+def test_utf8_with_or_without_a_bom_is_text(tmp_path):
+    assert decode_utf8(tmp_path, "µs,→\n".encode(), ScenarioFileError) == "µs,→\n"
+    assert decode_utf8(tmp_path, b"\xef\xbb\xbfname\n", ScenarioFileError) == "name\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "looks"),
+    [
+        ("name\n".encode("utf-16"), "UTF-16"),  # with a byte-order mark
+        ("name,op\n".encode("utf-16-le"), "UTF-16"),  # without one
+        ("name\n".encode("utf-32"), "UTF-32"),
+        ("name,op\n".encode("utf-32-le"), "UTF-32"),
+    ],
+)
+def test_utf16_and_utf32_are_recognized(tmp_path, data, looks):
+    with pytest.raises(ScenarioFileError, match=rf": not UTF-8 \(looks like {looks}\)"):
+        decode_utf8(tmp_path / "s.csv", data, ScenarioFileError)
+
+
+def test_latin1_names_the_line_and_character_where_decoding_failed(tmp_path):
+    data = "name\r\nok,µ\r\nbé,x\n".encode("latin-1")
+    with pytest.raises(ScenarioFileError) as err:
+        decode_utf8(tmp_path / "s.csv", data, ScenarioFileError)
+    assert str(err.value).endswith(
+        "s.csv:2: not UTF-8 (looks like Latin-1 / Windows-1252: byte 0xb5 at character 4 of "
+        "the line): save it as UTF-8"
+    )
+    with pytest.raises(ScenarioFileError, match=r":1: not UTF-8 \(looks like binary data"):
+        decode_utf8(tmp_path / "s.csv", b"\x01\x02\xff", ScenarioFileError)
+
+
+def test_csv_rows_count_lines_as_an_editor_does(tmp_path):
+    text = '# a comment\nname,notes\n\na,"two\nlines"\r\n   \nb,x\n'
+    header, rows, lines = csv_rows(tmp_path / "h.csv", text, ScenarioFileError)
+    assert header == ["name", "notes"]
+    assert rows == [["a", "two\nlines"], ["b", "x"]]
+    assert lines == [4, 7]
+    assert csv_rows(tmp_path / "h.csv", "# only\n\n", ScenarioFileError) == ([], [], [])
+
+
+def test_csv_rows_name_the_line_where_an_open_quote_began(tmp_path):
+    text = 'name,notes\na,x\nb,"open\nc,y\n'
+    with pytest.raises(ScenarioFileError, match=r"h\.csv:3: a quoted value opens on this line"):
+        csv_rows(tmp_path / "h.csv", text, ScenarioFileError)
