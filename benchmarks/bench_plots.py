@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pipeline  # noqa: E402
 from pipeline.limits import DEFAULT_MAX_CHARTS  # noqa: E402
 from pipeline.render.charts import png  # noqa: E402
+from pipeline.render.charts.data import chart_frame  # noqa: E402
 from pipeline.render.charts.plan import plan_charts  # noqa: E402
 
 HEADER = [
@@ -121,7 +122,7 @@ def main(rows: int = 100_000, repeats: int = 3) -> None:
         problems = len(analysis.problem_list)
         print(f"{len(analysis.results):,} scenarios ({problems} rejected) analyzed in {prep:.2f} s")
         s = analysis.summary
-        planned = plan_charts(analysis.results, list(analysis.hardware), s.per_hardware,
+        planned = plan_charts(chart_frame(analysis), list(analysis.hardware), s.per_hardware,
                               s.overrides)[:DEFAULT_MAX_CHARTS]  # fmt: skip
         _PLANNED[:] = planned
         best: dict[str, float] = {}

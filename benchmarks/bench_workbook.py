@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 import pipeline  # noqa: E402
 from benchmarks.generate import write  # noqa: E402
 from pipeline.render.charts import png  # noqa: E402
+from pipeline.render.charts.data import chart_frame  # noqa: E402
 from pipeline.render.charts.plan import plan_charts  # noqa: E402
 from pipeline.render.tables import to_arrow  # noqa: E402
 from pipeline.render.workbook import write_workbook  # noqa: E402
@@ -87,7 +88,7 @@ def main() -> None:
         analysis = pipeline.analyze(write(args.rows, tmp / "bench.csv"))
         s = analysis.summary
         charts = []
-        for planned in plan_charts(analysis.results, list(analysis.hardware), s.per_hardware,
+        for planned in plan_charts(chart_frame(analysis), list(analysis.hardware), s.per_hardware,
                                    s.overrides):  # fmt: skip
             path = tmp / planned.chart.path
             path.parent.mkdir(exist_ok=True)

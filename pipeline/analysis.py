@@ -31,6 +31,8 @@ from pipeline.model.roofline import compute_record
 from pipeline.model.summary import summarize
 from pipeline.names import slug
 from pipeline.record import Record
+from pipeline.render.format import plural
+from pipeline.render.notebook import render_analysis_html
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
@@ -52,6 +54,10 @@ class Analysis(Record):
             f"<Analysis of {self.source}: {s.scenarios:,} scenarios ({bounds}) on {chips or '-'}; "
             f"{s.rejected_rows:,} rejected rows, {len(self.warnings):,} warnings>"
         )
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows for an Analysis (pipeline.render.notebook)."""
+        return render_analysis_html(self)
 
     @property
     def name(self) -> str:
@@ -141,8 +147,8 @@ def analyze(
         facts = facts[np.isin(lines, loaded.frame["line"].to_numpy())].reset_index(drop=True)
     if strict and loaded.problems:
         raise InvalidScenarios(
-            f"{printable(loaded.source)}: {loaded.rejected_lines} row(s) rejected and strict "
-            "mode (--strict) is on; nothing written",
+            f"{printable(loaded.source)}: {plural(loaded.rejected_lines, 'row')} rejected and "
+            "strict mode (--strict) is on; nothing written",
             loaded.problems,
             loaded.warnings,
         )

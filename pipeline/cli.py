@@ -26,6 +26,7 @@ from pipeline.limits import (
     MAX_ROWS_LIMIT,
 )
 from pipeline.render import format as fmt
+from pipeline.render.catalog_text import catalog_lines, chip_lines
 
 _HARDWARE_OPTION = click.option(
     "--hardware",
@@ -216,6 +217,12 @@ def run(
     Each input gets OUTPUT_DIR/<stem>/ with results.csv and results.parquet (every scenario,
     SI units), errors.csv (rejected rows, if any), plots/*.png, workbook.xlsx, report.html
     and manifest.json, written atomically. Several inputs also get OUTPUT_DIR/index.html.
+    Rejected rows are listed on stderr as FILE:LINE: column COL: reason; then one line per
+    input says what was computed and written:
+
+    \b
+      scenarios/q1-q5.csv: 1,035 scenarios (compute-bound 669, memory-bound 365,
+      network-bound 1), 0 rejected rows -> output/q1-q5/ [results.csv, ...]
 
     \b
     Examples:
@@ -260,7 +267,7 @@ def run(
             with _errors() as failed:
                 index = pipeline.write_index(output_dir, runs, protect=protect)
                 if not quiet:
-                    click.echo(f"index of {len(runs)} runs -> {printable(index)}")
+                    click.echo(f"index of {fmt.plural(len(runs), 'run')} -> {printable(index)}")
             status = 1 if failed else status
     sys.exit(status)
 
@@ -292,14 +299,13 @@ def _echo_summary(path: Path, analysis, written, verbose: bool) -> None:
     files = ", ".join(p.relative_to(folder).as_posix() for p in written.files)
     if len(files) > 160:
         shown = [p for p in written.files if p.parent == folder]
-        files = (
-            ", ".join(p.name for p in shown) + f", {len(written.files) - len(shown)} "
-            "charts in plots/"
-        )
+        charts = fmt.plural(len(written.files) - len(shown), "chart")
+        files = ", ".join(p.name for p in shown) + f", {charts} in plots/"
+    bounds = ", ".join(f"{b}-bound {fmt.count(n)}" for b, n in s.bounds.items())
     click.echo(
-        f"{printable(path)}: {s.scenarios} scenarios (compute-bound {s.bounds['compute']}, "
-        f"memory-bound {s.bounds['memory']}, network-bound {s.bounds['network']}), "
-        f"{s.rejected_rows} rejected row(s) -> {printable(folder)}/ [{printable(files)}]"
+        f"{printable(path)}: {fmt.plural(s.scenarios, 'scenario')} ({bounds}), "
+        f"{fmt.plural(s.rejected_rows, 'rejected row')} -> {printable(folder)}/ "
+        f"[{printable(files)}]"
     )
     for notice in written.notices:
         click.echo(f"  note: {printable(notice)}")
@@ -313,7 +319,12 @@ def _echo_summary(path: Path, analysis, written, verbose: bool) -> None:
 @_HARDWARE_OPTION
 @_MAX_ROWS_OPTION
 def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_rows: int) -> None:
-    """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem."""
+    """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem.
+
+    \b
+    One line per input after its messages:
+      scenarios/q1-q5.csv: 13 rows read, 1,035 valid scenarios, 0 rejected rows
+    """
     catalog = _catalog(hardware_files)
     status = 0
     for path in _expand_inputs(scenarios):
@@ -322,8 +333,9 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
             _echo_problems(analysis.problem_list, analysis.warnings)
             s = analysis.summary
             click.echo(
-                f"{printable(path)}: {s.source_rows} row(s) read, {s.scenarios} valid "
-                f"scenario(s), {s.rejected_rows} rejected row(s)"
+                f"{printable(path)}: {fmt.plural(s.source_rows, 'row')} read, "
+                f"{fmt.plural(s.scenarios, 'valid scenario')}, "
+                f"{fmt.plural(s.rejected_rows, 'rejected row')}"
             )
             status = max(status, 1 if analysis.problem_list else 0)
         status = 1 if failed else status
@@ -333,41 +345,33 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
 @cli.command()
 @click.argument("name", required=False)
 @_HARDWARE_OPTION
-def hardware(name: str | None, hardware_files: tuple[Path, ...]) -> None:
-    """List the hardware catalog, or show every field of chip NAME with its sources."""
-    chips = pipeline.catalog(_catalog(hardware_files))
-    if name is None:
-        click.echo(
-            f"{'name':<9} {'aliases':<28} {'bf16 TFLOP/s':>12} {'HBM GB/s':>9} {'HBM GB':>7}"
-            "  default link (one-way)"
-        )
-        for chip, row in chips.iterrows():  # a dozen chips
-            aliases = printable(row["aliases"].replace(";", ", "))
-            aliases = aliases[:27] + "…" if len(aliases) > 28 else aliases
-            link = row["default_link"]
-            bw = row.get(f"{link}_bandwidth") if link else None
-            bf16 = fmt.fixed(row["peak_bf16"], 1e12, 1) if row["peak_bf16"] > 0 else "-"
-            capacity = fmt.fixed(row["hbm_capacity"], 1e9) if row["hbm_capacity"] > 0 else "-"
-            click.echo(
-                f"{printable(chip):<9} {aliases:<28} {bf16:>12} "
-                f"{fmt.fixed(row['hbm_bandwidth'], 1e9):>9} {capacity:>7}  {link} "
-                f"{fmt.fixed(bw if bw and bw > 0 else 0, 1e9)} GB/s"
-            )
-        versions = pipeline.load_hardware(list(hardware_files)).version
-        click.echo(f"catalog version {versions}; `pipeline hardware NAME` shows sources")
-        return
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="With NAME: print the numbers as stored, in SI units without prefixes "
+    "(989000000000000.0 for 989 TFLOP/s).",
+)
+def hardware(name: str | None, hardware_files: tuple[Path, ...], raw: bool) -> None:
+    """List the hardware catalog, or every field of chip NAME, with units, and its sources.
+
+    \b
+    Examples:
+      pipeline hardware                   the catalog, one chip a line
+      pipeline hardware v5e               every field: 197 TFLOP/s, 820 GB/s, 1.00 µs, ...
+      pipeline hardware v5e --raw         the same fields as stored: 197000000000000.0, ...
+    """
     catalog = _catalog(hardware_files)
+    chips = pipeline.catalog(catalog)
+    if name is None:
+        click.echo("\n".join(catalog_lines(chips, catalog.version)))
+        return
     canonical = catalog.resolve(name)
     if canonical is None:
         hint = catalog.suggest(name)
         raise click.ClickException(
             f"unknown hardware {quoted(name)}" + (f" (did you mean '{hint}'?)" if hint else "")
         )
-    click.echo(f"{'name':<17} {printable(canonical)}")
-    for key, value in chips.loc[canonical].items():
-        if value is None or value == "" or (isinstance(value, float) and value != value):
-            continue
-        click.echo(f"{key:<17} {printable(value)}")
+    click.echo("\n".join(chip_lines(canonical, chips.loc[canonical], raw)))
 
 
 def main() -> None:

@@ -24,8 +24,11 @@ def test_run_book_scenarios(tmp_path):
     run_dir = out / "q1-q5"
     assert (run_dir / "results.csv").exists() and (run_dir / "manifest.json").exists()
     assert not (run_dir / "errors.csv").exists()
-    assert f"{BOOK_SCENARIOS}: 1035 scenarios (compute-bound " in result.stdout
-    assert "0 rejected row(s)" in result.stdout
+    assert result.stdout == (
+        f"{BOOK_SCENARIOS}: 1,035 scenarios (compute-bound 669, memory-bound 365, "
+        f"network-bound 1), 0 rejected rows -> {run_dir}/ "
+        "[results.csv, results.parquet, manifest.json]\n"
+    )
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["rows"]["scenarios"] == 1035 and manifest["rows"]["source_rows"] == 13
     assert {f["path"] for f in manifest["files"]} == {"results.csv", "results.parquet"}
@@ -62,7 +65,8 @@ def test_full_run_writes_every_output(tmp_path):
     assert "note: The tpu-v5e table shows the first 500 of 1,032 scenarios" in result.stdout
     assert not (out / "index.html").exists()  # one input: no batch index
     book = openpyxl.load_workbook(run_dir / "workbook.xlsx")
-    assert book.sheetnames == ["Summary", "Results", "Hardware", "Inputs", "Charts"]
+    # the sheets' names and order are tests/render/test_workbook.py's
+    assert {"Results", "Hardware", "Inputs", "Charts"} <= set(book.sheetnames)
     assert len(book["Charts"]._images) == 6  # rendered while the data sheets were written
 
 
@@ -91,7 +95,10 @@ def test_rejected_rows_exit_1_and_still_write(tmp_path):
     )
     run_dir = tmp_path / "out" / "s"
     assert (run_dir / "errors.csv").read_text().startswith('line,name,column,reason\n3,"bad",')
-    assert "1 scenarios" in result.stdout and "1 rejected row(s)" in result.stdout
+    assert f"{path}: 1 scenario (compute-bound 0, memory-bound 1, network-bound 0), " in (
+        result.stdout
+    )
+    assert ", 1 rejected row -> " in result.stdout
 
 
 def test_strict_writes_nothing(tmp_path):
@@ -99,7 +106,7 @@ def test_strict_writes_nothing(tmp_path):
     result = invoke("run", str(path), "-o", str(tmp_path / "out"), "--strict", *FAST)
     assert result.exit_code == 1
     assert (
-        f"Error: {path}: 1 row(s) rejected and strict mode (--strict) is on; nothing written"
+        f"Error: {path}: 1 row rejected and strict mode (--strict) is on; nothing written"
         in result.stderr
     )
     assert not (tmp_path / "out" / "s").exists()
@@ -158,12 +165,33 @@ def test_validate_writes_nothing(tmp_path, monkeypatch):
     assert (
         f"{path}:3: column hardware: unknown hardware 'h10' (did you mean 'h100'?)" in result.stderr
     )
-    assert f"{path}: 2 row(s) read, 1 valid scenario(s), 1 rejected row(s)" in result.stdout
+    assert result.stdout == f"{path}: 2 rows read, 1 valid scenario, 1 rejected row\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
 
 
 def test_validate_ok(tmp_path):
-    assert invoke("validate", str(BOOK_SCENARIOS)).exit_code == 0
+    result = invoke("validate", str(BOOK_SCENARIOS))
+    assert result.exit_code == 0
+    assert (
+        result.stdout == f"{BOOK_SCENARIOS}: 13 rows read, 1,035 valid scenarios, 0 rejected rows\n"
+    )
+
+
+def test_validate_counts_in_plural(tmp_path):
+    rows = "ok,matmul,1,2,3,v5e\nbad,matmul,1,2,3,h10\nworse,matmul,x,2,3,v5e\n"
+    result = invoke("validate", write_scenarios(tmp_path, f"{HEAD}\n{rows}"))
+    assert result.exit_code == 1
+    assert result.stdout.endswith(": 3 rows read, 1 valid scenario, 2 rejected rows\n")
+
+
+def test_help_shows_the_lines_as_printed(tmp_path, monkeypatch):
+    monkeypatch.chdir(BOOK_SCENARIOS.parent.parent)  # the help quotes scenarios/q1-q5.csv
+    book = BOOK_SCENARIOS.relative_to(BOOK_SCENARIOS.parent.parent)
+    run_help = " ".join(invoke("run", "--help").output.split())
+    ran = invoke("run", book, "-o", tmp_path / "out", *FAST).stdout
+    assert ran.split(" -> ")[0] + " -> output/q1-q5/" in run_help
+    validate_help = invoke("validate", "--help").output
+    assert invoke("validate", book).stdout.strip() in validate_help
 
 
 def test_hardware_list_and_show():
@@ -173,6 +201,40 @@ def test_hardware_list_and_show():
     one = invoke("hardware", "V5E")
     assert one.exit_code == 0
     assert "hbm_bandwidth" in one.output and "source" in one.output
+
+
+def test_hardware_name_shows_units():
+    lines = invoke("hardware", "v5e").output.splitlines()
+    assert lines[0] == "name              tpu-v5e"
+    assert {
+        "aliases           v5e, tpuv5e, v5litepod, v5lite, tpu-v5-lite",
+        "peak_bf16         197 TFLOP/s",
+        "hbm_capacity      16.0 GB",
+        "hbm_bandwidth     820 GB/s",
+        "ici_latency       1.00 µs",
+        "pcie_bandwidth    16.0 GB/s",
+        "as_of             2025-02-04",
+    } <= set(lines)
+
+
+def test_hardware_raw_prints_numbers_as_stored():
+    lines = invoke("hardware", "v5e", "--raw").output.splitlines()
+    assert {
+        "aliases           v5e;tpuv5e;v5litepod;v5lite;tpu-v5-lite",
+        "peak_bf16         197000000000000.0",
+        "hbm_capacity      16000000000.0",
+        "ici_latency       1e-06",
+    } <= set(lines)
+
+
+def test_hardware_efficiencies_in_percent(tmp_path):
+    hw = tmp_path / "mine.toml"
+    hw.write_text("[v5e]\ncompute_efficiency = 0.9\nhbm_efficiency = 0.85\n", encoding="utf-8")
+    lines = invoke("hardware", "v5e", "--hardware", hw).output.splitlines()
+    assert {"compute_efficiency  90.0%", "hbm_efficiency      85.0%"} <= set(lines)
+    assert not any(line.startswith("network_efficiency") for line in lines)  # blank: 1
+    raw = invoke("hardware", "v5e", "--hardware", hw, "--raw").output.splitlines()
+    assert "compute_efficiency  0.9" in raw
 
 
 def test_hardware_unknown():
@@ -204,7 +266,8 @@ def test_every_row_rejected_still_writes_the_run(tmp_path):
     run_dir = tmp_path / "out" / "s"
     assert (run_dir / "results.csv").read_text().startswith("name,series,op,")
     assert (run_dir / "errors.csv").exists() and (run_dir / "report.html").exists()
-    assert "0 scenarios" in result.stdout
+    assert "0 scenarios (compute-bound 0, memory-bound 0, network-bound 0), " in result.stdout
+    assert ", 1 rejected row -> " in result.stdout
 
 
 def test_help_explains_every_command():

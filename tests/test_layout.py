@@ -59,7 +59,7 @@ def test_only_the_command_line_imports_click_and_nothing_uses_pyplot():
 def test_every_module_over_forty_lines_has_its_mirrored_test_file():
     long = [p for p in MODULES if len(p.read_text(encoding="utf-8").splitlines()) > MIRRORED_OVER]
     missing = [str(mirror(p).relative_to(TESTS.parent)) for p in long if not mirror(p).is_file()]
-    assert missing == [], "tests mirror the modules (README, Development)"
+    assert missing == [], "tests mirror the modules (docs/development.md)"
 
 
 def test_tests_share_code_only_through_helpers_and_conftest():

@@ -1,4 +1,4 @@
-"""What the tool promises (README "What the tool promises"): one test per finding of the
+"""What the tool promises (docs/promises.md): one test per finding of the
 hostile-user probe (issue 10, F1-F22), each named for it, through the command line."""
 
 from __future__ import annotations
@@ -104,10 +104,10 @@ def test_f02_unterminated_quote_is_an_error_where_it_opens(tmp_path):
     # a quote in a comment opens nothing
     commented = f'{HEAD},notes\n# todo,"check\nr1,matmul,1,2,3,v5e,x\nr2,matmul,1,2,3,v5e,"12 in"\n'
     result = invoke("validate", write_scenarios(tmp_path, commented))
-    assert result.exit_code == 0 and "2 valid scenario(s)" in result.stdout
+    assert result.exit_code == 0 and "2 valid scenarios" in result.stdout
     fine = f'{HEAD},notes\na,matmul,1,2,3,v5e,"two\nlines"\nb,matmul,1,2,3,v5e,x\n'
     result = invoke("validate", write_scenarios(tmp_path, fine))
-    assert result.exit_code == 0 and "2 valid scenario(s)" in result.stdout
+    assert result.exit_code == 0 and "2 valid scenarios" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_f10_ten_thousand_columns_validate_in_linear_time(tmp_path):
     path = write_scenarios(tmp_path, f"{head}\n{row}\n")
     # a hang guard, not a benchmark: linear takes ~2 s here, the quadratic code took 229 s
     result = pipeline_cmd("validate", path, timeout=120)
-    assert result.returncode == 0 and "1 valid scenario(s)" in result.stdout
+    assert result.returncode == 0 and "1 valid scenario," in result.stdout
 
 
 def test_f12_empty_hardware_file_is_a_message(tmp_path):
@@ -365,7 +365,7 @@ def test_f11_strict_prints_every_rejected_row(tmp_path):
         f"{path}:3: column hardware: unknown hardware 'h10' (did you mean 'h100'?)",
         f"{path}:4: column B: 'x' is not a positive integer or a sweep "
         "(128|256, 1..512, 1..4096*2)",
-        f"Error: {path}: 2 row(s) rejected and strict mode (--strict) is on; nothing written",
+        f"Error: {path}: 2 rows rejected and strict mode (--strict) is on; nothing written",
     ]
 
 

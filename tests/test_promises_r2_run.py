@@ -252,3 +252,20 @@ def test_r24_write_out_dir_is_checked(tmp_path, monkeypatch, out_dir):
     with pytest.raises((TypeError, ValueError), match="^out_dir must be"):
         pipeline.analyze(ROWS).write(out_dir)
     assert list(tmp_path.iterdir()) == []
+
+
+@LINUX
+def test_r01_stop_while_the_workers_start_is_an_abort(previous):
+    """SIGTERM landing while the pool forks its workers (found by F07 under load) was lost in
+    an at-fork handler: the run went on and exited 0. Now the stop signals are held while the
+    workers start, then delivered: the run stops as any stopped run does."""
+    out, before = previous
+    # the signal lands right after each fork, in the parent, among the at-fork handlers
+    stop_mid_start = (
+        "import os, signal\n"
+        "os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))"
+    )
+    done = run_cli(["run", BOOK_SCENARIOS, "-o", out], code=stop_mid_start, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().endswith("Aborted!") and "Traceback" not in done.stderr
+    assert_left_as_it_was(out, before)

@@ -1,7 +1,8 @@
 """Rows whose numbers float64 cannot hold: a rate that underflows to 0 (an efficiency of
 1e-300, a peak of 5e-324) or a time past about 1.8e308 s. compute_roofline() gives them inf
 or NaN without a warning; refused_rows() says which rows, why, and which input to blame, so
-that they are rejected like any other bad row (README "Numbers are exact, or refused")."""
+that they are rejected like any other bad row (docs/promises.md: "Numbers are exact, or
+refused")."""
 
 from __future__ import annotations
 

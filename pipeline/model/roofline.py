@@ -290,7 +290,7 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
     return results, facts
 
 
-EXACT = 2.0**53  # the largest whole number every count is exact to (README)
+EXACT = 2.0**53  # the largest whole number every count is exact to (docs/input.md)
 
 
 def int_or_na(values: np.ndarray) -> pd.arrays.IntegerArray:

@@ -16,6 +16,7 @@ import pandas as pd
 from pipeline.model.catalog import RATE_EFFICIENCY
 from pipeline.model.dtypes import dtype_labels
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
+from pipeline.model.series import bottom_line, series_lines
 
 COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
 SLOWEST_ROWS = 10  # series listed in "slowest scenarios"
@@ -41,6 +42,9 @@ class Summary:
     _facts: pd.DataFrame = field(repr=False)  # row for row beside _results (roofline.FACTS)
     # per chip used: its most used efficiencies and each catalog rate derated by them
     chips: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    # per series (a source row: a sweep or one scenario), the unit people read (model.series)
+    lines: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    bottom: Mapping = field(default_factory=dict, repr=False)  # the run in numbers
 
     @cached_property
     def derated(self) -> pd.DataFrame:
@@ -84,6 +88,7 @@ def summarize(
     `own_numbers` marks the rows that gave their own peak, HBM or link numbers, `facts` are
     the rows' facts (model.roofline.compute_record)."""
     unfit = not_fitting(results).to_numpy()
+    lines = series_lines(results, facts)
     bounds = _bound_codes(results)
     counts = np.bincount(bounds, minlength=len(BOUNDS))
     per_hardware = bound_counts(results, "hardware", bounds, unfit)
@@ -104,6 +109,8 @@ def summarize(
         _results=results,
         _facts=facts,
         chips=chip_table(hardware, derated_table(results)),
+        lines=lines,
+        bottom=bottom_line(lines, len(results)),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from decimal import Decimal
 from numbers import Integral
 
 import pandas as pd
@@ -181,7 +182,51 @@ EXCEL = {
     "ratio": '0.00"×"',
     "count": "#,##0",
     "line": "0",
+    "boolean": '"TRUE";"TRUE";"FALSE"',  # Excel shows a boolean as is; LibreOffice prints 1 / 0
 }
+
+# Times. A format cannot multiply (LibreOffice honours one % at most; Excel's trick of hiding
+# %%% on a second line breaks there and on paste), so no column format shows 0.00101 as
+# "1.01 ms". A column of times shows three significant digits in engineering notation
+# (E-3 s = ms), a second and more plainly; conditional formatting picks the format by value,
+# the first rule whose lower bound the value reaches (EXCEL_SECONDS_RULES). One cell (the
+# Answer sheet) gets excel_seconds(value): its value in words, shown while it rounds to them.
+_ENGINEERING = '##0.00E+0" s"'
+
+
+def _plain(x: Decimal) -> str:
+    return f"{x.normalize():f}"
+
+
+def _decades(unit: Decimal, shown: tuple[str, str, str]) -> str:
+    """Three sections for the three decades from `unit` on (99.95 x unit rounds to 100)."""
+    return (f"[>={_plain(Decimal('99.95') * unit)}]{shown[0]};"
+            f"[>={_plain(Decimal('9.995') * unit)}]{shown[1]};{shown[2]}")  # fmt: skip
+
+
+EXCEL_SECONDS_RULES = (
+    (Decimal("0.9995"), _decades(Decimal(1), ('#,##0" s"', '0.0" s"', '0.00" s"'))),
+    *(
+        (Decimal("0.9995") * unit, _decades(unit, ('##0E+0" s"', '##0.0E+0" s"', _ENGINEERING)))
+        for unit in (Decimal("1e-3"), Decimal("1e-6"), Decimal("1e-9"))
+    ),
+    (Decimal(0), _decades(Decimal("1e-12"), ('##0E+0" s"', '##0.0E+0" s"', _ENGINEERING))),
+)  # the last rule: any time above 0 (0 is the column format's "0 s")
+
+
+def excel_seconds(value) -> str:
+    """The number format of one time cell: seconds(value) ('1.01 ms') for every value that
+    rounds to it, engineering notation for any other (the cell edited)."""
+    if missing(value) or not math.isfinite(float(value)) or float(value) < 0:
+        return EXCEL["seconds"]
+    v = float(value)
+    if v == 0:
+        return f'[=0]"{seconds(v)}";{_ENGINEERING}'
+    shown = Decimal(f"{v:.3g}")  # rounded as with_prefix rounds
+    step = Decimal(1).scaleb(shown.adjusted() - 2)  # one in the third digit
+    below = step / 10 if shown == Decimal(1).scaleb(shown.adjusted()) else step
+    low, high = _plain(shown - below / 2), _plain(shown + step / 2)
+    return f'[<{low}]{_ENGINEERING};[<{high}]"{seconds(v)}";{_ENGINEERING}'
 
 
 def efficiencies(row) -> str:

@@ -2,9 +2,10 @@
 (docs/outputs.md#the-workbook). Written with rvgsrust-xlsxwriter (rust_xlsxwriter under a
 Python API): the big sheets stream Arrow columns straight into constant-memory worksheets.
 
-Sheets, in order: Summary, Results, Hardware, Inputs, Errors (only when rows were rejected),
-Charts (only when charts were drawn). Results and Errors hold the first `max_rows` rows,
-Inputs the first `max_input_rows`; the Summary says what the caps left out.
+Sheets, in order: Answer (render.workbook_answer), Summary, Results (the columns that answer
+first), Hardware, Inputs, Errors (only when rows were rejected), Charts (only when charts were
+drawn). Results and Errors hold the first `max_rows` rows, Inputs the first `max_input_rows`;
+the Summary says what the caps left out.
 
 Numbers stay numbers: every cell holds the SI value of results.csv, and a number format
 (render.format.EXCEL) does the human part. Text from the input is always a text cell (this
@@ -32,11 +33,12 @@ import rvgsrust_xlsxwriter as rx
 from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
-from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render.charts import Chart
 from pipeline.render.format import EXCEL, efficiencies, plural
-from pipeline.render.workbook_summary import Styles, write_charts, write_summary
+from pipeline.render.workbook_answer import print_results, results_columns, write_answer
+from pipeline.render.workbook_styles import Styles, show_times, tint_bounds
+from pipeline.render.workbook_summary import write_charts, write_summary
 
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
 CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
@@ -122,12 +124,12 @@ def write_workbook(
     spool: Path | None = None,
 ) -> list[str]:
     """Write workbook.xlsx at `path`; returns the notices only it can know (cells cut to
-    Excel's limit). The Summary shows them after `notices`, the run's, which say what the row
-    caps leave out (`cap_notices`, computed once by the caller). `charts` are (Chart, PNG
-    file) pairs, embedded on the Charts sheet; or a function giving them, called once the data
-    sheets are written (so the charts can be drawn meanwhile). `spool`: the folder for the
-    writer's temporary files (default: the system's, TMPDIR). The caps were checked by
-    write()'s arguments."""
+    Excel's limit). The Summary shows them after `notices`, the run's notices about the
+    workbook (what its row caps leave out: `cap_notices`, computed once by the caller).
+    `charts` are (Chart, PNG file) pairs, embedded on the Charts sheet; or a function giving
+    them, called once the data sheets are written (so the charts can be drawn meanwhile).
+    `spool`: the folder for the writer's temporary files (default: the system's, TMPDIR).
+    The caps were checked by write()'s arguments."""
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
     input_cap = min(max_input_rows, cap)
     results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
@@ -136,10 +138,13 @@ def write_workbook(
         try:
             book = rx.Workbook(str(path))
             styles = Styles()
+            answer = book.add_worksheet("Answer")
             summary = book.add_worksheet("Summary")
             sheet = book.add_worksheet("Results", constant_memory=True)
-            own += _table(sheet, styles, results.iloc[:cap], RESULT_FORMATS, 1, "results.csv")
-            _tint_bounds(sheet, styles, list(results.columns), min(len(results), cap))
+            shown = results.iloc[:cap][results_columns(results.columns)]
+            own += _table(sheet, styles, shown, RESULT_FORMATS, 1, "results.csv")
+            tint_bounds(sheet, styles, list(shown.columns), len(shown))
+            print_results(sheet, len(shown), len(results))
             hardware, formats = _hardware_frame(
                 analysis.hardware, analysis.summary.derated, analysis.summary.chips
             )
@@ -160,6 +165,7 @@ def write_workbook(
             if charts:
                 write_charts(book.add_worksheet("Charts"), styles, charts)
             write_summary(summary, styles, analysis, run_name, [*notices, *own])
+            write_answer(answer, styles, analysis, run_name, len(notices) + len(own))
             book.set_properties(title=f"Roofline run {run_name}", comments=analysis.source)
             book.close()
         except OSError as exc:
@@ -284,7 +290,11 @@ def _table(
             lines = int(np.ceil(lengths[row] / (1.2 * WRAP_WIDTH)))
             sheet.set_row_height(row + 1, ROW_HEIGHT_PT * lines)
     if rows:
-        sheet.write_dataframe(0, 0, table, header_format=styles.header)
+        # a boolean cell gets its format per cell (the writer leaves it without the column's)
+        flags = {
+            n: styles.boolean for n in names if pa.types.is_boolean(table.schema.field(n).type)
+        }
+        sheet.write_dataframe(0, 0, table, header_format=styles.header, column_formats=flags)
     else:  # the writer writes nothing for no rows, not even the header
         for col, name in enumerate(names):
             sheet.write(0, col, name, styles.header)
@@ -293,6 +303,7 @@ def _table(
     sheet.set_repeat_rows(0, 0)
     if names:
         sheet.autofilter(0, 0, rows, len(names) - 1)
+    show_times(sheet, styles, [c for c, n in enumerate(names) if formats.get(n) == "seconds"], rows)
     return [
         f"{n:,} cell(s) of column {column} on the {sheet.name} sheet held more than Excel's "
         f"{CELL_CHARS:,} characters and are cut there; {whole} has them whole."
@@ -312,31 +323,6 @@ def _width(name: str, column: pa.ChunkedArray, quantity: str | None, wrap: bool)
         longest = pc.max(sample).as_py() or 0
         return min(max(width, longest) + 1, 60)
     return max(width, 10)
-
-
-def _tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
-    """bound cells tinted by their value; fits = FALSE in red."""
-    if rows == 0:
-        return
-    # imported here: openpyxl's package import costs ~50 ms, which every command would pay
-    from openpyxl.utils import get_column_letter
-
-    for column, rules in (
-        ("bound", [(f'="{b}"', styles.bound[b]) for b in BOUNDS]),
-        ("fits", [("=FALSE", styles.not_fitting)]),
-    ):
-        if column not in names:
-            continue
-        col = names.index(column)
-        letter = get_column_letter(col + 1)  # 1-based
-        for condition, cell_format in rules:
-            rule = rx.ConditionalFormatFormula()
-            rule.set_rule(f"=${letter}2{condition}")
-            rule.set_format(cell_format)
-            # The writer's constant-memory guard takes a rule's rows for rows being written, so
-            # the rule is placed on the last row written and its range given explicitly.
-            rule.set_multi_range(f"{letter}2:{letter}{rows + 1}")
-            sheet.add_conditional_format(rows, col, rows, col, rule)
 
 
 def _hardware_frame(

@@ -1,6 +1,5 @@
-"""The workbook's cell formats, its Summary sheet (the run, its notices, bound counts per
-hardware and per op, critical batches, a legend) and its Charts sheet (each PNG under its
-title). Every format that carries text has the quote prefix (docs/outputs.md#the-workbook)."""
+"""The workbook's Summary sheet (the run, its notices, bound counts per hardware and per op,
+critical batches, a legend) and its Charts sheet (each PNG under its title)."""
 
 from __future__ import annotations
 
@@ -8,87 +7,15 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import rvgsrust_xlsxwriter as rx
 from PIL import Image
 
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render.charts import Chart
-from pipeline.render.format import EXCEL
+from pipeline.render.workbook_styles import Styles
 
 CRITICAL_BATCH_LINES = 50  # series listed on the Summary sheet
 ROW_HEIGHT_PX = 20  # Excel's default row height (15 pt)
-# fill, font: light tints of the charts' Okabe-Ito colours (render.charts.style.BOUND_COLORS)
-BOUND_COLOURS = {
-    "compute": ("#CCE3F0", "#003E61"),
-    "memory": ("#FBE5B3", "#6B4A00"),
-    "network": ("#F3DDE9", "#6E2A52"),
-}
-NOT_FITTING_COLOURS = ("#FFC7CE", "#9C0006")
-
-
-def _format(
-    *,
-    text: bool = True,
-    bold: bool = False,
-    size: float | None = None,
-    fill: str | None = None,
-    font: str | None = None,
-    number: str | None = None,
-    align: str | None = None,
-    border: bool = False,
-    wrap: bool = False,
-) -> rx.Format:
-    f = rx.Format()
-    if text:  # a cell made of the user's text stays text when someone edits it
-        f.set_quote_prefix()
-    if bold:
-        f.set_bold()
-    if size:
-        f.set_font_size(size)
-    if fill:
-        f.set_background_color(fill)
-    if font:
-        f.set_font_color(font)
-    if number:
-        f.set_num_format(number)
-    if align:
-        f.set_align(align)
-    if border:
-        f.set_border_bottom("thin")
-    if wrap:
-        f.set_text_wrap()
-        f.set_align("top")
-    return f
-
-
-class Styles:
-    """The workbook's cell formats, made once."""
-
-    def __init__(self) -> None:
-        self.header = _format(bold=True, fill="#D9E1F2", border=True)
-        self.header_right = _format(bold=True, fill="#D9E1F2", border=True, align="right")
-        self.title = _format(bold=True, size=14)
-        self.section = _format(bold=True, size=12)
-        self.label = _format(bold=True)
-        self.text = _format()
-        self.notice = _format(bold=True, font=NOT_FITTING_COLOURS[1])
-        self.count = _format(text=False, number=EXCEL["count"], align="left")
-        self.integer = _format(text=False, number=EXCEL["count"])
-        self.bound = {b: _format(fill=f, font=c) for b, (f, c) in BOUND_COLOURS.items()}
-        self.bound_header = {
-            b: _format(bold=True, border=True, fill=f, font=c, align="right")
-            for b, (f, c) in BOUND_COLOURS.items()
-        }
-        self.not_fitting = _format(fill=NOT_FITTING_COLOURS[0], font=NOT_FITTING_COLOURS[1])
-        self._columns: dict[tuple, rx.Format] = {}
-
-    def column(self, number: str | None, text: bool, wrap: bool = False) -> rx.Format:
-        """A column's cell format: its number format, or the quote prefix for text."""
-        key = (number, text, wrap)
-        if key not in self._columns:
-            self._columns[key] = _format(text=text, number=number, wrap=wrap)
-        return self._columns[key]
 
 
 class _Lines:
@@ -186,7 +113,8 @@ def write_summary(
     out.put(("How to read the Results sheet", styles.section))
     for text in (
         "Cells hold the SI values of results.csv; the number format only changes the display.",
-        "Times: seconds in engineering notation: 1.011E-3 s = 1.011 ms, 240.000E-6 s = 240 µs.",
+        "Times: seconds, three digits; below a second in engineering notation: "
+        "1.01E-3 s = 1.01 ms, 240E-6 s = 240 µs, 12.3E-9 s = 12.3 ns.",
         "FLOP/s in TFLOP/s (GFLOP/s, MFLOP/s when smaller); FLOPs in TFLOP / GFLOP / MFLOP.",
         "Bytes in GB / MB (1 GB = 1e9 bytes), whole bytes below 1 MB; bandwidth in GB/s.",
         "flops is the op's total; every other count is per chip.",

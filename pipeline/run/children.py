@@ -6,6 +6,8 @@ import ctypes
 import os
 import signal
 import sys
+import threading
+from contextlib import contextmanager
 
 _PR_SET_PDEATHSIG = 1
 
@@ -23,6 +25,30 @@ def die_with_parent(parent_pid: int) -> None:
             return
     if os.getppid() != parent_pid:  # the parent died before we could ask
         os._exit(1)
+
+
+STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def held_signals():
+    """Ctrl-C and SIGTERM held meanwhile, then acted on: for steps that must not be cut in
+    two, such as starting worker processes (a KeyboardInterrupt raised inside an at-fork
+    handler is swallowed by Python, and the run would go on). Held at Python's level, not
+    with a signal mask: the kernel may hand the signal to any of the process's threads
+    (pyarrow's, BLAS's), while Python runs its handlers in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in STOPS}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(caught):  # now the run's own handlers act on it
+            signal.raise_signal(s)
 
 
 def init_worker(parent_pid: int) -> None:

@@ -5,7 +5,7 @@ the notices it has to add (what it had to leave out) and the files it wrote."""
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.record import Record
@@ -29,10 +29,15 @@ class Context:
     planned: tuple[PlannedChart, ...]
     notices: tuple[str, ...]
     name: str
+    about: dict[str, str] = field(default_factory=dict)  # notice -> the one output it is about
 
     @property
     def charts(self) -> list[Chart]:
         return [p.chart for p in self.planned]
+
+    def notices_for(self, output: str) -> list[str]:
+        """The notices `output` shows: those about it, and those about every output."""
+        return [n for n in self.notices if self.about.get(n, output) == output]
 
 
 def plots(ctx: Context, chart: Chart) -> Done:
@@ -68,7 +73,7 @@ def workbook(ctx: Context) -> Done:
             tmp / "workbook.xlsx",
             ctx.name,
             charts,
-            list(ctx.notices),
+            ctx.notices_for("workbook"),
             max_rows=options.workbook_rows,
             max_input_rows=options.workbook_input_rows,
             spool=spool,
@@ -82,7 +87,8 @@ def report(ctx: Context) -> Done:
     """report.html, the charts embedded."""
     options, tmp = ctx.options, ctx.tmp
     charts = [(c, (tmp / c.path).read_bytes()) for c in ctx.charts]
-    html = render_report(ctx.record, ctx.name, charts, list(ctx.notices), options.report_rows)
+    notices = ctx.notices_for("report")
+    html = render_report(ctx.record, ctx.name, charts, notices, options.report_rows)
     (tmp / "report.html").write_text(html, encoding="utf-8", newline="\n")
     return [], [tmp / "report.html"]
 

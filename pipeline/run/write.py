@@ -35,7 +35,7 @@ from pipeline.render.charts.data import chart_frame
 from pipeline.render.report import table_cap_notices
 from pipeline.render.workbook import cap_notices
 from pipeline.run import stages
-from pipeline.run.children import init_worker
+from pipeline.run.children import held_signals, init_worker
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries, write_manifest
 
@@ -95,11 +95,10 @@ def write_outputs(
     with OutputFolder(target, inputs=protect, force=options.force) as tmp:
         planned = _charts(analysis, options)
         kept = planned[: options.max_charts]
-        notices = [
-            *derated_notices(analysis.summary),
-            *_cap_notices(analysis, options, planned, kept),
-        ]
-        ctx = stages.Context(analysis, tmp, options, tuple(kept), tuple(notices), name)
+        caps = _cap_notices(analysis, options, planned, kept)
+        notices = [*derated_notices(analysis.summary), *(text for _, text in caps)]
+        about = {text: output for output, text in caps if output}  # shown by that output only
+        ctx = stages.Context(analysis, tmp, options, tuple(kept), tuple(notices), name, about)
         charts = ctx.charts
         # the biggest charts first, so that the last one to finish is a small one
         plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
@@ -186,22 +185,27 @@ def derated_notices(summary) -> list[str]:
     ]
 
 
-def _cap_notices(analysis, options, planned, kept) -> list[str]:
-    """What the caps leave out, known before anything is drawn."""
-    notices = []
+def _cap_notices(analysis, options, planned, kept) -> list[tuple[str | None, str]]:
+    """What the caps leave out, known before anything is drawn: (the output it is about, or
+    None for every output that shows the charts, the notice)."""
+    notices: list[tuple[str | None, str]] = []
     if len(kept) < len(planned):
-        notices.append(left_out_notice(planned[len(kept) :], options.max_charts, len(planned)))
+        left_out = left_out_notice(planned[len(kept) :], options.max_charts, len(planned))
+        notices.append((None, left_out))
     if options.workbook:
         s = analysis.summary
-        notices += cap_notices(
-            options.workbook_rows,
-            options.workbook_input_rows,
-            s.scenarios,
-            s.source_rows,
-            len(analysis.problem_list),
-        )
+        notices += [
+            ("workbook", text)
+            for text in cap_notices(
+                options.workbook_rows,
+                options.workbook_input_rows,
+                s.scenarios,
+                s.source_rows,
+                len(analysis.problem_list),
+            )
+        ]
     if options.report:
-        notices += table_cap_notices(analysis, options.report_rows)
+        notices += [("report", text) for text in table_cap_notices(analysis, options.report_rows)]
     return notices
 
 
@@ -230,26 +234,36 @@ def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress):
     # (BrokenProcessPool) instead of waiting forever. Its processes are forked before its
     # manager thread starts, from this (the main) thread, so they die with the run
     # (init_worker); each inherits this write's context through the fork, never pickled.
-    pool = ProcessPoolExecutor(
-        count,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_init_worker,
-        initargs=(os.getpid(), ctx),
-    )
+    phases = [phase for phase in (plots, then) if phase]
+    pool = None
     try:
-        for phase in (plots, then):
-            for future in [pool.submit(_run_in_worker, job) for job in phase]:
+        # Ctrl-C and SIGTERM wait while the pool starts: one landing between its forks would
+        # be lost in an at-fork handler (the run would go on) or leave it half started
+        with held_signals():
+            pool = ProcessPoolExecutor(
+                count,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_init_worker,
+                initargs=(os.getpid(), ctx),
+            )
+            pending = [pool.submit(_run_in_worker, job) for job in phases[0]]  # starts them
+        for i, phase in enumerate(phases):
+            if i:
+                pending = [pool.submit(_run_in_worker, job) for job in phase]
+            for future in pending:
                 note(future.result())
     except BrokenProcessPool as exc:
         raise OutputError(
             "writing the outputs failed: a worker process died (out of memory, or killed)"
         ) from exc
     except BaseException:
-        # Ctrl-C, SIGTERM or a failed job: stop the other workers now, not after their jobs
-        _kill_workers(pool)
+        # Ctrl-C, SIGTERM or a failed job: stop the workers now, not after their jobs
+        if pool is not None:
+            _kill_workers(pool)
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return seconds, notices, entries
 
 

@@ -1,8 +1,10 @@
-"""The HTML review report: golden file, escaping, nothing external, table cap, index page."""
+"""The HTML review report: the answer first (bottom line, series table, findings), golden
+file, escaping, nothing external, table cap, nothing empty, index page."""
 
 from __future__ import annotations
 
 import base64
+import html as htmllib
 import re
 from html.parser import HTMLParser
 
@@ -12,12 +14,14 @@ import pandas as pd
 import pytest
 
 from pipeline.errors import OutputError
-from pipeline.render import report
+from pipeline.render import answer, report
+from pipeline.render import format as fmt
 from pipeline.render.charts import Chart, png
 from pipeline.render.index_page import render_index
 from pipeline.render.report import render_report, report_context
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 from tests.helpers import (
+    BOOK_SCENARIOS,
     DATA,
     EXTERNAL,
     GOLDEN,
@@ -29,6 +33,9 @@ from tests.helpers import (
     planned_charts,
     tiny_png,
 )
+
+SERIES_TABLE = re.compile(r'<table class="sortable series">(.*?)</table>', re.S)
+SCENARIO_TABLE = re.compile(r'<table class="sortable wide rows[^"]*">(.*?)</table>', re.S)
 
 GOLDEN_REPORT = GOLDEN / "report_small.html"
 NOTICES = ("The workbook's Results sheet holds the first 1,000,000 rows.",)
@@ -77,17 +84,24 @@ def test_golden_small_run(small, update_golden):
 
 
 def test_golden_content_order_and_numbers(small):
-    """The golden file's facts a reviewer relies on, in the order the report lists them."""
+    """The golden file's facts a reviewer relies on, in the order the report lists them: the
+    answer (bottom line, tiles, series table), the findings, then the details."""
     html = html_of(small, golden_charts(small), rows=10)
     order = [
         small.source_sha256,
         'id="summary"',
-        "compute-bound",
-        "Compute- vs communication-bound, per hardware",
+        htmllib.escape(answer.bottom_line(small.summary.bottom)),
+        '<div class="n">13 <span class="label">series</span>',
+        "Series: how long, and bound by what",
+        'id="findings"',
+        "<h3>Slowest:</h3>",
+        "<h3>Communication-bound:",
+        "<h3>Not fitting in HBM:",
+        "<h3>Measured vs predicted:</h3>",
+        'id="sweeps"',
+        'id="hardware"',
         'id="hw-1-h100"',
         'id="hw-2-tpu-v5e"',
-        'id="sweeps"',
-        'id="findings"',
         'id="method"',
         'id="rejected"',
     ]
@@ -153,11 +167,13 @@ def test_charts_are_embedded_and_placed(small):
     ]
     html = html_of(small, charts)
     payloads = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
-    assert [base64.b64decode(p) for p in payloads] == [summary, roof, sweep]
+    assert [base64.b64decode(p) for p in payloads] == [sweep, summary, roof]
     v5e = html.index('id="hw-2-tpu-v5e"')
     assert v5e < html.index('alt="Roofline: tpu-v5e"') < html.index('id="hw-3-tpu-v6e"')
-    sweeps = html[html.index('id="sweeps"') : html.index('id="findings"')]
+    sweeps = html[html.index('id="sweeps"') : html.index('id="hardware"')]
     assert 'alt="Q3 sweep"' in sweeps and "q3_D4096" in sweeps and "q3_D1024" in sweeps
+    by_hardware = html[html.index('id="hardware"') : html.index('id="hw-1-h100"')]
+    assert 'alt="All chips"' in by_hardware  # the summary chart, below the answer
 
 
 def test_a_chart_that_is_not_a_png_is_an_output_error(small):
@@ -218,8 +234,10 @@ def test_table_cap_keeps_a_big_run_small(big):
     assert html.count("4,500 more rows in results.csv.") == 4
     for notice in notices:
         assert notice in html
-    tables = re.findall(r'<table class="sortable wide rows">(.*?)</table>', html, re.S)
+    tables = SCENARIO_TABLE.findall(html)
     assert [t.count("<tr>") for t in tables] == [501] * 4  # header + the first 500 rows
+    assert html.count('<details class="sweep-rows">') == 4  # one sweep per chip, folded
+    assert html.count("5,000 scenarios (500 shown here)") == 4
     assert "Not fitting in HBM: 5,000 scenarios" in html
     assert "and 4,999 more of series huge_v5e" in html
 
@@ -237,9 +255,10 @@ def test_strict_undefined_catches_a_missing_variable(small):
     incomplete = {k: v for k, v in context.items() if k != "findings"}
     with pytest.raises(jinja2.UndefinedError, match="findings"):
         template.render(**incomplete)
-    row = dict(context["chips"][0]["rows"][0])
+    block = context["chips"][0]["blocks"][0]
+    row = dict(block["rows"][0])
     del row["bound"]
-    chips = [{**context["chips"][0], "rows": [row]}]
+    chips = [{**context["chips"][0], "blocks": [{**block, "rows": [row]}]}]
     with pytest.raises(jinja2.UndefinedError, match="bound"):
         template.render(**{**context, "chips": chips})
 
@@ -249,14 +268,18 @@ def test_empty_errors_and_no_measurements(book):
     assert "None: every input row was valid." in html
     assert "No measured_seconds were given." in html
     assert 'id="sweeps"' not in html  # no sweep charts given
-    assert "No chart for this hardware in this run." in html
+    assert 'class="charts"' not in html and 'class="chip-grid"' not in html  # no room kept
+    assert html.count('class="facts alone"') == len(book.summary.per_hardware)
 
 
 def test_records_hold_plain_python_values(small):
     context = report_context(small, "q1-q5")
-    row = context["chips"][1]["rows"][0]
+    row = context["chips"][1]["blocks"][0]["rows"][0]
     plain = (str, int, float, bool, type(None))
     assert all(isinstance(v, plain) for v in row.values()), row
+    for line in context["answer"]["series"]:
+        assert all(isinstance(v, plain) for v in line.values()), line
+    assert all(isinstance(v, plain) for tile in context["tiles"] for v in tile.values())
     assert not any(isinstance(v, pd.DataFrame | pd.Series | np.ndarray) for v in context.values())
 
 
@@ -287,4 +310,130 @@ def test_method_has_the_collective_formulas_and_facts_show_derated_rates():
     assert facts["other_derates"] == ["network 50.0% (1 row)"]
     assert 'derated">derated 410 GB/s<' in html  # under the nominal 820 GB/s
     assert "V = 2.00 GB" in html  # a collective row's size in the scenarios table
-    assert "not counted here" in html  # the collective is left out of communication-bound
+    assert "besides the collective rows, every other scenario (1) is compute-bound" in html
+
+
+# ---------------------------------------------------------------- the answer first
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells as the text a reader sees."""
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    return [htmllib.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cells]
+
+
+def _series_table(html: str) -> list[list[str]]:
+    (table,) = SERIES_TABLE.findall(html)
+    return [_cells(r) for r in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)]
+
+
+def test_the_top_is_the_answer_with_the_series_of_results_csv(book, tmp_path):
+    """The bottom line, then one line per series whose time, bound, critical batch and fit
+    are those of results.csv (min-max over a sweep; a sweep's change point is its critical
+    batch), then the findings: all before any chart or per-scenario table."""
+    book.write(tmp_path / "q", plots=False, workbook=False)
+    html = (tmp_path / "q" / "report.html").read_text(encoding="utf-8")
+    results = pd.read_csv(tmp_path / "q" / "results.csv")
+    body = html[html.index("<body>") :]
+    top = body[: body.index('id="hardware"')]  # written without charts: no sweeps section
+    assert "<img" not in top and '<details class="sweep-rows">' not in top
+    assert not SCENARIO_TABLE.findall(top)
+    assert top.index("bottom-line") < top.index('class="cards"') < top.index("sortable series")
+    assert top.index("sortable series") < top.index('id="findings"')
+    assert htmllib.escape(answer.bottom_line(book.summary.bottom)) in top
+    assert '<div class="n">13 <span class="label">series</span></div>' in top
+    assert '<div class="share">1,035 scenarios</div>' in top
+    assert '<div class="n">7 <span class="label">compute-bound</span></div>' in top
+    assert '<div class="share">series \u00b7 669 scenarios</div>' in top
+
+    table = _series_table(html)
+    groups = results.groupby("series", sort=False)
+    assert [row[0] for row in table] == list(groups.groups)  # every series, in file order
+    for row, (name, rows) in zip(table, groups, strict=True):
+        _, hardware, op, _, time, bound, critical, fits = row
+        assert (hardware, op) == (rows["hardware"].iloc[0], rows["op"].iloc[0]), name
+        assert time == answer.time_text(rows["t_lower"].min(), rows["t_lower"].max()), name
+        assert fits == ("yes" if rows["fits"].all() else "no"), name
+        bounds = set(rows["bound"])
+        if len(bounds) == 1:
+            assert bound == bounds.pop(), name
+        else:  # a batch sweep: memory-bound below its critical batch, compute-bound from it
+            turn = int(rows.loc[rows["bound"] == "compute", "B"].min())
+            assert set(rows["critical_batch"]) == {turn}, name
+            at = fmt.count(turn)
+            assert bound == f"memory below B = {at}, compute from B = {at}", name
+            assert critical == at, name
+    assert sum(1 for row in table if "below" in row[5]) == 2  # q3_D4096 and q3_D1024
+
+
+def test_findings_come_before_the_per_scenario_tables_folded_by_series(book):
+    html = html_of(book, rows=2000, notices=())
+    findings = html.index('id="findings"')
+    tables = [m.start() for m in SCENARIO_TABLE.finditer(html)]
+    assert tables and findings < html.index('id="hardware"') < min(tables)
+    assert html.count('<details class="sweep-rows">') == 2  # q3_D4096, q3_D1024; 512 rows each
+    folded = re.findall(r'<details class="sweep-rows">(.*?)</details>', html, re.S)
+    assert [f.count("<tr>") for f in folded] == [513, 513]
+    assert all("memory below B = " in f.split("</summary>")[0] for f in folded)
+    plain = html[html.index('id="hw-2-tpu-v5e"') : html.index('<details class="sweep-rows">')]
+    assert ">v5e_critical_intensity<" in plain  # a single scenario: listed plainly
+    for finding in ("Slowest:", "Communication-bound:", "Not fitting in HBM:"):
+        assert html.index(f"<h3>{finding}") < min(tables)
+
+
+def test_a_collectives_only_run_shows_nothing_empty():
+    analysis = analyze_file(BOOK_SCENARIOS.parent / "collectives.csv")
+    charts = [
+        (Chart("summary", "All chips", "plots/summary.png"), tiny_png(3, 2, (1, 2, 3))),
+        (
+            Chart(
+                "sweep", "V on tpu-v5e", "plots/s.png", "tpu-v5e", ("v5e_allgather_message_sweep",)
+            ),
+            tiny_png(3, 2, (4, 5, 6)),
+        ),
+    ]
+    html = html_of(analysis, charts, notices=())
+    assert "No chart for this hardware" not in html
+    assert 'class="charts"' not in html and 'class="chip-grid"' not in html
+    assert "Intensity<br>" not in html and "Critical<br>" not in html  # no math, no batch
+    assert 'class="card compute' not in html and 'class="card memory' not in html
+    assert '<div class="n">15 <span class="label">network-bound</span></div>' in html
+    assert '<div class="n">1 <span class="label">not fitting in HBM</span></div>' in html
+    terms = html[html.index('class="terms') :]
+    terms = terms[: terms.index("</p>")]
+    assert "a faster link, or less data between chips, helps" in terms
+    assert "more FLOP/s helps" not in terms  # only the bounds the table shows are explained
+    assert "not counted here" not in html  # the findings' sentence already says so, once
+    assert "None: all 27 scenarios are collective rows" in html
+    assert html.count('<details class="sweep-rows">') == 2  # the two message-size sweeps
+
+
+def test_bounds_are_explained_where_they_appear(book):
+    html = html_of(book, notices=())
+    for bound in ("compute", "memory", "network"):
+        meaning = htmllib.escape(answer.MEANING[bound])
+        assert f'<span class="bound {bound}" title="{meaning}">' in html
+        assert answer.MEANING[bound].partition(": ")[2] in html  # in the legend, as text
+    (header,) = re.findall(r"<thead>(.*?)</thead>", SERIES_TABLE.findall(html)[0], re.S)
+    assert "Critical<br>batch" in header and "Time<br>(t_lower)" in header
+    assert "smallest batch at which the op is compute-bound" in header  # its tooltip
+
+
+def test_the_series_table_says_when_it_shows_only_the_first(tmp_path):
+    rows = [
+        {"name": f"m{i}", "op": "matmul", "B": i + 1, "D": 64, "F": 64, "hardware": "v5e"}
+        for i in range(answer.SERIES_ROWS + 7)
+    ]
+    html = html_of(analyze_rows(rows), notices=())
+    assert len(_series_table(html)) == answer.SERIES_ROWS
+    assert f"The first {answer.SERIES_ROWS} of {answer.SERIES_ROWS + 7} series" in html
+
+
+def test_nothing_computed_gives_a_bottom_line_and_no_series_table():
+    analysis = analyze_rows([{"name": "bad", "op": "matmul", "B": -1, "D": 2, "F": 3,
+                              "hardware": "v5e"}])  # fmt: skip
+    html = html_of(analysis, notices=())
+    assert "No scenario was computed: every row was rejected" in html
+    assert not SERIES_TABLE.findall(html)
+    assert '<div class="n">1 <span class="label">rejected row</span></div>' in html
+    assert_well_formed(html)

@@ -1,6 +1,7 @@
 """The workbook, read back with openpyxl: sheets, the Results, Hardware, Inputs and Errors
-sheets' values and formats, tints, caps, untrusted text (the Summary and Charts sheets:
-test_workbook_summary.py)."""
+sheets' values, column order, formats, print setup, tints, caps, untrusted text (the Answer
+sheet: test_workbook_answer.py; Summary and Charts: test_workbook_summary.py; the time
+formats: test_workbook_styles.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from pipeline.render import workbook as wbmod
 from pipeline.render.format import EXCEL
 from pipeline.render.tables import write_csv
 from pipeline.render.workbook import cap_notices
+from pipeline.render.workbook_answer import PRINT_ROWS, RESULTS_FIRST, results_columns
 from tests.helpers import analyze_file, analyze_rows, column_of, sheet_text, workbook_of
 
-BASE_SHEETS = ["Summary", "Results", "Hardware", "Inputs"]
+BASE_SHEETS = ["Answer", "Summary", "Results", "Hardware", "Inputs"]
 HOSTILE = ["=1+1", "+SUM(1,2)", "-2+3", "@SUM(A1)", '=HYPERLINK("http://x.example","y")']
 
 
@@ -53,11 +55,18 @@ def test_sheets_in_order_without_errors_or_charts(book_book):
     assert notices == []
 
 
-def test_results_header_is_the_results_csv_header(book_book, book):
+def test_results_columns_answer_first_then_results_csv_order(book_book, book):
+    """name, hardware, op, t_lower, bound, fits, critical_batch, then the other columns as
+    results.csv has them (results.csv keeps its own order)."""
     wb, csv_path, _ = book_book
     with open(csv_path, newline="", encoding="utf-8") as fh:
         header = next(csv.reader(fh))
-    assert [c.value for c in wb["Results"][1]] == header == list(book.results.columns)
+    assert header == list(book.results.columns)  # the file is unchanged
+    got = [c.value for c in wb["Results"][1]]
+    assert got[:7] == list(RESULTS_FIRST) == [
+        "name", "hardware", "op", "t_lower", "bound", "fits", "critical_batch",
+    ]  # fmt: skip
+    assert got[7:] == [c for c in header if c not in RESULTS_FIRST]
 
 
 def test_results_values_equal_results_csv(book_book, book):
@@ -71,7 +80,9 @@ def test_results_values_equal_results_csv(book_book, book):
         "bool" if isinstance(t, pd.BooleanDtype) else "number" if t.kind in "iuf" else "text"
         for t in book.results.dtypes
     ]
-    for expected, cells in zip(rows, sheet.iter_rows(min_row=2), strict=True):
+    at = [column_of(sheet, name) - 1 for name in book.results.columns]  # the csv's order
+    for expected, row in zip(rows, sheet.iter_rows(min_row=2), strict=True):
+        cells = [row[i] for i in at]
         for text, cell, kind in zip(expected, cells, kinds, strict=True):
             where = f"{cell.coordinate} ({text!r})"
             if text == "":
@@ -116,6 +127,15 @@ def test_header_frozen_filter_widths_print_setup(book_book, book):
     assert results.auto_filter.ref == f"A1:{last}{len(book.results) + 1}"
     assert results.column_dimensions["A"].width > 20  # names are long
     assert results.page_setup.orientation == "landscape" and results.print_title_rows == "$1:$1"
+    # printed: the answer's seven columns of the first PRINT_ROWS rows, one page wide
+    assert results.print_area == f"'Results'!$A$1:$G${PRINT_ROWS + 1}"
+    assert results.sheet_properties.pageSetUpPr.fitToPage
+    assert (results.page_setup.fitToWidth in (None, 1), results.page_setup.fitToHeight) == (
+        True, 0,
+    )  # fmt: skip
+    assert results.oddFooter.left.text == (
+        "Results: columns A-G, the first 500 of 1,035 rows (clear the print area to print more)"
+    )
     assert wb["Inputs"].freeze_panes == "C2"
     assert wb["Hardware"].freeze_panes == "B2"
     for name in ("Inputs", "Hardware"):
@@ -140,6 +160,18 @@ def test_bound_is_colour_coded_and_not_fitting_highlighted(book_book, book):
     assert len(fills) == 3  # three different colours
     (on_fits,) = rules[f"{fits}2:{fits}{n}"]
     assert (on_fits.type, on_fits.formula) == ("expression", [f"${fits}2=FALSE"])
+    # booleans carry a format of their own: LibreOffice (7.4) prints an unformatted boolean
+    # in a print area as 1 / 0, and fails to print when a rule reads one
+    cell = sheet[f"{fits}2"]
+    assert cell.data_type == "b" and cell.number_format == EXCEL["boolean"]
+
+
+def test_a_short_run_prints_every_row(tmp_path):
+    rows = [{"name": "a", "op": "matmul", "B": "1..3", "D": 64, "F": 64, "hardware": "v5e"}]
+    wb, _ = workbook_of(analyze_rows(rows), tmp_path)
+    results = wb["Results"]
+    assert results.print_area == "'Results'!$A$1:$G$4"
+    assert results.oddFooter.left.text.startswith("Results: columns A-G, every row (")
 
 
 # ---------------------------------------------------------------- sheets
@@ -285,8 +317,9 @@ def test_a_run_without_results_still_gives_a_workbook(tmp_path):
     assert empty.results.empty
     wb, notices = workbook_of(empty, tmp_path)
     assert notices == []
-    assert [c.value for c in wb["Results"][1]] == list(empty.results.columns)
+    assert [c.value for c in wb["Results"][1]] == results_columns(empty.results.columns)
     assert wb["Results"].max_row == 1
+    assert wb["Answer"]["A2"].value.startswith("No scenario was computed")
     assert wb.sheetnames == [*BASE_SHEETS, "Errors"]
     assert wb.properties.title == "Roofline run q1-q5"
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import zipfile
 
+import openpyxl
 import pytest
 
 from pipeline.render.charts import Chart
-from pipeline.render.workbook_summary import BOUND_COLOURS, CRITICAL_BATCH_LINES
+from pipeline.render.workbook_styles import BOUND_COLOURS
+from pipeline.render.workbook_summary import CRITICAL_BATCH_LINES
 from tests.helpers import analyze_rows, figure_png, sheet_text, workbook_of
 
 
@@ -101,7 +103,7 @@ def test_charts_sheet_embeds_each_png_under_its_title(book, tmp_path):
         path.write_bytes(figure_png(size=(4, 3), dpi=dpi))
         charts.append((chart, path))
     wb, notices = workbook_of(book, tmp_path, charts=charts)
-    assert wb.sheetnames == ["Summary", "Results", "Hardware", "Inputs", "Charts"]
+    assert wb.sheetnames == ["Answer", "Summary", "Results", "Hardware", "Inputs", "Charts"]
     assert notices == []
     cells = [c for row in wb["Charts"].iter_rows() for c in row if c.value]
     assert [c.value for c in cells] == [
@@ -117,3 +119,22 @@ def test_charts_sheet_embeds_each_png_under_its_title(book, tmp_path):
     assert anchors[0] < anchors[1]
     second_title = next(c.row for c in cells if c.value == "Q3 sweep") - 1  # 0-based
     assert anchors[0] < second_title < anchors[1]
+
+
+def test_the_summary_shows_the_workbooks_notices_not_the_reports(tmp_path):
+    """A run's notices are each about one output: the workbook's row cap on the Summary, the
+    report's table cap only in the report; the run's list (manifest) has both."""
+    rows = [{"name": "sweep", "op": "matmul", "B": "1..30", "D": 64, "F": 64, "hardware": "v5e"}]
+    written = analyze_rows(rows).write(tmp_path / "out", plots=False, workbook_rows=10,
+                                       report_rows=5)  # fmt: skip
+    workbook = "Results sheet holds the first 10 of 30 rows; results.csv has them all."
+    report = "The tpu-v5e table shows the first 5 of 30 scenarios; the other 25 are in results.csv."
+    assert sorted(written.notices) == sorted([workbook, report])
+    book = openpyxl.load_workbook(tmp_path / "out" / "workbook.xlsx")
+    summary = sheet_text(book["Summary"])
+    notices = summary.index("Notices")
+    assert summary[notices + 1] == workbook and report not in summary
+    assert not [s for s in book.sheetnames if report in sheet_text(book[s])]
+    assert "See the Summary sheet: 1 notice about this run." in sheet_text(book["Answer"])
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert report in html and workbook not in html

@@ -56,7 +56,7 @@ def test_the_workbook_adds_only_notices_not_known_before_and_leaves_no_spool(ana
     assert known not in notices  # the cap's notice was known already: said once
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workbook.xlsx"]  # spool removed
     wb = openpyxl.load_workbook(files[0], read_only=True)
-    assert wb.sheetnames == ["Summary", "Results", "Hardware", "Inputs", "Errors"]
+    assert wb.sheetnames == ["Answer", "Summary", "Results", "Hardware", "Inputs", "Errors"]
 
 
 def test_the_report_embeds_the_charts_drawn(analysis, tmp_path):
@@ -68,3 +68,10 @@ def test_the_report_embeds_the_charts_drawn(analysis, tmp_path):
     html = files[0].read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") == len(ctx.charts)
     assert "5 more rows in results.csv." in html
+
+
+def test_each_output_gets_the_notices_about_it_and_those_about_every_output(analysis, tmp_path):
+    ctx = stages.Context(analysis, tmp_path, Options(), (), ("all", "wb", "rep"), "run",
+                         {"wb": "workbook", "rep": "report"})  # fmt: skip
+    assert ctx.notices_for("workbook") == ["all", "wb"]
+    assert ctx.notices_for("report") == ["all", "rep"]

@@ -154,7 +154,7 @@ COLUMNS = (
     "name", "series", "hardware", "compute_dtype", "peak_flops", "hbm_bandwidth", "intensity",
     "attainable_flops", "bound", "fits", "chips", "network_bytes", "flops_per_chip", "link",
     "link_bandwidth", "collective", "t_network", "compute_efficiency", "hbm_efficiency",
-    "network_efficiency",
+    "network_efficiency", "critical_batch",
 )  # fmt: skip
 # the facts the chart data reads, beside those columns (Record.facts)
 FACT_COLUMNS = ("kind", "in_sweep", "swept", "network_intensity", "latency_floor")

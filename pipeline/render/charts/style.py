@@ -1,5 +1,6 @@
 """What every chart shares: the bound colours and markers, figure size, titles, axes, and the
-PNG encoding. Figures are matplotlib `Figure` objects on the Agg canvas, never pyplot state."""
+PNG encoding. Figures are matplotlib `Figure` objects on the Agg canvas, never pyplot state;
+they show themselves in a notebook (ChartFigure)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,20 @@ FIGSIZE = (8.0, 5.5)  # inches; at DPI 150: 1200 x 825 pixels
 DPI = 150
 
 
-def new_figure(height: float = FIGSIZE[1]) -> Figure:
+class ChartFigure(Figure):
+    """A matplotlib Figure that Jupyter shows inline as the PNG a run writes. Without pyplot
+    no backend registers a display for a Figure, so a notebook would print `<Figure ...>`."""
+
+    def _repr_png_(self) -> tuple[bytes, dict[str, int]]:
+        # shown at 100 pixels an inch, the size of a notebook's usual figures; the 150-dpi
+        # pixels keep it sharp on a high-density screen
+        width = round(self.get_figwidth() * 100)
+        return png_bytes(self), {"width": width}
+
+
+def new_figure(height: float = FIGSIZE[1]) -> ChartFigure:
     """A chart-sized Figure on the Agg canvas."""
-    fig = Figure(figsize=(FIGSIZE[0], height), dpi=DPI)
+    fig = ChartFigure(figsize=(FIGSIZE[0], height), dpi=DPI)
     FigureCanvasAgg(fig)
     return fig
 

@@ -103,7 +103,9 @@ def sweep_data(
         part, order, x, y = _ordered(results, ln, dim, "attainable_flops")
         compute = np.flatnonzero(bound_codes(part)[order] == 0)
         first = int(compute[0]) if len(compute) else None
-        critical = (float(x[first]), float(y[first])) if first is not None else (None, None)
+        critical = (None, None)
+        if first is not None:  # compute-bound from here on: attainable is the (flat) roof
+            critical = (_exact_critical(part, x, first), float(y[first]))
         out_lines.append(_line(ln, part, order, x, y, *critical))
     xs = np.concatenate([ln.x for ln in out_lines])
     uniq = np.unique(xs[np.isfinite(xs) & (xs > 0)])
@@ -122,6 +124,18 @@ def sweep_data(
         ceilings=ceilings,
         lines=tuple(out_lines),
     )
+
+
+def _exact_critical(part: pd.DataFrame, x: np.ndarray, first: int) -> float:
+    """Where a line turns compute-bound: the rows' exact critical batch when they share one
+    and it lies between the last point before `first` and `first` (a sweep of the batch dim:
+    B = 319, not the next swept value 512), else the first compute-bound swept value."""
+    critical = pd.unique(floats(part["critical_batch"])) if "critical_batch" in part else []
+    if len(critical) == 1 and np.isfinite(critical[0]):
+        c = float(critical[0])
+        if c <= x[first] and (first == 0 or x[first - 1] < c):
+            return c
+    return float(x[first])
 
 
 def _ordered(results: pd.DataFrame, ln: LinePlan, x_column: str, y_column: str):

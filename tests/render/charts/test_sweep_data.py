@@ -84,3 +84,22 @@ def test_a_sweep_that_never_reaches_the_peak_has_no_critical_value():
     (line,) = sweep_data(results, chip(a, "tpu-v5e"), "B", lines, 1, 1).lines
     assert line.critical is None
     assert set(results["bound"]) == {"memory"}
+
+
+def test_sweep_marks_the_exact_critical_batch():
+    """A B sweep in powers of two turns compute-bound between 256 and 512: the chart marks the
+    rows' exact critical batch (319 for an 8192 x 8192 bf16 matmul on an H100), not 512."""
+    rows = [
+        {"name": "d2", "op": "matmul", "B": "1..1024*2", "D": 8192, "F": 8192, "hardware": "h100"}
+    ]
+    a = analyze_rows(rows)
+    assert set(a.results["critical_batch"]) == {319}
+    (line,) = planned_sweep_line(a)
+    assert line.critical == 319
+    assert line.critical_y == pytest.approx(a.results["peak_flops"].iat[0])
+
+
+def planned_sweep_line(analysis):
+    frame = chart_rows(analysis)
+    (lines,) = sweep_lines(frame).values()
+    return sweep_data(frame, {"name": "h100", "peak_bf16": 9.89e14}, "B", lines, 1, 1).lines

@@ -1,0 +1,163 @@
+"""Series, the unit people read: one line per source row (a sweep, or a single scenario), in
+file order, with its time (one value, or min-max over the sweep), its bound (or where it
+changes), its critical batch and whether it fits; and the run's bottom line in numbers.
+Computed once from the results and their facts with codes and numpy (no Python per row); the
+renderers word them (render/answer.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.ops import parse_op
+from pipeline.model.roofline import BOUNDS
+
+MIXED = "mixed"  # a series whose rows are bound by more than one thing
+SERIES_COLUMNS = (
+    "hardware", "op", "einsum", "scenarios", "swept", "t_min", "t_max", "bound",
+    *BOUNDS, "change_dim", "change_at", "critical_min", "critical_max", "not_fitting",
+    "bytes_min", "bytes_max",
+)  # fmt: skip
+
+
+def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """One row per series (index `series`, in file order): hardware, op, einsum, scenarios,
+    the dims it sweeps, t_min / t_max (t_lower over its rows), `bound` (compute, memory,
+    network, or mixed) with the count of each, `change_dim` / `change_at` (a sweep of its
+    batch dim that turns compute-bound: compute-bound from change_dim = change_at, the exact
+    critical batch), its critical batch range, rows not fitting in HBM, and a collective's
+    size range (bytes)."""
+    if results.empty:
+        return pd.DataFrame(columns=list(SERIES_COLUMNS), index=pd.Index([], name="series"))
+    codes, names = pd.factorize(results["series"].astype(str))
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    first = order[starts]  # each series' first row
+    n = len(names)
+
+    def reduce(ufunc, values: np.ndarray) -> np.ndarray:
+        return ufunc.reduceat(values[order], starts)
+
+    t = results["t_lower"].to_numpy(dtype=float)
+    bound = pd.Categorical(results["bound"], categories=list(BOUNDS)).codes.astype(np.int64)
+    counts = np.bincount(codes * len(BOUNDS) + bound, minlength=n * len(BOUNDS))
+    counts = counts.reshape(n, len(BOUNDS))
+    kinds = (counts > 0).sum(axis=1)
+    label = np.where(kinds == 1, np.asarray(BOUNDS, dtype=object)[counts.argmax(axis=1)], MIXED)
+    critical = results["critical_batch"].to_numpy(dtype=float, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        critical_min, critical_max = reduce(np.fmin, critical), reduce(np.fmax, critical)
+    unfit = ~results["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool)
+    collective = (facts["kind"] == "collective").to_numpy(dtype=bool)
+    volume = np.where(collective, results["network_bytes"].to_numpy(dtype=float), np.nan)
+    with np.errstate(invalid="ignore"):
+        bytes_min, bytes_max = reduce(np.fmin, volume), reduce(np.fmax, volume)
+    table = pd.DataFrame(
+        {
+            "hardware": results["hardware"].astype(str).to_numpy(dtype=object)[first],
+            "op": results["op"].astype(str).to_numpy(dtype=object)[first],
+            "einsum": results["einsum"].astype(str).to_numpy(dtype=object)[first],
+            "scenarios": np.bincount(codes, minlength=n),
+            "swept": facts["swept"].astype(str).to_numpy(dtype=object)[first],
+            "t_min": reduce(np.fmin, t),
+            "t_max": reduce(np.fmax, t),
+            "bound": label,
+            **{b: counts[:, i] for i, b in enumerate(BOUNDS)},
+            "critical_min": pd.array(critical_min, dtype="Float64").astype("Int64"),
+            "critical_max": pd.array(critical_max, dtype="Float64").astype("Int64"),
+            "not_fitting": np.bincount(codes, weights=unfit, minlength=n).astype(np.int64),
+            "bytes_min": bytes_min,
+            "bytes_max": bytes_max,
+        },
+        index=pd.Index(list(names), name="series"),
+    )
+    dim, at = _change_points(table)
+    table.insert(table.columns.get_loc("critical_min"), "change_dim", dim)
+    table.insert(table.columns.get_loc("critical_min"), "change_at", at)
+    return table[list(SERIES_COLUMNS)]
+
+
+def _change_points(table: pd.DataFrame) -> tuple[np.ndarray, pd.arrays.IntegerArray]:
+    """Where a series turns compute-bound: a sweep of one dim, its op's only batch dim, whose
+    rows are compute- and otherwise bound, with one critical batch: from that dim = it."""
+    batch = {e: _batch_dim(e) for e in pd.unique(table["einsum"])}  # few distinct einsums
+    one_batch = table["einsum"].map(batch).fillna("")
+    critical = table["critical_min"].to_numpy(dtype=float, na_value=np.nan)
+    turns = (
+        (table["bound"] == MIXED)
+        & (table["compute"] > 0)
+        & (table["swept"] == one_batch)
+        & (one_batch != "")
+        & (table["critical_min"] == table["critical_max"]).fillna(False)
+    ).to_numpy(dtype=bool)
+    dim = np.where(turns, one_batch.to_numpy(dtype=object), "")
+    at = pd.array(np.where(turns, critical, np.nan), dtype="Float64").astype("Int64")
+    return dim, at
+
+
+def _batch_dim(einsum: str) -> str:
+    """The op's batch dim when it has exactly one (B of BD,DF->BF), else ''."""
+    if not einsum:
+        return ""
+    try:
+        batch = parse_op(einsum).batch
+    except ValueError:
+        return ""
+    return batch if len(batch) == 1 else ""
+
+
+def bottom_line(lines: pd.DataFrame, scenarios: int) -> dict:
+    """The run in numbers, for its first sentence: series and scenarios, chips, series per
+    bound (mixed: those that change), series not fitting, and the slowest series."""
+    if lines.empty:
+        return {"series": 0, "scenarios": scenarios, "chips": 0, "bounds": {}, "changing": 0,
+                "not_fitting": 0, "slowest": None, "slowest_time": None}  # fmt: skip
+    by_bound = lines["bound"].value_counts()
+    slowest = lines["t_max"].idxmax() if lines["t_max"].notna().any() else None
+    return {
+        "series": len(lines),
+        "scenarios": scenarios,
+        "chips": int(lines["hardware"].nunique()),
+        "bounds": {b: int(by_bound.get(b, 0)) for b in (*BOUNDS, MIXED)},
+        "changing": int((lines["change_dim"] != "").sum()),
+        "not_fitting": int((lines["not_fitting"] > 0).sum()),
+        "slowest": slowest,
+        "slowest_time": float(lines.at[slowest, "t_max"]) if slowest is not None else None,
+    }
+
+
+def series_shapes(results: pd.DataFrame, series) -> dict[str, str]:
+    """The shape of each of `series` (a few: the ones a table shows), its dims as its op
+    names them, a swept dim as its range: 'B=1..512 D=4096 F=4096'; '' for custom and
+    collective ops (a collective's size is its bytes_min / bytes_max)."""
+    wanted = results["series"].astype(str).isin(list(series)).to_numpy(dtype=bool)
+    rows = results[wanted]
+    if rows.empty:
+        return {}
+    key = rows["series"].astype(str)
+    shapes: dict[str, str] = {}
+    for einsum, group in rows.groupby(rows["einsum"].astype(str), sort=False):
+        dims = _dims_of(einsum)
+        if not dims:
+            shapes.update(dict.fromkeys(key[group.index], ""))
+            continue
+        low = group.groupby(key[group.index], sort=False)[list(dims)].min()
+        high = group.groupby(key[group.index], sort=False)[list(dims)].max()
+        for name in low.index:  # one string per shown series, not per row
+            parts = []
+            for d in dims:
+                a, b = low.at[name, d], high.at[name, d]
+                if pd.isna(a):
+                    continue
+                parts.append(f"{d}={int(a)}" if a == b else f"{d}={int(a)}..{int(b)}")
+            shapes[str(name)] = " ".join(parts)
+    return shapes
+
+
+def _dims_of(einsum: str) -> str:
+    if not einsum:
+        return ""
+    try:
+        return parse_op(einsum).dims
+    except ValueError:
+        return ""

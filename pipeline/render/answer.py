@@ -1,0 +1,150 @@
+"""The answer first, in words: the run's bottom line and one line per series (how long, bound
+by what, does it fit), worded once here from the model's series table (Summary.lines) for
+every output a person reads: the report's top, the workbook's first sheet, the notebook."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.series import MIXED, series_shapes
+from pipeline.record import Record
+from pipeline.render import format as fmt
+
+# what each bound means to someone deciding what to buy or change (said where it appears)
+MEANING = {
+    "compute": "compute-bound: more FLOP/s helps; faster HBM does not",
+    "memory": "memory-bound: faster HBM helps; more FLOP/s does not (a bigger batch may)",
+    "network": "network-bound: a faster link, or less data between chips, helps",
+    MIXED: "changes along the sweep: see where",
+}
+SERIES_ROWS = 50  # series lines shown first (report top, workbook first sheet, notebook)
+
+
+def bottom_line(bottom: Mapping) -> str:
+    """The run in one or two plain sentences: series and scenarios, what bounds them, the
+    slowest, whether everything fits."""
+    if not bottom.get("series"):
+        return "No scenario was computed: every row was rejected (see the errors)."
+    bounds = bottom["bounds"]
+    parts = [
+        f"{fmt.count(bounds[b])} {b}-bound" for b in ("compute", "memory", "network") if bounds[b]
+    ]
+    if bounds.get(MIXED):
+        turning = bottom["changing"]
+        parts.append(
+            f"{fmt.count(bounds[MIXED])} change along their sweep"
+            + (f" ({fmt.count(turning)} turn compute-bound as the batch grows)" if turning else "")
+        )
+    scenarios = fmt.plural(bottom["scenarios"], "scenario")
+    head = (
+        f"{fmt.count(bottom['series'])} series ({scenarios}) on "
+        f"{fmt.plural(bottom['chips'], 'chip')}: {', '.join(parts)}."
+    )
+    slowest = ""
+    if bottom.get("slowest") is not None:
+        slowest = f" Slowest: {bottom['slowest']}, {fmt.seconds(bottom['slowest_time'])}."
+    unfit = bottom["not_fitting"]
+    fits = (
+        " Everything fits in HBM."
+        if not unfit
+        else f" {fmt.count(unfit)} series do{'es' if unfit == 1 else ''} not fit in HBM."
+    )
+    return head + slowest + fits
+
+
+def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
+    """The first `limit` series as plain records: the numbers (SI) and their words."""
+    lines = record.summary.lines.head(limit)
+    if lines.empty:
+        return []
+    shapes = series_shapes(record.results, lines.index)
+    shapes.update(_custom_sizes(record.results, lines.index[lines["op"] == "custom"]))
+    rows = []
+    for name, line in lines.iterrows():  # at most `limit` series: a table, not the rows
+        t_min, t_max = float(line["t_min"]), float(line["t_max"])
+        rows.append(
+            {
+                "series": str(name),
+                "hardware": line["hardware"],
+                "op": line["op"],
+                "shape": shape_text(shapes.get(str(name), ""), line),
+                "scenarios": int(line["scenarios"]),
+                "t_min": t_min,
+                "t_max": t_max,
+                "time": time_text(t_min, t_max),
+                "bound": line["bound"],
+                "bound_text": bound_text(line),
+                "critical": critical_text(line["critical_min"], line["critical_max"]),
+                "critical_min": None
+                if pd.isna(line["critical_min"])
+                else int(line["critical_min"]),
+                "not_fitting": int(line["not_fitting"]),
+                "fits": fits_text(int(line["not_fitting"]), int(line["scenarios"])),
+            }
+        )
+    return rows
+
+
+def time_text(t_min: float, t_max: float) -> str:
+    """One time, or the range over a sweep."""
+    if not np.isfinite(t_min) or t_min == t_max:
+        return fmt.seconds(t_max)
+    return f"{fmt.seconds(t_min)} – {fmt.seconds(t_max)}"
+
+
+def bound_text(line: Mapping) -> str:
+    """'compute', or where a sweep changes: 'memory below B = 137, compute from B = 137'."""
+    if line["bound"] != MIXED:
+        return str(line["bound"])
+    if line["change_dim"]:
+        d, at = line["change_dim"], fmt.count(int(line["change_at"]))
+        below = "memory" if line["memory"] >= line["network"] else "network"
+        return f"{below} below {d} = {at}, compute from {d} = {at}"
+    counts = [f"{fmt.count(int(line[b]))} {b}" for b in ("compute", "memory", "network")]
+    return "mixed: " + ", ".join(c for c in counts if not c.startswith("0 "))
+
+
+def critical_text(low, high) -> str:
+    """The critical batch (the smallest batch at which the op is compute-bound), or its range."""
+    if pd.isna(low):
+        return ""
+    if low == high:
+        return fmt.count(int(low))
+    return f"{fmt.count(int(low))} – {fmt.count(int(high))}"
+
+
+def fits_text(not_fitting: int, scenarios: int) -> str:
+    if not not_fitting:
+        return "yes"
+    if not_fitting == scenarios:
+        return "no"
+    return f"{fmt.count(not_fitting)} of {fmt.count(scenarios)} do not"
+
+
+def shape_text(shape: str, line: Mapping) -> str:
+    """A collective's shape is its size, V (a range over a message-size sweep)."""
+    if shape or pd.isna(line["bytes_min"]):
+        return shape
+    low, high = float(line["bytes_min"]), float(line["bytes_max"])
+    return f"V = {fmt.size(low)}" if low == high else f"V = {fmt.size(low)} – {fmt.size(high)}"
+
+
+def _custom_sizes(results: pd.DataFrame, series) -> dict[str, str]:
+    """A custom op's shape is the FLOPs and HBM bytes it was given: '1.00 TFLOP, 1.00 MB'."""
+    if not len(series):
+        return {}
+    rows = results[results["series"].astype(str).isin(list(series)).to_numpy(dtype=bool)]
+    group = rows.groupby(rows["series"].astype(str), sort=False)[["flops", "hbm_bytes"]]
+    low, high = group.min(), group.max()  # a few shown series, not the rows
+    return {
+        str(name): ", ".join(
+            f(low.at[name, c])
+            if low.at[name, c] == high.at[name, c]
+            else f"{f(low.at[name, c])} – {f(high.at[name, c])}"
+            for c, f in (("flops", fmt.flops), ("hbm_bytes", fmt.size))
+        )
+        for name in low.index
+    }

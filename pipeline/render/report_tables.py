@@ -1,0 +1,201 @@
+"""The report's tables below the answer: per chip, the catalog numbers used and its scenarios
+grouped by series (single rows listed plainly, each sweep under one line that opens), as plain
+records for the template (render.report builds the rest of the page)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.catalog import LINKS
+from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, dtype_labels
+from pipeline.model.roofline import EFFICIENCIES
+from pipeline.model.series import series_shapes
+from pipeline.record import Record
+from pipeline.render import answer
+from pipeline.render import format as fmt
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows as dicts of plain Python values, None for NaN/NA."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+# ---------------------------------------------------------------- scenarios, by series
+
+
+def _shape_text(frame: pd.DataFrame, dims: list[str]) -> pd.Series:
+    """'B=128 D=4096 F=4096' from the dimension columns the row's einsum uses."""
+    shape = pd.Series("", index=frame.index, dtype=object)
+    einsum = frame["einsum"].astype(str)
+    for d in dims:
+        values = frame[d]
+        used = einsum.str.contains(d, regex=False) & values.notna()
+        piece = (d + "=" + values.astype("string").fillna("")).where(used, "")
+        gap = pd.Series(np.where((shape != "") & (piece != ""), " ", ""), index=frame.index)
+        shape = shape + gap + piece.astype(object)
+    return shape
+
+
+def _dtype_text(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's dtypes as the one label (model.dtypes.dtype_labels)."""
+    return dtype_labels(*(frame[c] for c in ("x_dtype", "y_dtype", "out_dtype", "compute_dtype")))
+
+
+def table_rows(rows: pd.DataFrame, facts: pd.DataFrame, dims: list[str]) -> list[dict]:
+    """The shown rows of one chip's table as records (vectorized; at most the table cap), with
+    their facts (the same rows of Record.facts)."""
+    collective = (facts["kind"] == "collective").to_numpy()  # V, its size, is the volume
+    network_bytes = rows["network_bytes"].to_numpy(dtype=float)
+    table = pd.DataFrame(
+        {
+            "name": rows["name"].astype(str),
+            "notes": rows["notes"].fillna("").astype(str),
+            "op": rows["op"].astype(str),
+            "shape": _shape_text(rows, dims),
+            "flops": rows["flops"],
+            "hbm_bytes": rows["hbm_bytes"],
+            "volume": np.where(collective, network_bytes, np.nan),
+            "dtypes": _dtype_text(rows),
+            "chips": rows["chips"],
+            "shard": rows["shard"].astype(str).replace("nan", ""),
+            "t_lower": rows["t_lower"],
+            "t_math": rows["t_math"],
+            "t_hbm": rows["t_hbm"],
+            "t_network": rows["t_network"],
+            "bound": rows["bound"].astype(str),
+            "intensity": rows["intensity"],
+            "critical_intensity": rows["critical_intensity"],
+            "net_intensity": facts["network_intensity"].to_numpy(),
+            "net_critical": facts["network_critical_intensity"].to_numpy(),
+            "critical_batch": rows["critical_batch"],
+            "fits": rows["fits"].astype("boolean"),
+        }
+    )
+    return records(table)
+
+
+def scenario_blocks(record: Record, shown: list[np.ndarray]) -> list[list[dict]]:
+    """For each array of row positions (one chip's shown rows, in file order), its rows as
+    blocks: a run of single-scenario series is one plain table; each sweep is one block with
+    its line (time, bound, shape from the model's series table, worded by render.answer) and
+    its rows. The sweeps' shapes are found in one pass over the results for every chip."""
+    lines = record.summary.lines
+    series = record.results["series"].astype(str).to_numpy(dtype=object)
+    many = lines["scenarios"] > 1
+    sweeps = {s for at in shown for s in pd.unique(series[at]) if many.get(s, False)}
+    shapes = series_shapes(record.results, sorted(sweeps)) if sweeps else {}
+    return [_blocks(record, at, series[at], shapes) for at in shown]
+
+
+def _blocks(record: Record, at: np.ndarray, names: np.ndarray, shapes: dict) -> list[dict]:
+    if not len(at):
+        return []
+    lines = record.summary.lines
+    rows = table_rows(record.results.iloc[at], record.facts.iloc[at], list(record.dims))
+    swept = (pd.Series(names).map(lines["scenarios"]).fillna(1) > 1).to_numpy()
+    cuts = np.flatnonzero(names[1:] != names[:-1]) + 1  # a sweep's rows are consecutive
+    starts = [0, *cuts.tolist()]
+    blocks: list[dict] = []
+    for start, end in zip(starts, [*starts[1:], len(rows)], strict=True):
+        if not swept[start]:
+            if blocks and not blocks[-1]["sweep"]:
+                blocks[-1]["rows"].extend(rows[start:end])
+            else:
+                blocks.append({"sweep": False, "rows": rows[start:end]})
+            continue
+        name = str(names[start])
+        blocks.append(_sweep_block(name, lines.loc[name], rows[start:end], shapes))
+    for block in blocks:  # collectives alone do no math: no intensity columns to show empty
+        block["math"] = any(r["intensity"] is not None for r in block["rows"])
+    return blocks
+
+
+def _sweep_block(name: str, line: Mapping, rows: list[dict], shapes: dict[str, str]) -> dict:
+    return {
+        "sweep": True,
+        "series": name,
+        "scenarios": int(line["scenarios"]),
+        "shown": len(rows),
+        "shape": answer.shape_text(shapes.get(name, ""), line),
+        "time": answer.time_text(float(line["t_min"]), float(line["t_max"])),
+        "bound": str(line["bound"]),
+        "bound_text": answer.bound_text(line),
+        "rows": rows,
+    }
+
+
+# ---------------------------------------------------------------- a chip's numbers
+
+
+def used_rates(results: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
+    """Per chip: the peak families its rows compute in, the links its rows communicate over
+    (from the distinct pairs: no per-row Python work)."""
+    family = {k: v[2] for k, v in DTYPES.items()}
+    used: dict[str, tuple[set[str], set[str]]] = {}
+    pairs = results[["hardware", "compute_dtype"]].drop_duplicates()
+    for chip, dtype in pairs.itertuples(index=False):
+        used.setdefault(str(chip), (set(), set()))[0].add(family.get(str(dtype), str(dtype)))
+    talking = results.loc[results["collective"].astype(str) != "", ["hardware", "link"]]
+    for chip, link in talking.drop_duplicates().itertuples(index=False):
+        used.setdefault(str(chip), (set(), set()))[1].add(str(link))
+    return used
+
+
+def chip_facts(
+    rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFrame, chip: pd.Series
+) -> dict:
+    """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source; with
+    the derated rates of its most used efficiencies beside them (its row of Summary.chips)."""
+    used_families, used_links = used
+    hbm_bw = rec.get("hbm_bandwidth")
+    e = {c: float(chip[c]) for c in EFFICIENCIES}
+    others = []
+    if len(derated):
+        others = [
+            f"{fmt.efficiencies(row)} ({fmt.plural(int(row['rows']), 'row')})"
+            for _, row in derated.iloc[1:].iterrows()  # a few distinct triples, not rows
+        ]
+    peaks = [
+        {
+            "dtype": f,
+            "value": rec[f"peak_{f}"],
+            "critical": rec[f"peak_{f}"] / hbm_bw if hbm_bw else None,
+            "used": f in used_families,
+            "derated": chip[f"peak_{f}_derated"],
+        }
+        for f in PEAK_FAMILIES
+        if not fmt.missing(rec.get(f"peak_{f}"))
+    ]
+    links = [
+        {
+            "name": link,
+            "bandwidth": rec[f"{link}_bandwidth"],
+            "topology": rec.get(f"{link}_topology") or "",
+            "latency": rec.get(f"{link}_latency"),
+            "default": rec.get("default_link") == link,
+            "used": link in used_links,
+            "derated": chip[f"{link}_bandwidth_derated"],
+        }
+        for link in LINKS
+        if not fmt.missing(rec.get(f"{link}_bandwidth"))
+    ]
+    return {
+        "known": bool(rec),
+        "vendor": rec.get("vendor") or "",
+        "aliases": [a for a in str(rec.get("aliases") or "").split(";") if a],
+        "peaks": peaks,
+        "hbm_capacity": rec.get("hbm_capacity"),
+        "hbm_bandwidth": hbm_bw,
+        "hbm_derated": chip["hbm_bandwidth_derated"] if hbm_bw else None,
+        "links": links,
+        "derated_rows": int(chip["derated_rows"]),
+        "derate": fmt.efficiencies(e) if len(derated) else "",
+        "derated_kinds": {k: e[f"{k}_efficiency"] < 1 for k in ("compute", "hbm", "network")},
+        "derate_rows": int(chip["top_rows"]),
+        "other_derates": others,
+        "source": rec.get("source") or "",
+        "as_of": rec.get("as_of") or "",
+    }

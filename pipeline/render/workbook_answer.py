@@ -1,0 +1,151 @@
+"""What a planner reads first in the workbook: the Answer sheet (the bottom line, one line per
+series with its time, bound, critical batch and fit, what the bounds mean; one printed page)
+and the Results sheet's layout (the columns that answer first, a short print area). The words
+come from render.answer, the same as the report's (docs/outputs.md#the-workbook)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pipeline.model.roofline import BOUNDS
+from pipeline.model.series import MIXED
+from pipeline.record import Record
+from pipeline.render.answer import MEANING, SERIES_ROWS, bottom_line, series_rows
+from pipeline.render.format import count, plural
+from pipeline.render.workbook_styles import Styles
+
+# the Results sheet's first columns, then the others in results.csv's order
+RESULTS_FIRST = ("name", "hardware", "op", "t_lower", "bound", "fits", "critical_batch")
+PRINT_ROWS = 500  # Results rows in the print area (16 landscape pages)
+# the series table: (header, width in characters; None: as wide as its text, up to the cap)
+COLUMNS = (
+    ("series", None), ("hardware", 10), ("op", 15), ("shape", None), ("scenarios", 10),
+    ("time min", 11), ("time max", 11), ("bound", None), ("critical batch", 14), ("fits", 12),
+)  # fmt: skip
+MAX_WIDTH = 44
+TITLE_LINES = 3  # rows the bottom line may wrap to
+
+
+def results_columns(columns) -> list[str]:
+    """Results' column order: RESULTS_FIRST (those present), then the rest as they come."""
+    first = [c for c in RESULTS_FIRST if c in columns]
+    return first + [c for c in columns if c not in first]
+
+
+def print_results(sheet, rows: int, total: int) -> None:
+    """Results printed: the RESULTS_FIRST columns of the first PRINT_ROWS rows, one page wide,
+    landscape, the header on every page; the footer says what the print leaves out."""
+    shown = min(rows, PRINT_ROWS)
+    sheet.set_print_area(0, 0, shown, len(RESULTS_FIRST) - 1)
+    sheet.set_print_fit_to_pages(1, 0)
+    what = f"the first {count(shown)} of {count(total)} rows" if shown < total else "every row"
+    columns = f"A-{chr(ord('A') + len(RESULTS_FIRST) - 1)}"
+    sheet.set_footer(
+        f"&LResults: columns {columns}, {what} (clear the print area to print more)&RPage &P of &N"
+    )
+
+
+def write_answer(
+    sheet, styles: Styles, analysis: Record, run_name: str, notices: int, limit: int = SERIES_ROWS
+) -> None:
+    """The bottom line, the series table (the first `limit` series), what each bound means and
+    how to read the times; printed landscape on one page. `notices`: how many the Summary
+    sheet shows."""
+    rows = series_rows(analysis, limit)
+    lines = analysis.summary.lines
+    widths = _widths(rows)
+    last = len(COLUMNS) - 1
+    for col, width in enumerate(widths):
+        sheet.set_column_width(col, width)
+    sheet.write(0, 0, f"Roofline run {run_name}: how long, and bound by what", styles.title)
+    sheet.merge_range(1, 0, 1, last, bottom_line(analysis.summary.bottom), styles.wrapped)
+    sheet.set_row_height(1, 15 * TITLE_LINES)
+    row = 3
+    if rows:
+        row = _table(sheet, styles, rows, lines, row)
+    if len(lines) > len(rows):
+        row += 1
+        more = count(len(lines) - len(rows))
+        sheet.write(row, 0, f"... and {more} more series: every scenario is on the Results "
+                    "sheet (filter its series column).", styles.text)  # fmt: skip
+    if rows:
+        row = _meanings(sheet, styles, rows, row + 2)
+    row = _reading(sheet, styles, notices, row + 1)
+    sheet.set_landscape()
+    sheet.set_print_fit_to_pages(1, 1)
+    sheet.set_print_area(0, 0, row - 1, last)
+    sheet.set_print_gridlines(False)
+
+
+def _table(sheet, styles: Styles, rows: list[dict], lines: pd.DataFrame, row: int) -> int:
+    """The series table from `row` (its header) down; its last row."""
+    for col, (header, _) in enumerate(COLUMNS):
+        right = header in ("scenarios", "time min", "time max", "critical batch")
+        indent = header in ("bound", "fits")
+        cell = styles.header_right if right else styles.header_words if indent else styles.header
+        sheet.write(row, col, header, cell)
+    for line in rows:  # at most `limit` series: a table, not the results
+        row += 1
+        fact = lines.loc[line["series"]]
+        for col, value in enumerate((line["series"], line["hardware"], line["op"], line["shape"])):
+            sheet.write(row, col, value, styles.text)
+        sheet.write(row, 4, line["scenarios"], styles.integer)
+        for col, key in ((5, "t_min"), (6, "t_max")):
+            if pd.notna(line[key]):
+                sheet.write(row, col, line[key], styles.time(line[key]))
+        tint = styles.bound_words.get(line["bound"], styles.words)
+        sheet.write(row, 7, line["bound_text"], tint)
+        low, high = fact["critical_min"], fact["critical_max"]
+        if pd.notna(low) and low == high:
+            sheet.write(row, 8, int(low), styles.integer)
+        elif line["critical"]:
+            sheet.write(row, 8, line["critical"], styles.text)
+        unfit = styles.not_fitting_words if line["not_fitting"] else styles.words
+        sheet.write(row, 9, line["fits"], unfit)
+    return row
+
+
+def _widths(rows: list[dict]) -> list[float]:
+    """Each column as wide as its header and its widest value (text columns up to MAX_WIDTH)."""
+    keys = {"series": "series", "shape": "shape", "bound": "bound_text"}
+    widths = []
+    for header, width in COLUMNS:
+        if width is None:
+            longest = max((len(str(r[keys[header]])) for r in rows), default=0)
+            width = min(max(len(header), longest) + 2, MAX_WIDTH)
+        widths.append(width)
+    return widths
+
+
+def _meanings(sheet, styles: Styles, rows: list[dict], row: int) -> int:
+    """What each bound in the table means to someone deciding what to change; the next row."""
+    sheet.write(row, 0, "What the bound means", styles.section)
+    present = {r["bound"] for r in rows}
+    for bound in (*BOUNDS, MIXED):
+        if bound not in present:
+            continue
+        row += 1
+        sheet.write(row, 0, bound, styles.bound.get(bound, styles.label))
+        sheet.write(row, 1, MEANING[bound], styles.text)
+    return row + 1
+
+
+def _reading(sheet, styles: Styles, notices: int, row: int) -> int:
+    """How to read the times and where the rest is; the next row."""
+    sheet.write(row, 0, "Reading this workbook", styles.section)
+    texts = [
+        "time min / max: the fastest and the slowest scenario of the series (t_lower, the "
+        "roofline's lower bound); the cells hold seconds.",
+        "critical batch: the smallest batch at which the op becomes compute-bound, every "
+        "other input fixed.",
+        "Results: every scenario, time in t_lower (below a second in engineering notation: "
+        "1.01E-3 s = 1.01 ms, 4.88E-6 s = 4.88 µs). Summary: the run and counts per chip and op.",
+    ]
+    for text in texts:
+        row += 1
+        sheet.write(row, 0, text, styles.text)
+    if notices:
+        row += 1
+        text = f"See the Summary sheet: {plural(notices, 'notice')} about this run."
+        sheet.write(row, 0, text, styles.notice)
+    return row + 1

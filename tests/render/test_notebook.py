@@ -1,0 +1,94 @@
+"""What a notebook shows, through IPython's display formatter (what Jupyter calls on a cell's
+value): an Analysis as an escaped HTML table, each chart as the PNG a run writes."""
+
+from __future__ import annotations
+
+import io
+
+import markupsafe
+import pytest
+from IPython.core.formatters import DisplayFormatter
+from matplotlib.figure import Figure
+
+import pipeline
+from pipeline.render.charts import figure, png
+from pipeline.render.notebook import render_analysis_html
+from tests.helpers import HOSTILE, PNG_MAGIC, analyze_rows, planned_charts
+
+
+def shown(value) -> tuple[dict, dict]:
+    """(data, metadata) by MIME type, as Jupyter gets them for a cell ending in `value`."""
+    return DisplayFormatter().format(value)
+
+
+def test_an_analysis_shows_as_html(book):
+    data, _ = shown(book)
+    assert data["text/html"] == render_analysis_html(book)
+    assert data["text/plain"] == repr(book)  # a terminal still gets the one line
+    html = data["text/html"]
+    assert "<strong>Analysis of <code>scenarios/q1-q5.csv</code></strong>" in html
+    assert "1,035 scenarios on 3 chips, 0 rejected rows, 0 warnings" in html
+    assert (
+        '<tr><td style="text-align:left">tpu-v5e</td><td style="text-align:right">666</td>'
+        '<td style="text-align:right">365</td><td style="text-align:right">1</td>'
+        '<td style="text-align:right">0</td><td style="text-align:right">1,032</td></tr>'
+    ) in html
+    assert html.count("<tr>") == 1 + 3  # the heading and one row per chip
+
+
+def test_counts_in_plural_and_rejected_rows_pointed_to():
+    rows = [
+        {"name": "one", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "v5e"},
+        {"name": "typo", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "h10"},
+    ]
+    html = render_analysis_html(analyze_rows(rows))
+    assert "1 scenario on 1 chip, 1 rejected row (see .problems), 0 warnings" in html
+
+
+def test_no_scenario_shows_no_table():
+    rows = [{"name": "typo", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "h10"}]
+    html = render_analysis_html(analyze_rows(rows))
+    assert "0 scenarios on 0 chips, 1 rejected row (see .problems)" in html
+    assert "<table" not in html
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_untrusted_text_stays_text(text):
+    rows = [{"name": text, "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "v5e"}]
+    html = render_analysis_html(pipeline.analyze(rows, name=text))  # the label is shown
+    assert text not in html and f"<code>{markupsafe.escape(text)}</code>" in html
+
+
+def test_every_chart_of_the_api_shows_as_its_png(book):
+    figures = [
+        pipeline.charts.summary(book),
+        pipeline.charts.roofline(book, "tpu-v5e"),
+        pipeline.charts.network(book, "tpu-v5e"),
+        pipeline.charts.sweep(book, "v5e", "B"),
+    ]
+    for fig in figures:
+        data, metadata = shown(fig)
+        assert data["image/png"].startswith(PNG_MAGIC)
+        assert data["image/png"] == fig._repr_png_()[0]
+        assert metadata["image/png"] == {"width": round(fig.get_figwidth() * 100)}
+
+
+def test_the_png_shown_is_the_png_a_run_writes(book):
+    for chart in planned_charts(book):
+        data = chart.build()
+        assert figure(data)._repr_png_()[0] == png(data), chart.chart.path
+
+
+def test_a_chart_is_still_a_matplotlib_figure(book):
+    fig = pipeline.charts.sweep(book, "v5e", "B")
+    assert isinstance(fig, Figure)
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    assert out.getvalue().startswith(PNG_MAGIC)
+
+
+def test_a_plain_figure_shows_no_image():
+    """Why the charts carry their own PNG: without pyplot no formatter knows a Figure."""
+    fig = Figure()
+    fig.subplots()
+    assert "image/png" not in shown(fig)[0]
