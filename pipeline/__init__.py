@@ -10,7 +10,7 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
 """
 
 from pipeline import charts
-from pipeline.analysis import Analysis, analyze, catalog, load_hardware
+from pipeline.analysis import Analysis, analyze, catalog, load_hardware, write_template
 from pipeline.errors import (
     InvalidHardwareFile,
     InvalidScenarios,
@@ -40,4 +40,5 @@ __all__ = [
     "index_entry",
     "load_hardware",
     "write_index",
+    "write_template",
 ]

@@ -4,6 +4,7 @@ run's statistics, and `write()` for the outputs `pipeline run` writes (docs/api.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import InvalidScenarios, described, printable
+from pipeline.errors import InvalidScenarios, described, printable, quoted
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -33,6 +34,8 @@ from pipeline.names import slug
 from pipeline.record import Record
 from pipeline.render.format import plural
 from pipeline.render.notebook import render_analysis_html
+from pipeline.render.template_workbook import DEFAULT_PATH as DEFAULT_TEMPLATE
+from pipeline.render.template_workbook import write_template as write_template_workbook
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
@@ -111,9 +114,13 @@ def analyze(
     max_rows: int = DEFAULT_MAX_ROWS,
     strict: bool = False,
     name: str | None = None,
+    sheet: str | None = None,
+    encoding: str | None = None,
 ) -> Analysis:
-    """Check and compute every scenario of `source`: a path to a scenario CSV, a pandas
-    DataFrame or a list of dicts with the same columns (docs/input.md). `hardware`: extra or
+    """Check and compute every scenario of `source`: a path to a scenario CSV or .xlsx
+    workbook, a pandas DataFrame or a list of dicts with the same columns (docs/input.md).
+    `sheet`: a workbook's sheet (default Scenarios, else Inputs, else the first). `encoding`:
+    a CSV's, when not UTF-8 (`cp1252`). `hardware`: extra or
     overriding chips (a CSV or TOML path, a DataFrame, a list of them, or a Catalog).
     `strict`: any rejected row raises InvalidScenarios carrying every problem; otherwise the
     valid rows are computed and the problems listed in `.problems`. `name` labels rows given
@@ -127,15 +134,23 @@ def analyze(
         raise ValueError(f"max_rows must be 1 to {MAX_ROWS_LIMIT:,}, not {max_rows:,}")
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be True or False, not {described(strict)}")
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"name must be a str or None, not {described(name)}")
+    for label, value in (("name", name), ("sheet", sheet), ("encoding", encoding)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{label} must be a str or None, not {described(value)}")
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"unknown encoding {quoted(encoding)} (e.g. cp1252, utf-16)") from None
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     catalog = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
-        loaded = load_scenarios(Path(source), catalog, max_rows=max_rows)
+        loaded = load_scenarios(
+            Path(source), catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
+        )
     else:
         loaded = load_records(source, catalog, max_rows=max_rows, source=name or "rows")
     t1 = time.perf_counter()
@@ -186,6 +201,15 @@ def catalog(hardware: Hardware = None) -> pd.DataFrame:
 def load_hardware(hardware: Hardware = None) -> Catalog:
     """The catalog with `hardware` added, to share between several analyze() calls."""
     return hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+
+
+def write_template(
+    path: str | Path = DEFAULT_TEMPLATE, *, force: bool = False, hardware: Hardware = None
+) -> Path:
+    """Write the starter workbook (docs/input.md#starting-from-a-spreadsheet) at `path`, the
+    catalog with `hardware` added on its Hardware sheet; refused when `path` exists, unless
+    `force`. Returns the path."""
+    return write_template_workbook(Path(path), load_hardware(hardware), force=force)
 
 
 def _hardware(hardware: Hardware) -> list:

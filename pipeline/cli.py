@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
+import codecs
 import glob
 import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.cli_support import escaped, output_names, sigterm_as_interrupt, summary_lines
 from pipeline.errors import PipelineError, printable, quoted
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
@@ -43,10 +43,21 @@ _MAX_ROWS_OPTION = click.option(
     help="Most scenarios a file may expand to (sweeps); rows past it are rejected.",
 )
 
+_SHEET_OPTION = click.option(
+    "--sheet", help="A workbook's sheet to read (default: Scenarios, else Inputs, else the first)."
+)
 
-def _escaped(message: str) -> str:
-    """A message's lines, each with its control characters escaped."""
-    return "\n".join(printable(line) for line in message.split("\n"))
+
+def _encoding(ctx, param, value: str | None) -> str | None:
+    try:
+        return value if value is None else codecs.lookup(value).name
+    except LookupError:
+        raise click.BadParameter(f"unknown encoding {quoted(value)} (e.g. cp1252)") from None
+
+
+_ENCODING_OPTION = click.option(
+    "--encoding", callback=_encoding, help="A CSV's encoding when not UTF-8 (e.g. cp1252)."
+)
 
 
 def _echo_problems(problems, warnings) -> None:
@@ -66,30 +77,12 @@ def _errors() -> Iterator[list[str]]:
         yield failed
     except PipelineError as exc:
         _echo_problems(getattr(exc, "problems", ()), getattr(exc, "warnings", ()))
-        click.echo(_escaped(f"Error: {exc}"), err=True)
+        click.echo(escaped(f"Error: {exc}"), err=True)
         failed.append(str(exc))
     except MemoryError:
         message = "out of memory; a smaller --max-rows (or fewer sweep values) needs less"
         click.echo(f"Error: {message}", err=True)
         failed.append(message)
-
-
-@contextmanager
-def _sigterm_as_interrupt():
-    """SIGTERM (what `timeout` and CI cancels send) stops a run as Ctrl-C does: temp folders
-    removed, worker processes stopped, previous outputs untouched."""
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _output_dir(ctx, param, value: str) -> Path:
@@ -116,21 +109,7 @@ def _catalog(files: tuple[Path, ...]):
     try:
         return pipeline.load_hardware(list(files))
     except PipelineError as exc:
-        raise click.ClickException(_escaped(str(exc))) from exc
-
-
-def _output_names(paths: list[Path]) -> list[str]:
-    """One output folder name per input: its sanitized stem, made unique with -2, -3, ..."""
-    from pipeline.analysis import sanitize_name
-
-    names: list[str] = []
-    for path in paths:
-        base = sanitize_name(path.stem)
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}-{k}", k + 1
-        names.append(name)
-    return names
+        raise click.ClickException(escaped(str(exc))) from exc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -153,6 +132,8 @@ def cli() -> None:
     help="Folder that receives one sub-folder per input file.",
 )
 @_HARDWARE_OPTION
+@_SHEET_OPTION
+@_ENCODING_OPTION
 @click.option("--strict", is_flag=True, help="Any rejected row is fatal: write nothing, exit 1.")
 @click.option(
     "--force",
@@ -199,6 +180,8 @@ def run(
     scenarios,
     output_dir: Path,
     hardware_files,
+    sheet,
+    encoding,
     strict,
     force,
     no_plots,
@@ -212,7 +195,7 @@ def run(
     workbook_input_rows,
     report_rows,
 ) -> None:
-    """Compute every scenario of SCENARIOS (CSV files or quoted globs).
+    """Compute every scenario of SCENARIOS (CSV or .xlsx files, or quoted globs).
 
     Each input gets OUTPUT_DIR/<stem>/ with results.csv and results.parquet (every scenario,
     SI units), errors.csv (rejected rows, if any), plots/*.png, workbook.xlsx, report.html
@@ -232,10 +215,11 @@ def run(
     Exit status: 0 all rows valid and all outputs written; 1 some rows rejected (outputs still
     written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
     """
-    with _sigterm_as_interrupt():
+    with sigterm_as_interrupt():
         paths = _expand_inputs(scenarios)
         catalog = _catalog(hardware_files)
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
+        read = dict(sheet=sheet, encoding=encoding)
         write = dict(
             plots=not no_plots,
             workbook=not no_workbook,
@@ -248,10 +232,10 @@ def run(
             protect=protect,
         )
         status, runs = 0, []
-        for path, name in zip(paths, _output_names(paths), strict=True):
+        for path, name in zip(paths, output_names(paths), strict=True):
             with _errors() as failed:
                 analysis = pipeline.analyze(
-                    path, hardware=catalog, max_rows=max_rows, strict=strict
+                    path, hardware=catalog, max_rows=max_rows, strict=strict, **read
                 )
                 _echo_problems(analysis.problem_list, analysis.warnings)
                 with _progress(path, quiet) as step:
@@ -259,7 +243,7 @@ def run(
                 runs.append(pipeline.index_entry(analysis, written))
                 status = max(status, 1 if analysis.problem_list else 0)
                 if not quiet:
-                    _echo_summary(path, analysis, written, verbose)
+                    click.echo("\n".join(summary_lines(path, analysis, written, verbose)))
             if failed:
                 status = 1
                 runs.append(pipeline.failed_entry(str(path), name, failed[0]))
@@ -293,32 +277,13 @@ def _progress(path: Path, quiet: bool):
         yield step
 
 
-def _echo_summary(path: Path, analysis, written, verbose: bool) -> None:
-    s = analysis.summary
-    folder = written.folder
-    files = ", ".join(p.relative_to(folder).as_posix() for p in written.files)
-    if len(files) > 160:
-        shown = [p for p in written.files if p.parent == folder]
-        charts = fmt.plural(len(written.files) - len(shown), "chart")
-        files = ", ".join(p.name for p in shown) + f", {charts} in plots/"
-    bounds = ", ".join(f"{b}-bound {fmt.count(n)}" for b, n in s.bounds.items())
-    click.echo(
-        f"{printable(path)}: {fmt.plural(s.scenarios, 'scenario')} ({bounds}), "
-        f"{fmt.plural(s.rejected_rows, 'rejected row')} -> {printable(folder)}/ "
-        f"[{printable(files)}]"
-    )
-    for notice in written.notices:
-        click.echo(f"  note: {printable(notice)}")
-    if verbose:
-        timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
-        click.echo(f"  seconds: {timings}")
-
-
 @cli.command()
 @click.argument("scenarios", nargs=-1, required=True)
 @_HARDWARE_OPTION
+@_SHEET_OPTION
+@_ENCODING_OPTION
 @_MAX_ROWS_OPTION
-def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_rows: int) -> None:
+def validate(scenarios, hardware_files, sheet, encoding, max_rows: int) -> None:
     """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem.
 
     \b
@@ -329,7 +294,9 @@ def validate(scenarios: tuple[str, ...], hardware_files: tuple[Path, ...], max_r
     status = 0
     for path in _expand_inputs(scenarios):
         with _errors() as failed:
-            analysis = pipeline.analyze(path, hardware=catalog, max_rows=max_rows)
+            analysis = pipeline.analyze(
+                path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
+            )
             _echo_problems(analysis.problem_list, analysis.warnings)
             s = analysis.summary
             click.echo(
@@ -372,6 +339,21 @@ def hardware(name: str | None, hardware_files: tuple[Path, ...], raw: bool) -> N
             f"unknown hardware {quoted(name)}" + (f" (did you mean '{hint}'?)" if hint else "")
         )
     click.echo("\n".join(chip_lines(canonical, chips.loc[canonical], raw)))
+
+
+@cli.command()
+@click.argument("path", default="scenarios.xlsx", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace PATH when it exists.")
+@_HARDWARE_OPTION
+def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
+    """Write a starter workbook at PATH (default scenarios.xlsx): the book's examples on its
+    Scenarios sheet, drop-down lists, a note on each column, the catalog on a Hardware sheet.
+    """
+    try:
+        pipeline.write_template(path, force=force, hardware=_catalog(hardware_files))
+    except PipelineError as exc:
+        raise click.ClickException(escaped(str(exc))) from exc
+    click.echo(f"{printable(path)}: written; fill in its Scenarios sheet, then run it")
 
 
 def main() -> None:

@@ -46,19 +46,28 @@ def read_bytes(path: Path, error: type[PipelineError], what: str) -> bytes:
         raise error(f"{printable(path)}: cannot read: {exc.strerror}") from exc
 
 
-def decode_utf8(path: Path, data: bytes, error: type[PipelineError]) -> str:
+def decode_utf8(
+    path: Path, data: bytes, error: type[PipelineError], option: str | None = None
+) -> str:
     """The text of a UTF-8 file (a UTF-8 byte-order mark is dropped); else `error` saying
-    what the file looks like (UTF-16, UTF-32, Latin-1 / Windows-1252) and where it failed."""
+    what the file looks like (UTF-16, UTF-32, Latin-1 / Windows-1252) and where it failed,
+    and, with `option` (`--encoding`), how to read it as it is."""
     name = printable(path)
+
+    def fix(encoding: str | None) -> str:
+        if option is None or encoding is None:
+            return "save it as UTF-8"
+        return f"save it as UTF-8, or give {option} {encoding}"
+
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            raise error(f"{name}: not UTF-8 (looks like {encoding}): save it as UTF-8")
+            raise error(f"{name}: not UTF-8 (looks like {encoding}): {fix(encoding.lower())}")
     head = data[:SNIFF_BYTES]
     if len(head) >= 4 and b"\x00" in head:
         even, odd = head[0::2].count(0), head[1::2].count(0)
         if max(even, odd) >= len(head) // 4:  # ASCII text in UTF-16: every other byte is 0
             encoding = "UTF-32" if head[:4].count(0) == 3 else "UTF-16"
-            raise error(f"{name}: not UTF-8 (looks like {encoding}): save it as UTF-8")
+            raise error(f"{name}: not UTF-8 (looks like {encoding}): {fix(encoding.lower())}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -66,10 +75,25 @@ def decode_utf8(path: Path, data: bytes, error: type[PipelineError]) -> str:
         line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
         line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
         column = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
-        looks = "Latin-1 / Windows-1252" if _is_single_byte_text(data) else "binary data"
+        single = _is_single_byte_text(data)
+        looks = "Latin-1 / Windows-1252" if single else "binary data"
         raise error(
             f"{name}:{line}: not UTF-8 (looks like {looks}: byte 0x{data[exc.start]:02x} at "
-            f"character {column} of the line): save it as UTF-8"
+            f"character {column} of the line): {fix('cp1252' if single else None)}"
+        ) from exc
+
+
+def decode_as(path: Path, data: bytes, encoding: str, error: type[PipelineError]) -> str:
+    """The text of a file in a named encoding (`--encoding cp1252`); `error` at the line and
+    byte where it does not decode."""
+    try:
+        return data.decode(encoding).removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        raise error(
+            f"{printable(path)}:{line}: not {encoding}: byte 0x{data[exc.start]:02x} has no "
+            f"character in it; give the file's encoding with --encoding (utf-8, cp1252, ...)"
         ) from exc
 
 

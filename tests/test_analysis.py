@@ -158,3 +158,22 @@ def test_outputs_are_the_same_from_two_processes(tmp_path):
     assert list(first) == list(second)
     for name in first:
         assert first[name] == second[name], name
+
+
+def test_analyze_takes_a_workbook_sheet_and_a_csv_encoding(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.title = "Mine"
+    book.active.append(["name", "op", "B", "D", "F", "hardware"])
+    book.active.append(["a", "matmul", 8, 128, 128, "v5e"])
+    book.create_sheet("Scenarios")
+    book.save(tmp_path / "s.xlsx")
+    assert pipeline.analyze(tmp_path / "s.xlsx", sheet="Mine").summary.scenarios == 1
+    (tmp_path / "w.csv").write_bytes(
+        "name,op,B,D,F,hardware\ncafé,matmul,8,128,128,v5e\n".encode("cp1252")
+    )
+    analysis = pipeline.analyze(tmp_path / "w.csv", encoding="cp1252")
+    assert analysis.results["name"].tolist() == ["café"]
+    with pytest.raises(ValueError, match="unknown encoding 'nope'"):
+        pipeline.analyze(tmp_path / "w.csv", encoding="nope")

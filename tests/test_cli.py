@@ -278,3 +278,76 @@ def test_help_explains_every_command():
     run_help = invoke("run", "--help").output
     for option in ("--force", "--strict", "--max-rows", "--workbook-rows", "Exit status"):
         assert option in run_help
+
+
+def test_a_workbook_from_a_run_runs_again_with_an_edit_and_beside_a_csv(tmp_path):
+    out = tmp_path / "out"
+    assert (
+        invoke("run", str(BOOK_SCENARIOS), "-o", str(out), "--no-plots", "--no-report").exit_code
+        == 0
+    )
+    book = openpyxl.load_workbook(out / "q1-q5" / "workbook.xlsx")
+    sheet = book["Inputs"]
+    names = [c.value for c in sheet[1]]
+    row = next(r for r in sheet.iter_rows(min_row=2) if r[names.index("op")].value == "matmul")
+    row[names.index("hardware")].value = "v4p"  # an edit a planner makes
+    book.save(tmp_path / "edited.xlsx")
+    csv = write_scenarios(tmp_path, f"{HEAD}\nsmall,matmul,8,128,128,v5e\n")
+    result = invoke(
+        "run", str(tmp_path / "edited.xlsx"), str(csv), "-o", str(tmp_path / "again"), *FAST
+    )
+    assert result.exit_code == 0, result.output
+    first = (out / "q1-q5" / "results.csv").read_text()
+    again = (tmp_path / "again" / "edited" / "results.csv").read_text()
+    assert "tpu-v4p" in again and again != first
+    assert (tmp_path / "again" / "s" / "results.csv").exists()
+
+
+def test_validate_a_workbook_sheet_with_its_location(tmp_path):
+    book = openpyxl.Workbook()
+    book.active.title = "Plan"
+    book.active.append(["name", "op", "B", "D", "F", "hardware"])
+    book.active.append(["typo", "matmul", 8, 8192, 8192, "h10"])
+    book.create_sheet("Other")
+    book.save(tmp_path / "plan.xlsx")
+    result = invoke("validate", str(tmp_path / "plan.xlsx"), "--sheet", "Plan")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"{tmp_path / 'plan.xlsx'}[Plan]:2: column hardware: unknown hardware 'h10' (did you mean 'h100'?)\n"
+    )
+    result = invoke("validate", str(tmp_path / "plan.xlsx"), "--sheet", "Nope")
+    assert (
+        result.stderr
+        == f"Error: {tmp_path / 'plan.xlsx'}: no sheet 'Nope'; the workbook has 'Plan', 'Other'\n"
+    )
+
+
+def test_encoding_reads_a_windows_csv_and_the_utf8_error_names_it(tmp_path):
+    path = tmp_path / "win.csv"
+    path.write_bytes(f"{HEAD}\ncafé,matmul,8,128,128,v5e\n".encode("cp1252"))
+    result = invoke("validate", str(path))
+    assert result.stderr == (
+        f"Error: {path}:2: not UTF-8 (looks like Latin-1 / Windows-1252: byte 0xe9 at character "
+        "4 of the line): save it as UTF-8, or give --encoding cp1252\n"
+    )
+    result = invoke("validate", str(path), "--encoding", "cp1252")
+    assert result.exit_code == 0 and result.stderr == ""
+    result = invoke("validate", str(path), "--encoding", "klingon")
+    assert result.exit_code == 2 and "unknown encoding 'klingon' (e.g. cp1252)" in result.stderr
+
+
+def test_template_writes_refuses_to_overwrite_and_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("template")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout == "scenarios.xlsx: written; fill in its Scenarios sheet, then run it\n"
+    before = (tmp_path / "scenarios.xlsx").read_bytes()
+    result = invoke("template")
+    assert result.exit_code == 1 and result.stderr == (
+        "Error: scenarios.xlsx already exists; give another name, or pass --force to replace it\n"
+    )
+    assert (tmp_path / "scenarios.xlsx").read_bytes() == before
+    assert invoke("template", "--force").exit_code == 0
+    result = invoke("validate", "scenarios.xlsx")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "scenarios.xlsx: 13 rows read, 1,035 valid scenarios, 0 rejected rows\n"

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pipeline.errors import ScenarioFileError
-from pipeline.textfile import csv_rows, decode_utf8, read_bytes
+from pipeline.textfile import csv_rows, decode_as, decode_utf8, read_bytes
 
 WHAT = "scenario file"
 
@@ -97,3 +97,28 @@ def test_csv_rows_name_the_line_where_an_open_quote_began(tmp_path):
     text = 'name,notes\na,x\nb,"open\nc,y\n'
     with pytest.raises(ScenarioFileError, match=r"h\.csv:3: a quoted value opens on this line"):
         csv_rows(tmp_path / "h.csv", text, ScenarioFileError)
+
+
+def test_the_scenario_reader_names_the_encoding_that_reads_the_file(tmp_path):
+    latin = "name\nbé\n".encode("latin-1")
+    with pytest.raises(ScenarioFileError) as err:
+        decode_utf8(tmp_path / "s.csv", latin, ScenarioFileError, "--encoding")
+    assert str(err.value).endswith("save it as UTF-8, or give --encoding cp1252")
+    with pytest.raises(ScenarioFileError) as err:
+        decode_utf8(tmp_path / "s.csv", "name\n".encode("utf-16"), ScenarioFileError, "--encoding")
+    assert str(err.value).endswith(
+        "(looks like UTF-16): save it as UTF-8, or give --encoding utf-16"
+    )
+
+
+def test_decode_as_reads_a_named_encoding_and_says_where_it_fails(tmp_path):
+    assert (
+        decode_as(tmp_path / "s.csv", "name\nbé\n".encode("cp1252"), "cp1252", ScenarioFileError)
+        == "name\nbé\n"
+    )
+    with pytest.raises(ScenarioFileError) as err:
+        decode_as(tmp_path / "s.csv", b"name\nok\nb\x81\n", "cp1252", ScenarioFileError)
+    assert str(err.value) == (
+        f"{tmp_path / 's.csv'}:3: not cp1252: byte 0x81 has no character in it; give the "
+        "file's encoding with --encoding (utf-8, cp1252, ...)"
+    )

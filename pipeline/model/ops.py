@@ -23,7 +23,8 @@ def is_dim(column: object) -> bool:
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
 
-_EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*->\s*([A-Za-z]*)\s*$")
+# '→' too: spreadsheets' autocorrect turns a typed '->' into it (LibreOffice does)
+_EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*(?:->|→)\s*([A-Za-z]*)\s*$")
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from pipeline.render.format import EXCEL, efficiencies, plural
 from pipeline.render.workbook_answer import print_results, results_columns, write_answer
 from pipeline.render.workbook_styles import Styles, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
+from pipeline.scenarios.sheet import CAPPED_NOTE
 
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
 CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
@@ -156,6 +157,13 @@ def write_workbook(
             own += _table(
                 sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, "the scenario file"
             )
+            if len(inputs) > input_cap:  # the reader (scenarios.sheet) warns on this line
+                sheet.write(
+                    input_cap + 2,
+                    0,
+                    f"{CAPPED_NOTE}: the first {input_cap:,} of {len(inputs):,} are, so this "
+                    "sheet cannot be run again whole; the scenario file has them all.",
+                )
             if len(problems):
                 sheet = book.add_worksheet("Errors")
                 errors = problems.iloc[:cap]

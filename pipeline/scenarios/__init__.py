@@ -1,10 +1,11 @@
-"""Scenarios in: read (a CSV file, a DataFrame or a list of dicts), check every row, report
-every problem, and hand on the valid rows typed and expanded (docs/input.md).
+"""Scenarios in: read (a CSV file, a workbook's sheet, a DataFrame or a list of dicts), check
+every row, report every problem, and hand on the valid rows typed and expanded
+(docs/input.md).
 
 `load_scenarios` (a file) and `load_records` (rows in memory) return a `Loaded` (`loaded`).
-The reading is in `read` and `records`, the header in `header`, the row checks in `checks`
-(with `links`, `dims` and `sweeps`; their problems in `problems`), the sweep expansion in
-`expand`.
+The reading is in `read` (CSV), `sheet` and `xlsx` (workbooks) and `records`, the header in
+`header`, the row checks in `checks` (with `links`, `dims` and `sweeps`; their problems in
+`problems`), the sweep expansion in `expand`.
 """
 
 from __future__ import annotations
@@ -29,15 +30,35 @@ from pipeline.scenarios.header import (
 from pipeline.scenarios.loaded import Loaded
 from pipeline.scenarios.read import read_table
 from pipeline.scenarios.records import records_table
-from pipeline.textfile import read_bytes
+from pipeline.scenarios.sheet import read_sheet, sheet_problems
+from pipeline.scenarios.xlsx import is_workbook
+from pipeline.textfile import decode_as, decode_utf8, read_bytes
 
 
-def load_scenarios(path: Path, catalog: Catalog, max_rows: int = DEFAULT_MAX_ROWS) -> Loaded:
-    """Read and check one scenario CSV; ScenarioFileError when the file cannot be used."""
+def load_scenarios(
+    path: Path,
+    catalog: Catalog,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    *,
+    sheet: str | None = None,
+    encoding: str | None = None,
+) -> Loaded:
+    """Read and check one scenario file, a CSV (in UTF-8, else `encoding`) or a workbook's
+    sheet (`sheet`, else the one `sheet.read_sheet` picks); ScenarioFileError when the file
+    cannot be used."""
     path = Path(path)
     data = read_bytes(path, ScenarioFileError, "scenario file")
+    if is_workbook(path.name, data):
+        got = read_sheet(path, data, sheet)
+        return _check(got.label, got.table, got.lines, None, catalog, max_rows, got.warnings,
+                      data, got.odd)  # fmt: skip
+    if encoding is None:  # checked first, so a failure can say --encoding
+        decode_utf8(path, data, ScenarioFileError, "--encoding")
+        text = data
+    else:
+        text = decode_as(path, data, encoding, ScenarioFileError).encode("utf-8")
     warnings: list[str] = []
-    table, lines, fields = read_table(path, data, warnings)
+    table, lines, fields = read_table(path, text, warnings)
     return _check(str(path), table, lines, fields, catalog, max_rows, warnings, data)
 
 
@@ -53,7 +74,7 @@ def load_records(
     return _check(source, table, lines, None, catalog, max_rows, [], None)
 
 
-def _check(source, table, lines, fields, catalog, max_rows, warnings, data) -> Loaded:
+def _check(source, table, lines, fields, catalog, max_rows, warnings, data, odd=()) -> Loaded:
     path = Path(source)
     columns = normalize_headers(table.column_names, path)
     columns, renamed = rename_reserved(columns, path)
@@ -62,7 +83,8 @@ def _check(source, table, lines, fields, catalog, max_rows, warnings, data) -> L
     extras = [c for c in columns if c not in KNOWN and c not in dims]
     warnings = [*warnings, *renamed, *check_columns(columns, extras, path)]
     table, nul_problems = nul_cells(table)
-    checker = Checker(table, lines, fields, source, catalog, nul_problems)
+    found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells
+    checker = Checker(table, lines, fields, source, catalog, found)
     frame = checker.run(dims, max_rows)
     warnings += idle_chip_warnings(frame, path)
     return Loaded(

@@ -14,6 +14,11 @@ from pipeline.scenarios.coded import Col
 
 Found = list[tuple[int, str, str]]  # (row position, column, reason)
 
+# a workbook cell that was not text (scenarios.sheet): its reason starts with one of these
+FORMULA, DATE, BOOLEAN = "a formula", "a date", "a TRUE/FALSE cell"
+# a cell with one of these problems gets no other: the other checks of it would mislead
+OWN_CELL = ("NUL byte", FORMULA, DATE, BOOLEAN)
+
 
 def flag(mask: np.ndarray, column: str, reason: str | Callable[[int], str]) -> Found:
     """A problem for each row in mask; reason is a string or f(position) -> str."""
@@ -55,12 +60,13 @@ def row_problems(
     """The problems as reported: in row order, then the file's column order, then reason.
 
     A row with too many fields (`ragged`) has shifted cells, so only its field count is
-    reported (other complaints would mislead); a cell holding a NUL byte only for that."""
+    reported (other complaints would mislead); a cell holding a NUL byte (or a workbook's date,
+    boolean or formula with no value) only for that."""
     order = {c: i for i, c in enumerate(columns)}
-    nul = {(p, c) for p, c, r in found if r.startswith("NUL byte")}
+    nul = {(p, c) for p, c, r in found if r.startswith(OWN_CELL)}
     kept = [
         (p, c, r) for p, c, r in found
-        if (p not in ragged or c == "*") and ((p, c) not in nul or r.startswith("NUL byte"))
+        if (p not in ragged or c == "*") and ((p, c) not in nul or r.startswith(OWN_CELL))
     ]  # fmt: skip
     kept.sort(key=lambda q: (q[0], order.get(q[1], len(order)), q[2]))
     return [RowProblem(file, int(lines[p]), names[p].as_py(), c, r) for p, c, r in kept]

@@ -45,3 +45,11 @@ def test_bad_ops(op, message):
     with pytest.raises(OpError) as err:
         parse_op(op)
     assert str(err.value) == message
+
+
+def test_an_autocorrected_arrow_is_an_arrow():
+    """LibreOffice's autocorrect turns a typed '->' into '→' in a spreadsheet cell."""
+    from pipeline.model.ops import parse_op
+
+    assert parse_op("BSD,DF→BSF") == parse_op("BSD,DF->BSF")
+    assert parse_op("BSD,DF→BSF").einsum == "BSD,DF->BSF"

@@ -18,6 +18,7 @@ from pipeline.render.format import EXCEL
 from pipeline.render.tables import write_csv
 from pipeline.render.workbook import cap_notices
 from pipeline.render.workbook_answer import PRINT_ROWS, RESULTS_FIRST, results_columns
+from pipeline.scenarios.sheet import CAPPED_NOTE
 from tests.helpers import analyze_file, analyze_rows, column_of, sheet_text, workbook_of
 
 BASE_SHEETS = ["Answer", "Summary", "Results", "Hardware", "Inputs"]
@@ -279,9 +280,16 @@ def test_row_cap_keeps_first_rows(book, tmp_path):
 
 def test_row_cap_applies_to_inputs_and_errors(hostile, tmp_path):
     wb, _ = workbook_of(hostile, tmp_path, max_rows=0, max_input_rows=3)
-    assert [wb[s].max_row for s in ("Results", "Inputs", "Errors")] == [1, 1, 1]  # under 0
+    # a capped Inputs sheet ends with a note, a row after the table (scenarios.sheet reads it)
+    assert [wb[s].max_row for s in ("Results", "Inputs", "Errors")] == [1, 3, 1]  # under 0
+    assert wb["Inputs"]["A3"].value == (
+        f"{CAPPED_NOTE}: the first 0 of {len(hostile.inputs):,} are, so this sheet cannot be "
+        "run again whole; the scenario file has them all."
+    )
     wb, _ = workbook_of(hostile, tmp_path, max_rows=5, max_input_rows=3)
-    assert [wb[s].max_row for s in ("Results", "Inputs", "Errors")] == [6, 4, 2]
+    assert [wb[s].max_row for s in ("Results", "Inputs", "Errors")] == [6, 6, 2]
+    wb, _ = workbook_of(hostile, tmp_path, max_rows=50, max_input_rows=50)
+    assert wb["Inputs"].max_row == len(hostile.inputs) + 1  # whole: no note
 
 
 def test_cap_notices_say_what_each_cap_leaves_out():

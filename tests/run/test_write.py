@@ -110,7 +110,11 @@ def test_inputs_sheet_has_its_own_cap(tmp_path):
     written = pipeline.analyze(path).write(tmp_path / "out", plots=False, report=False,
                                            workbook_rows=20, workbook_input_rows=5)  # fmt: skip
     book = openpyxl.load_workbook(tmp_path / "out" / "workbook.xlsx", read_only=True)
-    assert book["Results"].max_row == 21 and book["Inputs"].max_row == 6
+    assert book["Results"].max_row == 21
+    # the header, 5 rows, a blank row and the note that this sheet cannot be run again whole
+    inputs = list(book["Inputs"].iter_rows(values_only=True))
+    assert len(inputs) == 8 and inputs[6] == (None,) * len(inputs[6])
+    assert str(inputs[7][0]).startswith("Not every input row is on this sheet: the first 5 of 30")
     assert "Inputs sheet holds the first 5 of 30 input rows; the scenario file has them all." in (
         written.notices
     )

@@ -1,0 +1,328 @@
+"""The starter workbook of `pipeline template` (docs/input.md#starting-from-a-spreadsheet): a
+Scenarios sheet with every input column, the shipped q1-q5 rows as examples, drop-down lists
+and a note on each header cell (meaning, unit, default); a Hardware sheet with the catalog; a
+Lists sheet the drop-downs read. Written to a temporary file, then renamed into place.
+
+Numbers stay numbers and are shown as typed (format `0`: no thousands separators, no scientific
+notation, so a CSV saved from the sheet reads back the same); every other cell is a text cell
+with Excel's quote prefix, so a note starting with `=` stays text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+import rvgsrust_xlsxwriter as rx
+
+from pipeline.errors import OutputError, printable
+from pipeline.model.catalog import (
+    EFFICIENCY_COLUMNS,
+    LINKS,
+    Catalog,
+    catalog_records,
+)
+from pipeline.model.dtypes import ALIASES, DTYPES
+from pipeline.model.ops import COLLECTIVES, CUSTOM, NAMED_OPS, is_dim
+from pipeline.render.workbook import _hardware_frame, _table, panic_reason
+from pipeline.render.workbook_styles import Styles
+from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
+
+DEFAULT_PATH = "scenarios.xlsx"
+EXAMPLES = "q1-q5.csv"  # pipeline/data/q1-q5.csv: scenarios/q1-q5.csv, shipped in the package
+VALIDATED_ROWS = 10_000  # data rows (from row 2) that get the drop-downs
+INTEGER = "0"  # digits as typed: 65536, 1000000000000 (never 1E+12 or 65,536)
+AUTHOR = "roofline-pipeline"  # Excel shows a note's author above its text
+
+# Each input column's note: meaning, unit, default (docs/input.md#columns says the same).
+NOTES: dict[str, tuple[str, str, str]] = {
+    "name": ("The scenario's label, unique in the sheet.", "text", "none (required)"),
+    "op": (
+        "matmul (BD,DF->BF), dot (N,N->), batched_matmul (BD,BDF->BF), custom (give flops and "
+        "bytes), a two-operand einsum of single-letter dims (BSD,DF->BSF), or a collective: "
+        "all_gather, reduce_scatter, all_reduce, all_to_all.",
+        "text",
+        "none (required)",
+    ),
+    "hardware": (
+        "A chip of the catalog, by name or alias, any case (the Hardware sheet lists them).",
+        "text",
+        "none (required)",
+    ),
+    "dtype": (
+        "Dtype of both operands, the output and the compute.",
+        "fp32, tf32, bf16, fp16, fp8, int8, int4, fp4, ...",
+        "bf16",
+    ),
+    "x_dtype": ("Dtype of X, the first operand.", "a dtype", "dtype"),
+    "y_dtype": ("Dtype of Y, the second operand.", "a dtype", "dtype"),
+    "out_dtype": ("Dtype of the result.", "a dtype", "dtype"),
+    "compute_dtype": (
+        "The dtype whose peak FLOP/s applies.",
+        "a dtype",
+        "the wider of X and Y",
+    ),
+    "chips": (
+        "Chips the op is split across; more than 1 needs shard; a collective needs 2 or more.",
+        "chips (a whole number)",
+        "1",
+    ),
+    "shard": (
+        "The dim split across the chips (a dim of the op); blank for a collective.",
+        "a dim letter",
+        "none",
+    ),
+    "link": (
+        "The interconnect that carries the communication: ici, nvlink, pcie or dcn.",
+        "text",
+        "the chip's default link",
+    ),
+    "peak_flops": ("This row's peak, of the compute dtype.", "FLOP/s", "the catalog's"),
+    "hbm_bandwidth": ("This row's HBM bandwidth.", "bytes/s", "the catalog's"),
+    "hbm_capacity": ("This row's HBM capacity.", "bytes", "the catalog's"),
+    "link_bandwidth": ("This row's link bandwidth, one way.", "bytes/s", "the catalog's"),
+    "compute_efficiency": (
+        "The fraction 0 < e <= 1 of the peak FLOP/s reached.",
+        "a fraction",
+        "the chip's, else 1",
+    ),
+    "hbm_efficiency": (
+        "The fraction 0 < e <= 1 of the HBM bandwidth reached.",
+        "a fraction",
+        "the chip's, else 1",
+    ),
+    "network_efficiency": (
+        "The fraction 0 < e <= 1 of the link bandwidth reached.",
+        "a fraction",
+        "the chip's, else 1",
+    ),
+    "flops": ("For custom: the op's total FLOPs, on one chip.", "FLOP", "none"),
+    "bytes": (
+        "For custom: the op's total bytes, on one chip. For a collective: V, the bytes of the "
+        "whole array before it is split (a whole number or a sweep).",
+        "bytes",
+        "none",
+    ),
+    "measured_seconds": ("A measured time, compared with the prediction.", "seconds", "none"),
+    "notes": ("Free text, carried to every output.", "text", "none"),
+}
+DIM_NOTE = (
+    "The size of dim {dim}: a whole number, or a sweep: 128|256|512 (a list), 1..512 (every "
+    "whole number), 1..4096*2 (doubling). Blank when the op does not use it.",
+    "elements",
+    "none",
+)
+TEXT_COLUMNS = ("name", "op", "hardware", *DTYPE_COLUMNS, "shard", "link", "notes")
+FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds")  # shown as typed (General)
+TOTALS = (*OVERRIDES, "flops", "bytes")  # numbers of 15 digits and more: 1e15 FLOP/s
+WIDTHS = {"totals": 18, "dim": 8, "fraction": 10, "notes": 60}  # characters
+
+
+def note(column: str) -> str:
+    """The note on a header cell: what the column means, its unit and its default."""
+    meaning, unit, default = NOTES.get(column) or tuple(
+        part.format(dim=column) for part in DIM_NOTE
+    )
+    return f"{column}: {meaning}\nUnit: {unit}\nDefault: {default}"
+
+
+def lists(catalog: Catalog, dims: list[str]) -> dict[str, list[str]]:
+    """The drop-down lists, by name: ops, chips with their aliases, dtypes, links, dims."""
+    chips: list[str] = []
+    for name, aliases in catalog.chips["aliases"].items():
+        chips += [str(name), *(a for a in str(aliases or "").split(";") if a)]
+    return {
+        "op": [*NAMED_OPS, CUSTOM, *COLLECTIVES],
+        "hardware": chips,
+        "dtype": [*DTYPES, *ALIASES],
+        "link": list(LINKS),
+        "shard": dims,
+    }
+
+
+# column -> (list, error style, input title, input message); Excel caps a title at 32
+# characters and a message at 255. Only op takes text off its list as a matter of course (an
+# einsum); the others warn, since a chip of a --hardware file or a new dim letter is fine.
+_PICK = "Pick one or type it; any case."
+VALIDATIONS = {
+    "op": ("op", "information", "op", "Pick one, or type an einsum such as BSD,DF->BSF."),
+    "hardware": (
+        "hardware",
+        "warning",
+        "hardware",
+        "Pick a chip or alias (Hardware sheet); a chip of your --hardware file is fine too.",
+    ),
+    **{c: ("dtype", "warning", c, _PICK) for c in DTYPE_COLUMNS},
+    "link": ("link", "warning", "link", "Blank: the chip's default link. " + _PICK),
+    "shard": ("shard", "warning", "shard", "The dim split across the chips: a dim column."),
+}
+
+
+def load_examples() -> tuple[list[str], list[list[str]]]:
+    """The shipped example rows (pipeline/data/q1-q5.csv) as text cells: header, rows."""
+    text = (resources.files("pipeline") / "data" / EXAMPLES).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    header, *rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    return header, rows
+
+
+def template_columns(example_header: list[str]) -> list[str]:
+    """name, op, the examples' dims, then every other input column, notes last."""
+    dims = [c for c in example_header if is_dim(c)]
+    rest = [c for c in KNOWN if c not in ("name", "op", "notes")]
+    return ["name", "op", *dims, *rest, "notes"]
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def cell_value(column: str, text: str) -> str | int | float:
+    """A CSV cell as the template holds it: a plain number in a number column as a number
+    (a whole one as an int), anything else (a sweep, a name, a note) as the text itself."""
+    if column in TEXT_COLUMNS or not _NUMBER.match(text.strip()):
+        return text
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def write_template(path: Path, catalog: Catalog, *, force: bool = False) -> Path:
+    """Write the starter workbook at `path` (refused when it exists, unless `force`): first to
+    a temporary file beside it, then renamed over it, so `path` is never half written."""
+    path = Path(path)
+    if path.suffix.lower() != ".xlsx":
+        raise OutputError(f"{printable(path)}: a template is an Excel workbook; name it *.xlsx")
+    if path.is_dir():
+        raise OutputError(f"{printable(path)} is a folder; give a file name such as scenarios.xlsx")
+    if (path.exists() or path.is_symlink()) and not force:
+        raise OutputError(
+            f"{printable(path)} already exists; give another name, or pass --force to replace it"
+        )
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise OutputError(f"folder {printable(folder)} does not exist; create it first")
+    try:
+        # a folder of its own: the file inside is made with the user's usual permissions
+        spool = Path(tempfile.mkdtemp(dir=folder, prefix=f".{path.name}."))
+    except OSError as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc
+    temp = spool / path.name
+    try:
+        _write(temp, catalog)
+        os.replace(temp, path)
+    except OSError as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc
+    except (ValueError, RuntimeError) as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc}") from exc
+    except BaseException as exc:  # a Rust panic (a full disk) arrives as a BaseException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise OutputError(f"writing {printable(path)} failed: {panic_reason(exc)}") from None
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    return path
+
+
+def _write(path: Path, catalog: Catalog) -> None:
+    header, rows = load_examples()
+    columns = template_columns(header)
+    book = rx.Workbook(str(path))
+    styles = Styles()
+    scenarios = book.add_worksheet("Scenarios")
+    _scenarios(scenarios, styles, columns, header, rows)
+    hardware = book.add_worksheet("Hardware")
+    frame, formats = _hardware_frame(catalog_records(catalog), pd.DataFrame(), pd.DataFrame())
+    _table(hardware, styles, frame, formats, 1, "the hardware catalog", wrap="source")
+    choices = lists(catalog, [c for c in columns if is_dim(c)])
+    _lists(book.add_worksheet("Lists"), styles, choices)
+    _validations(scenarios, columns, choices)
+    book.set_properties(title="Roofline scenarios: a starter workbook", comments=EXAMPLES)
+    book.close()
+
+
+def _kind(column: str) -> str:
+    if column in TEXT_COLUMNS:
+        return "text"
+    return "fraction" if column in FRACTION_COLUMNS else "integer"
+
+
+def _width(column: str, cells: list[str]) -> int:
+    """Characters: the header and its filter arrow, the widest example, the column's least."""
+    least = WIDTHS["totals"] if column in TOTALS else WIDTHS["dim"]
+    if _kind(column) == "fraction":
+        least = WIDTHS["fraction"]
+    widest = max([len(column) + 3, *(len(c) + 2 for c in cells), least])
+    return min(widest, WIDTHS["notes"])
+
+
+def _scenarios(sheet, styles: Styles, columns: list[str], header: list[str], rows) -> None:
+    """Header with notes, the example rows, a format and width per column."""
+    sheet.set_default_note_author(AUTHOR)
+    formats = {
+        "text": styles.column(None, True),
+        "integer": styles.column(INTEGER, False),
+        "fraction": styles.column(None, False),
+    }
+    sweep = rx.Format()  # text among numbers (1..512): kept text, aligned with them
+    sweep.set_quote_prefix()
+    sweep.set_align("right")
+    for col, column in enumerate(columns):
+        kind = _kind(column)
+        sheet.set_column_format(col, formats[kind])
+        cells = [r[header.index(column)] for r in rows] if column in header else []
+        sheet.set_column_width(col, _width(column, cells))
+        sheet.write(0, col, column, styles.header if kind == "text" else styles.header_right)
+        text = note(column)
+        comment = rx.Note(text)
+        comment.set_width(360)
+        comment.set_height(30 + 15 * (len(text) // 55 + text.count("\n")))
+        sheet.insert_note(0, col, comment)
+    for r, row in enumerate(rows, start=1):
+        for column, text in zip(header, row, strict=True):
+            if text == "":
+                continue
+            value = cell_value(column, text)
+            # text in a number column (a sweep, 1..512) carries the quote prefix cell by cell
+            fmt = sweep if isinstance(value, str) and column not in TEXT_COLUMNS else None
+            sheet.write(r, columns.index(column), value, fmt)
+    sheet.freeze_panes(1, 1)
+    sheet.set_landscape()
+    sheet.set_repeat_rows(0, 0)
+
+
+def _lists(sheet, styles: Styles, choices: dict[str, list[str]]) -> None:
+    """One column per drop-down list, its name in the header."""
+    for col, (name, values) in enumerate(choices.items()):
+        sheet.write(0, col, name, styles.header)
+        for row, value in enumerate(values, start=1):
+            sheet.write(row, col, value, styles.text)
+        sheet.set_column_width(col, max(len(name), *map(len, values)) + 2)
+    sheet.freeze_panes(1, 0)
+
+
+def _validations(sheet, columns: list[str], choices: dict[str, list[str]]) -> None:
+    """A drop-down on each listed column, from its list on the Lists sheet."""
+    order = list(choices)
+    for column, (name, style, title, message) in VALIDATIONS.items():
+        if column not in columns:
+            continue
+        letter = chr(ord("A") + order.index(name))
+        rule = rx.DataValidation()
+        rule.allow_list_formula(f"Lists!${letter}$2:${letter}${len(choices[name]) + 1}")
+        rule.set_error_style(style)
+        rule.set_input_title(title)
+        rule.set_input_message(message)
+        rule.set_error_title(f"Not on the list of {name}")
+        rule.set_error_message(
+            "The tool checks it when it reads the sheet. " + message
+            if style != "information"
+            else "Kept as typed. " + message
+        )
+        col = columns.index(column)
+        sheet.add_data_validation(1, col, VALIDATED_ROWS, col, rule)
