@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_workbook.py
 	$(VENV)/bin/python benchmarks/bench_startup.py
 	$(VENV)/bin/python benchmarks/bench_pipeline.py
+	$(VENV)/bin/python benchmarks/bench_xlsx_input.py
 
 clean:
 	rm -rf $(VENV) output .pytest_cache

@@ -1,13 +1,17 @@
-"""An analysis as HTML in a notebook (Jupyter shows `Analysis._repr_html_`): the run in one
-line and the bound counts per chip, through the report's Jinja environment (autoescaped)."""
+"""An analysis as HTML in a notebook (Jupyter shows `Analysis._repr_html_`): the bottom line
+and the series table first (render/answer.py, as the report and the workbook), then the run
+in one line and the bound counts per chip, through the report's Jinja environment
+(autoescaped)."""
 
 from __future__ import annotations
 
 from pipeline.record import Record
 from pipeline.render import format as fmt
+from pipeline.render.answer import bottom_line, series_rows
 from pipeline.render.templates import environment
 
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
+NOTEBOOK_SERIES = 20  # series lines a cell shows (the rest: .summary.lines)
 # per_hardware column -> its heading
 COLUMNS = {
     "compute": "compute-bound",
@@ -34,7 +38,16 @@ def notebook_data(record: Record) -> dict:
             fmt.plural(len(record.warnings), "warning"),
         ]
     )
-    return {"source": record.source, "headline": headline, "chips": chips, "columns": COLUMNS}
+    lines = series_rows(record, NOTEBOOK_SERIES)
+    return {
+        "source": record.source,
+        "answer": bottom_line(s.bottom),
+        "series": lines,
+        "more_series": max(0, len(s.lines) - len(lines)),
+        "headline": headline,
+        "chips": chips,
+        "columns": COLUMNS,
+    }
 
 
 def render_analysis_html(record: Record) -> str:

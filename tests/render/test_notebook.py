@@ -33,7 +33,11 @@ def test_an_analysis_shows_as_html(book):
         '<td style="text-align:right">365</td><td style="text-align:right">1</td>'
         '<td style="text-align:right">0</td><td style="text-align:right">1,032</td></tr>'
     ) in html
-    assert html.count("<tr>") == 1 + 3  # the heading and one row per chip
+    # the answer first: the bottom line and the series table (as the report and workbook)
+    assert "13 series (1,035 scenarios) on 3 chips" in html
+    assert html.index("13 series") < html.index("q3_D4096") < html.index("1,035 scenarios on")
+    assert "memory below B = 137, compute from B = 137" in html
+    assert html.count("<tr>") == (1 + 13) + (1 + 3)  # series: heading + 13; chips: heading + 3
 
 
 def test_counts_in_plural_and_rejected_rows_pointed_to():
