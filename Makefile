@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_startup.py
 	$(VENV)/bin/python benchmarks/bench_pipeline.py
 	$(VENV)/bin/python benchmarks/bench_xlsx_input.py
+	$(VENV)/bin/python benchmarks/bench_compare.py
 
 clean:
 	rm -rf $(VENV) output .pytest_cache

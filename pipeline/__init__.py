@@ -11,8 +11,10 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
 
 from pipeline import charts
 from pipeline.analysis import Analysis, analyze, catalog, load_hardware, write_template
+from pipeline.compare import Comparison, compare
 from pipeline.errors import (
     InvalidHardwareFile,
+    InvalidResults,
     InvalidScenarios,
     OutputError,
     PipelineError,
@@ -25,7 +27,9 @@ from pipeline.version import __version__
 
 __all__ = [
     "Analysis",
+    "Comparison",
     "InvalidHardwareFile",
+    "InvalidResults",
     "InvalidScenarios",
     "OutputError",
     "PipelineError",
@@ -36,6 +40,7 @@ __all__ = [
     "analyze",
     "catalog",
     "charts",
+    "compare",
     "failed_entry",
     "index_entry",
     "load_hardware",

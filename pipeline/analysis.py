@@ -36,6 +36,7 @@ from pipeline.render.format import plural
 from pipeline.render.notebook import render_analysis_html
 from pipeline.render.template_workbook import DEFAULT_PATH as DEFAULT_TEMPLATE
 from pipeline.render.template_workbook import write_template as write_template_workbook
+from pipeline.run.baseline import compare_with
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
@@ -83,11 +84,15 @@ class Analysis(Record):
         protect: Sequence[str | Path] = (),
         workers: int | None = None,
         progress=None,
+        baseline: str | Path | None = None,
     ) -> Written:
         """Write exactly what `pipeline run` writes into `out_dir` (replaced as a whole, only
         if it is missing, empty or an output folder of an earlier run; `force` also replaces
         one to which files were added). `protect`: files an output folder must not hold (the
-        inputs). `workers`: processes drawing the outputs (None: every core when it pays)."""
+        inputs). `workers`: processes drawing the outputs (None: every core when it pays).
+        `baseline`: an earlier run's output folder to compare with (changes.csv, the report's
+        "Since the baseline", the workbook's Changes sheet, the manifest's "changes"); a
+        folder that is missing or holds no readable results raises BaselineError first."""
         options = Options(
             plots=plots,
             workbook=workbook,
@@ -99,7 +104,8 @@ class Analysis(Record):
             force=force,
             workers=workers,
         )
-        return write_outputs(self, out_dir, options, protect, progress, self._read)
+        compared = compare_with(baseline, self.results) if baseline is not None else None
+        return write_outputs(self, out_dir, options, protect, progress, self._read, compared)
 
 
 def sanitize_name(text: str) -> str:

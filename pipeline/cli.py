@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import codecs
 import glob
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -176,6 +175,8 @@ def cli() -> None:
     show_default=True,
     help="Rows of each per-hardware table in report.html; results.csv always has all.",
 )
+@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="An earlier "
+              "run's OUTPUT_DIR: compare each input with its <stem>/ there.")  # fmt: skip
 def run(
     scenarios,
     output_dir: Path,
@@ -194,6 +195,7 @@ def run(
     workbook_rows,
     workbook_input_rows,
     report_rows,
+    baseline,
 ) -> None:
     """Compute every scenario of SCENARIOS (CSV or .xlsx files, or quoted globs).
 
@@ -217,7 +219,11 @@ def run(
     """
     with sigterm_as_interrupt():
         paths = _expand_inputs(scenarios)
-        catalog = _catalog(hardware_files)
+        catalog, names = _catalog(hardware_files), output_names(paths)
+        try:  # a baseline folder missing or unreadable: an error before anything is written
+            baselines = pipeline.cli_support.baseline_folders(baseline, names)
+        except PipelineError as exc:
+            raise click.ClickException(escaped(str(exc))) from exc
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
         read = dict(sheet=sheet, encoding=encoding)
         write = dict(
@@ -232,7 +238,10 @@ def run(
             protect=protect,
         )
         status, runs = 0, []
-        for path, name in zip(paths, output_names(paths), strict=True):
+        for path, name, old in zip(paths, names, baselines, strict=True):
+            if baseline is not None and old is None:
+                click.echo(pipeline.cli_support.no_baseline_note(path, baseline / name), err=True)
+            write["baseline"] = old
             with _errors() as failed:
                 analysis = pipeline.analyze(
                     path, hardware=catalog, max_rows=max_rows, strict=strict, **read
@@ -356,24 +365,19 @@ def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
     click.echo(f"{printable(path)}: written; fill in its Scenarios sheet, then run it")
 
 
-def main() -> None:
-    """The console entry point (`pipeline`, `python -m pipeline`): the command, then a prompt
-    exit. Once the command returns, its outputs are renamed into place and its files closed;
-    what is left is Python's teardown of pandas, pyarrow and matplotlib (0.2 s measured on a
-    small run), which holds nothing to save. So the streams are flushed and the process ends
-    with the command's status, without it. An unexpected exception still propagates."""
-    try:
-        cli()
-        status = 0
-    except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            status = exc.code or 0
-        else:  # sys.exit("message"), as Python would print it
-            print(exc.code, file=sys.stderr)
-            status = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`| head`): nothing more to say
-            status = status or 1
-    os._exit(status)
+@cli.command()
+@click.argument("baseline", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("-o", "--output-dir", default="changes", show_default=True, callback=_output_dir)
+@click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05)
+@click.option("--fail-on", help="Kinds that count for the exit status, e.g. bound,fits.")
+def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_on) -> None:
+    """Diff runs BASELINE and NEW (folders or results files): exit 0 same, 1 changed, 2 error."""
+    status = 2
+    with _errors():
+        kinds = pipeline.cli_support.change_kinds(fail_on)
+        result = pipeline.compare(baseline, new, threshold)
+        result.write(output_dir)
+        click.echo(f"{result.summary()} -> {printable(output_dir)}/")
+        status = 1 if result.changes.failing(kinds) else 0
+    sys.exit(status)

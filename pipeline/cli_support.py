@@ -1,5 +1,5 @@
 """What the command line needs besides click: messages escaped line by line, one output
-folder name per input, and SIGTERM taken as Ctrl-C."""
+folder name per input, each input's baseline folder, and SIGTERM taken as Ctrl-C."""
 
 from __future__ import annotations
 
@@ -8,8 +8,24 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.errors import printable
+from pipeline.errors import PipelineError, printable, quoted
 from pipeline.render import format as fmt
+from pipeline.run.baseline import check_baseline_dir
+
+
+def change_kinds(value: str | None) -> tuple[str, ...] | None:
+    """--fail-on's comma-separated change kinds (None: every kind); a PipelineError saying
+    what would be valid otherwise."""
+    from pipeline.model.changes import KINDS
+
+    if value is None:
+        return None
+    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        shown = f"unknown kind {quoted(unknown[0])}" if unknown else "no kind given"
+        raise PipelineError(f"--fail-on: {shown}; give some of {','.join(KINDS)}")
+    return kinds
 
 
 def escaped(message: str) -> str:
@@ -29,6 +45,20 @@ def output_names(paths: list[Path]) -> list[str]:
             name, k = f"{base}-{k}", k + 1
         names.append(name)
     return names
+
+
+def baseline_folders(folder: Path | None, names: list[str]) -> list[Path | None]:
+    """Each output name's baseline, `folder`/<name>/ (None where there is none, or no
+    `folder`); BaselineError when `folder` is missing or unreadable (before any write)."""
+    if folder is None:
+        return [None] * len(names)
+    root = check_baseline_dir(folder)
+    return [root / name if (root / name).is_dir() else None for name in names]
+
+
+def no_baseline_note(path: Path, folder: Path) -> str:
+    """What `run --baseline` says of an input its baseline folder has no run of."""
+    return f"note: {printable(path)}: no baseline {printable(folder)}/; not compared"
 
 
 @contextmanager

@@ -35,6 +35,10 @@ class OutputError(PipelineError):
     """Outputs could not be written."""
 
 
+class InvalidResults(PipelineError):
+    """Results to compare cannot be used (missing, unreadable, a name twice)."""
+
+
 # C0 and C1 controls, DEL, the Unicode line and paragraph separators: anything a terminal or
 # a log reader could take for the end of a line or a control sequence; and the bidirectional
 # controls (marks, embeddings, overrides, isolates), which make a terminal show text in an

@@ -351,3 +351,128 @@ def test_template_writes_refuses_to_overwrite_and_runs(tmp_path, monkeypatch):
     result = invoke("validate", "scenarios.xlsx")
     assert result.exit_code == 0, result.output
     assert result.stdout == "scenarios.xlsx: 13 rows read, 1,035 valid scenarios, 0 rejected rows\n"
+
+
+def _two_runs(tmp_path, d_new=8756, hbm=None):
+    """Two output folders of the chapter's two-chip example, D = 8754 and `d_new`."""
+    import pandas as pd
+
+    import pipeline
+
+    rows = [
+        dict(name="tp2", op="matmul", B=4096, F=16384, hardware="v5e", chips=2, shard="D"),
+        dict(name="slow", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+    ]
+    off = dict(plots=False, workbook=False, report=False)
+    pipeline.analyze([{**rows[0], "D": 8754}, rows[1]]).write(tmp_path / "old", **off)
+    hw = None if hbm is None else pd.DataFrame([{"name": "h100", "hbm_bandwidth": hbm}])
+    new = pipeline.analyze([{**rows[0], "D": d_new}, rows[1]], hardware=hw)
+    new.write(tmp_path / "new", **off)
+    return tmp_path / "old", tmp_path / "new"
+
+
+def test_compare_identical_runs_exit_0_and_an_empty_changes_csv(tmp_path):
+    old, _ = _two_runs(tmp_path)
+    out = tmp_path / "changes"
+    result = invoke("compare", str(old), str(old / "results.csv"), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.output == f"2 compared: no changes -> {out}/\n"
+    assert (out / "changes.csv").read_text() == "name,hardware,change,old,new,ratio,causes\n"
+    assert "No changes since the baseline" in (out / "changes.html").read_text()
+
+
+def test_compare_a_flip_and_a_hardware_override_exit_1(tmp_path):
+    old, new = _two_runs(tmp_path, hbm=1.0e12)
+    out = tmp_path / "changes"
+    result = invoke("compare", str(old), str(new), "-o", str(out))
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("2 compared: 4 changes (bound 1, critical_batch 2, t_lower 1)")
+    text = (out / "changes.csv").read_text()
+    assert '"tp2","tpu-v5e","bound","network","compute",,"D 8754 → 8756"' in text
+    assert '"slow","h100","t_lower",' in text and '"hbm_bandwidth 3.35e12 → 1e12"' in text
+
+
+def test_compare_fail_on_counts_only_those_kinds(tmp_path):
+    old, new = _two_runs(tmp_path, d_new=8754, hbm=3.0e12)  # a 12 % time drift, no flip
+    out = str(tmp_path / "c")
+    assert (
+        invoke("compare", str(old), str(new), "-o", out, "--fail-on", "bound,fits").exit_code == 0
+    )
+    assert invoke("compare", str(old), str(new), "-o", out, "--fail-on", "t_lower").exit_code == 1
+    assert (
+        invoke(
+            "compare", str(old), str(new), "-o", out, "--threshold", "0.2", "--fail-on", "t_lower"
+        ).exit_code
+        == 0
+    )
+    bad = invoke("compare", str(old), str(new), "-o", out, "--fail-on", "bond")
+    assert bad.exit_code == 2
+    assert "Error: --fail-on: unknown kind 'bond'; give some of added,removed," in bad.output
+
+
+def test_compare_errors_exit_2(tmp_path):
+    old, new = _two_runs(tmp_path)
+    missing = invoke("compare", str(tmp_path / "nope"), str(new), "-o", str(tmp_path / "c"))
+    assert missing.exit_code == 2
+    assert f"Error: the baseline {tmp_path / 'nope'} does not exist" in missing.output
+    dup = tmp_path / "dup.csv"
+    dup.write_text("name,t_lower\na,1\na,2\n")
+    result = invoke("compare", str(dup), str(new), "-o", str(tmp_path / "c"))
+    assert result.exit_code == 2
+    assert "Error: the baseline results name 1 scenario(s) more than once ('a')" in result.output
+    older = tmp_path / "older.csv"
+    older.write_text("name,bound,t_lower\ntp2,network,0.00298\n")
+    result = invoke("compare", str(older), str(new), "-o", str(tmp_path / "c"))
+    assert result.exit_code == 1
+    assert "skipped columns only one run has: B, D, F, chips, compute_dtype" in result.output
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("x")
+    result = invoke("compare", str(old), str(new), "-o", str(foreign))
+    assert result.exit_code == 2 and "not written by this tool" in result.output
+
+
+def _two_chip(tmp_path, d: int, name: str = "nightly.csv"):
+    text = f"name,op,B,D,F,hardware,chips,shard\nflip,matmul,4096,{d},16384,v5e,2,D\n"
+    return write_scenarios(tmp_path, text + "same,matmul,8,8192,8192,v5e,,\n", name=name)
+
+
+def test_run_with_a_baseline_shows_what_changed_everywhere(tmp_path):
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    old = _two_chip(tmp_path / "old", 8754)
+    assert invoke("run", str(old), "-o", str(tmp_path / "base"), "--no-plots").exit_code == 0
+    new = _two_chip(tmp_path / "new", 8756)
+    other = _two_chip(tmp_path / "new", 8756, name="other.csv")
+    out = tmp_path / "out"
+    args = ("run", str(new), str(other), "-o", str(out), "--no-plots")
+    result = invoke(*args, "--baseline", str(tmp_path / "base"))
+    assert result.exit_code == 0, result.output  # changes found: the status is run's
+    assert f"note: {other}: no baseline {tmp_path / 'base' / 'other'}/; not compared" in (
+        result.stderr
+    )
+    changes = (out / "nightly" / "changes.csv").read_text()
+    assert '"flip","tpu-v5e","bound","network","compute",,"D 8754 → 8756"' in changes
+    assert not (out / "other" / "changes.csv").exists()
+    manifest = json.loads((out / "nightly" / "manifest.json").read_text())
+    assert manifest["changes"]["baseline"] == str(tmp_path / "base" / "nightly")
+    assert manifest["changes"]["counts"]["bound"] == 1
+    report = (out / "nightly" / "report.html").read_text()
+    assert report.index("Since the baseline") < report.index("Series: how long")
+    book = openpyxl.load_workbook(out / "nightly" / "workbook.xlsx", read_only=True)
+    assert book.sheetnames[1] == "Changes"
+    index = (out / "index.html").read_text()
+    assert '<th title="changes since the baseline (changes.csv)">Since the baseline' in index
+    assert "1 bound, 0 fits" in index and "no baseline" in index
+
+
+def test_run_with_a_missing_baseline_writes_nothing(tmp_path):
+    path = _two_chip(tmp_path, 8756)
+    out = tmp_path / "out"
+    result = invoke("run", str(path), "-o", str(out), "--baseline", str(tmp_path / "nowhere"))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: baseline {tmp_path / 'nowhere'} does not exist; give an earlier run's "
+        "output folder\n"
+    )
+    assert not out.exists()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.cli_support import escaped, output_names
+import pytest
+
+from pipeline.cli_support import baseline_folders, escaped, output_names
+from pipeline.run.baseline import BaselineError
 
 
 def test_escaped_keeps_line_breaks_between_lines_only():
@@ -14,3 +17,11 @@ def test_escaped_keeps_line_breaks_between_lines_only():
 def test_output_names_are_unique_stems():
     paths = [Path("a/s.csv"), Path("b/s.xlsx"), Path("S.csv"), Path("x/My Plan.xlsx")]
     assert output_names(paths) == ["s", "s-2", "s-3", "my-plan"]
+
+
+def test_baseline_folders_one_per_name_none_where_missing(tmp_path):
+    assert baseline_folders(None, ["a", "b"]) == [None, None]
+    (tmp_path / "a").mkdir()
+    assert baseline_folders(tmp_path, ["a", "b"]) == [tmp_path / "a", None]
+    with pytest.raises(BaselineError, match="does not exist"):
+        baseline_folders(tmp_path / "nowhere", ["a"])

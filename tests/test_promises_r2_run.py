@@ -26,7 +26,7 @@ ROWS = [{"name": "q1", "op": "matmul", "B": 128, "D": 4096, "F": 4096, "hardware
 
 def run_cli(args, *, code: str = "", timeout: float = 120, **kwargs):
     """`pipeline ARGS` in a fresh process, after `code` (a patch) ran in it."""
-    script = f"{code}\nfrom pipeline.cli import main\nmain()"
+    script = f"{code}\nfrom pipeline.__main__ import main\nmain()"
     return subprocess.run(
         [sys.executable, "-c", script, *map(str, args)],
         capture_output=True, text=True, cwd=ROOT, timeout=timeout, **kwargs,

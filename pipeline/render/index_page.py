@@ -41,10 +41,16 @@ def render_index(runs: list[dict]) -> str:
         rec = {k: run[k] for k in INDEX_KEYS}
         rec["report_href"] = _relative_href(run["report_href"])
         rec["communication"] = run["memory"] + run["network"]
+        rec["changes"] = run.get("changes")  # with a baseline: manifest.json's "changes"
         rows.append(rec)
     totals = {
         k: sum(int(r[k]) for r in rows)
         for k in ("scenarios", "compute", "memory", "network", "not_fitting", "rejected")
     }
     totals["communication"] = totals["memory"] + totals["network"]
-    return environment().get_template(INDEX_TEMPLATE).render(runs=rows, totals=totals)
+    compared = any(r["changes"] is not None for r in rows)
+    return (
+        environment()
+        .get_template(INDEX_TEMPLATE)
+        .render(runs=rows, totals=totals, compared=compared)
+    )

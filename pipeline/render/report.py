@@ -26,6 +26,7 @@ from pipeline.record import Record
 from pipeline.render import answer
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
+from pipeline.render.report_changes import changes_summary
 from pipeline.render.report_tables import chip_facts, records, scenario_blocks, used_rates
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 
@@ -134,8 +135,10 @@ def report_context(
     charts: Sequence[tuple[Chart, bytes]] = (),
     notices: Sequence[str] = (),
     max_table_rows: int = DEFAULT_TABLE_ROWS,
+    baseline=None,
 ) -> dict:
-    """The template's variables: plain records and scalars."""
+    """The template's variables: plain records and scalars. `baseline`: the changes since
+    an earlier run (run.baseline.Baseline), shown first."""
     results, summary = analysis.results, analysis.summary
     catalog = {str(rec["name"]): rec for rec in analysis.hardware}
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
@@ -231,6 +234,7 @@ def report_context(
         "findings": _findings(analysis),
         "errors": records(analysis.problems),
         "max_table_rows": max_table_rows,
+        "since": changes_summary(baseline) if baseline is not None else None,
     }
 
 
@@ -250,8 +254,9 @@ def render_report(
     charts: Sequence[tuple[Chart, bytes]] = (),
     notices: Sequence[str] = (),
     max_table_rows: int = DEFAULT_TABLE_ROWS,
+    baseline=None,
 ) -> str:
     """The self-contained report.html of an analysis, its charts given as (Chart, PNG bytes);
-    `notices` say what the run's caps left out."""
-    context = report_context(analysis, run_name, charts, notices, max_table_rows)
+    `notices` say what the run's caps left out; `baseline` opens it with the changes since."""
+    context = report_context(analysis, run_name, charts, notices, max_table_rows, baseline)
     return environment().get_template(REPORT_TEMPLATE).render(**context)

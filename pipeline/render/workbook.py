@@ -2,7 +2,8 @@
 (docs/outputs.md#the-workbook). Written with rvgsrust-xlsxwriter (rust_xlsxwriter under a
 Python API): the big sheets stream Arrow columns straight into constant-memory worksheets.
 
-Sheets, in order: Answer (render.workbook_answer), Summary, Results (the columns that answer
+Sheets, in order: Answer (render.workbook_answer), Changes (with a baseline:
+render.workbook_changes), Summary, Results (the columns that answer
 first), Hardware, Inputs, Errors (only when rows were rejected), Charts (only when charts were
 drawn). Results and Errors hold the first `max_rows` rows, Inputs the first `max_input_rows`;
 the Summary says what the caps left out.
@@ -37,6 +38,7 @@ from pipeline.record import Record
 from pipeline.render.charts import Chart
 from pipeline.render.format import EXCEL, efficiencies, plural
 from pipeline.render.workbook_answer import print_results, results_columns, write_answer
+from pipeline.render.workbook_changes import write_changes
 from pipeline.render.workbook_styles import Styles, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
 from pipeline.scenarios.sheet import CAPPED_NOTE
@@ -123,6 +125,7 @@ def write_workbook(
     max_rows: int = DEFAULT_WORKBOOK_ROWS,
     max_input_rows: int = DEFAULT_WORKBOOK_INPUT_ROWS,
     spool: Path | None = None,
+    baseline=None,
 ) -> list[str]:
     """Write workbook.xlsx at `path`; returns the notices only it can know (cells cut to
     Excel's limit). The Summary shows them after `notices`, the run's notices about the
@@ -130,7 +133,8 @@ def write_workbook(
     `charts` are (Chart, PNG file) pairs, embedded on the Charts sheet; or a function giving
     them, called once the data sheets are written (so the charts can be drawn meanwhile).
     `spool`: the folder for the writer's temporary files (default: the system's, TMPDIR).
-    The caps were checked by write()'s arguments."""
+    The caps were checked by write()'s arguments. `baseline` (run.baseline.Baseline) adds the
+    Changes sheet after Answer (render.workbook_changes)."""
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
     input_cap = min(max_input_rows, cap)
     results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
@@ -140,6 +144,8 @@ def write_workbook(
             book = rx.Workbook(str(path))
             styles = Styles()
             answer = book.add_worksheet("Answer")
+            if baseline is not None:
+                own += write_changes(book.add_worksheet("Changes"), styles, baseline, cap)
             summary = book.add_worksheet("Summary")
             sheet = book.add_worksheet("Results", constant_memory=True)
             shown = results.iloc[:cap][results_columns(results.columns)]

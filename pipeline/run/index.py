@@ -19,10 +19,11 @@ MARKS = ('<meta name="generator" content="roofline-pipeline', "<title>Roofline r
 
 
 def index_entry(analysis: Record, written: Written) -> dict:
-    """One run's line on the index page."""
+    """One run's line on the index page (with "changes" when compared with a baseline)."""
     s = analysis.summary
     name = written.folder.name
     has_report = any(p.name == "report.html" for p in written.files)
+    changes = {"changes": written.changes} if written.changes is not None else {}
     return {
         "run_name": name,
         "input_path": analysis.source,
@@ -32,6 +33,7 @@ def index_entry(analysis: Record, written: Written) -> dict:
         "not_fitting": s.not_fitting,
         "rejected": s.rejected_rows,
         "status": "rows rejected" if s.rejected_rows else "ok",
+        **changes,
     }
 
 

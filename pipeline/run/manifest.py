@@ -44,8 +44,10 @@ def write_manifest(
     notices: Sequence[str],
     files: list[dict],
     timings: dict[str, float],
+    changes: dict | None = None,
 ) -> Path:
-    """Write folder/manifest.json; returns its path."""
+    """Write folder/manifest.json; returns its path. `changes`: the counts of a comparison
+    with a baseline (run.baseline.Baseline.counts), written as "changes" when given."""
     s = analysis.summary
     manifest = {
         "tool": TOOL,
@@ -71,6 +73,8 @@ def write_manifest(
         "files": files,
         "timings_seconds": {k: round(v, 6) for k, v in timings.items()},
     }
+    if changes is not None:
+        manifest["changes"] = changes
     path = folder / "manifest.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path

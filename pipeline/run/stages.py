@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.record import Record
+from pipeline.render.changes import write_changes_csv
 from pipeline.render.charts import Chart, PlannedChart, png
 from pipeline.render.report import render_report
 from pipeline.render.tables import write_csv, write_parquet
 from pipeline.render.workbook import write_workbook
+from pipeline.run.baseline import Baseline
 
 Done = tuple[list[str], list[Path]]  # (notices, files written)
 
@@ -30,6 +32,7 @@ class Context:
     notices: tuple[str, ...]
     name: str
     about: dict[str, str] = field(default_factory=dict)  # notice -> the one output it is about
+    baseline: Baseline | None = None  # the run compared with an earlier one (run --baseline)
 
     @property
     def charts(self) -> list[Chart]:
@@ -56,6 +59,9 @@ def results(ctx: Context) -> Done:
     files = [write_csv(frame, tmp / "results.csv"), write_parquet(frame, tmp / "results.parquet")]
     if len(analysis.problem_list):
         files.append(write_csv(analysis.problems, tmp / "errors.csv"))
+    if ctx.baseline is not None:
+        write_changes_csv(ctx.baseline.changes, tmp / "changes.csv")
+        files.append(tmp / "changes.csv")
     return [], files
 
 
@@ -77,6 +83,7 @@ def workbook(ctx: Context) -> Done:
             max_rows=options.workbook_rows,
             max_input_rows=options.workbook_input_rows,
             spool=spool,
+            baseline=ctx.baseline,
         )
     finally:
         shutil.rmtree(spool, ignore_errors=True)
@@ -88,7 +95,9 @@ def report(ctx: Context) -> Done:
     options, tmp = ctx.options, ctx.tmp
     charts = [(c, (tmp / c.path).read_bytes()) for c in ctx.charts]
     notices = ctx.notices_for("report")
-    html = render_report(ctx.record, ctx.name, charts, notices, options.report_rows)
+    html = render_report(
+        ctx.record, ctx.name, charts, notices, options.report_rows, baseline=ctx.baseline
+    )
     (tmp / "report.html").write_text(html, encoding="utf-8", newline="\n")
     return [], [tmp / "report.html"]
 

@@ -35,6 +35,7 @@ from pipeline.render.charts.data import chart_frame
 from pipeline.render.report import table_cap_notices
 from pipeline.render.workbook import cap_notices
 from pipeline.run import stages
+from pipeline.run.baseline import Baseline
 from pipeline.run.children import held_signals, init_worker
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries, write_manifest
@@ -66,6 +67,7 @@ class Written:
     files: tuple[Path, ...]
     notices: tuple[str, ...]
     timings: dict = field(default_factory=dict)
+    changes: dict | None = None  # manifest.json's "changes", when compared with a baseline
 
 
 @dataclass
@@ -83,10 +85,12 @@ def write_outputs(
     protect: Sequence[Path] = (),
     progress: Progress | None = None,
     read: Sequence[Path] = (),
+    baseline: Baseline | None = None,
 ) -> Written:
     """Write every output of `analysis` into `target` (see the module). The folder may hold
     none of `protect` (files the caller names) nor of `read` (every file the analysis read,
-    by the absolute path it had when read)."""
+    by the absolute path it had when read). `baseline`: the changes since an earlier run,
+    shown by changes.csv, the report, the workbook and the manifest."""
     target, protect = check_arguments(target, options, protect)
     protect = [*protect, *read]
     name = Path(os.path.abspath(target)).name
@@ -98,21 +102,28 @@ def write_outputs(
         caps = _cap_notices(analysis, options, planned, kept)
         notices = [*derated_notices(analysis.summary), *(text for _, text in caps)]
         about = {text: output for output, text in caps if output}  # shown by that output only
-        ctx = stages.Context(analysis, tmp, options, tuple(kept), tuple(notices), name, about)
+        ctx = stages.Context(
+            analysis, tmp, options, tuple(kept), tuple(notices), name, about, baseline
+        )
         charts = ctx.charts
         # the biggest charts first, so that the last one to finish is a small one
         plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
         seconds, later, entries = _run_jobs(ctx, plots, step)
         notices += later
-        order = ["results.csv", "results.parquet", "errors.csv",
+        order = ["results.csv", "results.parquet", "errors.csv", "changes.csv",
                  *(c.path for c in charts), "workbook.xlsx", "report.html"]  # fmt: skip
         entries.sort(key=lambda e: order.index(e["path"]))
         files = [tmp / e["path"] for e in entries]
         timings = {**analysis.timings, **seconds, "total": time.perf_counter() - t0}
-        files.append(write_manifest(tmp, analysis, name, notices, entries, timings))
+        changes = baseline.counts() if baseline is not None else None
+        files.append(write_manifest(tmp, analysis, name, notices, entries, timings, changes))
         step("manifest")
     return Written(
-        target, tuple(target / p.relative_to(tmp) for p in files), tuple(notices), timings
+        target,
+        tuple(target / p.relative_to(tmp) for p in files),
+        tuple(notices),
+        timings,
+        changes,
     )
 
 

@@ -1,0 +1,114 @@
+"""`pipeline.compare(old, new)`: what changed between two runs (DESIGN.md §9), each run an
+Analysis, an output folder (its results.parquet, else results.csv), one of those files, or a
+results frame; `Comparison.write(DIR)` writes changes.csv and changes.html atomically."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.errors import InvalidResults, OutputError, printable
+from pipeline.model.changes import (
+    DEFAULT_THRESHOLD,
+    KINDS,
+    Changes,
+    compare_results,
+)
+from pipeline.record import Record
+from pipeline.render.changes import render_changes_html, write_changes_csv
+from pipeline.run.baseline import RESULTS_FILES, read_results_file
+from pipeline.run.folder import OutputFolder
+from pipeline.run.manifest import TOOL, file_entries
+
+Run = Record | str | Path | pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The changes between two runs (`changes`: pipeline.model.changes.Changes)."""
+
+    old_label: str
+    new_label: str
+    changes: Changes
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per change: name, hardware, change, old, new, ratio, causes."""
+        return self.changes.table
+
+    def summary(self) -> str:
+        """'1,035 compared: 3 changes (bound 1, t_lower 2)' or '1,035 compared: no changes'."""
+        c = self.changes
+        found = ", ".join(f"{k} {c.counts[k]:,}" for k in KINDS if c.counts[k])
+        total = sum(c.counts.values())
+        text = f"{c.compared:,} compared: " + (
+            f"{total:,} change{'s' if total != 1 else ''} ({found})" if total else "no changes"
+        )
+        if c.skipped:
+            text += f"; skipped columns only one run has: {', '.join(c.skipped)}"
+        return printable(text)
+
+    def __repr__(self) -> str:
+        return f"<Comparison of {self.old_label} → {self.new_label}: {self.summary()}>"
+
+    def write(self, out_dir: str | Path, *, force: bool = False) -> tuple[Path, Path]:
+        """Write out_dir/changes.csv and out_dir/changes.html, replacing out_dir as a whole
+        only when it is missing, empty or a folder this tool wrote; returns the two paths."""
+        html = render_changes_html(self.changes, self.old_label, self.new_label)
+        with OutputFolder(Path(out_dir), force=force) as tmp:
+            csv_path = write_changes_csv(self.changes, tmp / "changes.csv")
+            html_path = tmp / "changes.html"
+            html_path.write_text(html, encoding="utf-8")
+            manifest = {
+                "tool": TOOL,
+                "kind": "changes",
+                "baseline": self.old_label,
+                "new": self.new_label,
+                "counts": dict(self.changes.counts),
+                "compared": self.changes.compared,
+                "skipped": list(self.changes.skipped),
+                "files": file_entries(tmp, [csv_path, html_path]),
+            }
+            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+            (tmp / "manifest.json").write_text(text, encoding="utf-8")
+        target = Path(out_dir)
+        return target / "changes.csv", target / "changes.html"
+
+
+def compare(old: Run, new: Run, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
+    """The changes from run `old` (the baseline) to run `new`; each an Analysis, an output
+    folder, a results.parquet or results.csv file, or a results frame."""
+    old_frame, old_label = load_results(old, "baseline")
+    new_frame, new_label = load_results(new, "new")
+    return Comparison(old_label, new_label, compare_results(old_frame, new_frame, threshold))
+
+
+def load_results(run: Run, role: str = "baseline") -> tuple[pd.DataFrame, str]:
+    """A run's results frame (from a file: only the columns a comparison reads) and a label
+    for it; InvalidResults when it cannot be read."""
+    if isinstance(run, Record):
+        return run.results, str(run.source)
+    if isinstance(run, pd.DataFrame):
+        return run, f"{role} frame"
+    if not isinstance(run, str | Path):
+        raise TypeError(f"a run is an Analysis, a folder, a file or a DataFrame, not {run!r}")
+    path = Path(run)
+    label = printable(path)
+    if path.is_dir():
+        found = [path / n for n in RESULTS_FILES if (path / n).is_file()]
+        if not found:
+            raise InvalidResults(
+                f"the {role} folder {label} has no results.parquet or results.csv; "
+                "give an output folder of `pipeline run`"
+            )
+        path = found[0]
+    elif not path.exists():
+        raise InvalidResults(f"the {role} {label} does not exist")
+    frame = read_results_file(path, role)
+    return frame, label
+
+
+__all__ = ["Comparison", "OutputError", "compare", "load_results"]

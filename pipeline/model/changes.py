@@ -1,0 +1,227 @@
+"""Run-over-run comparison (DESIGN.md §9): two results frames matched by `name`, every change
+of bound, fit, critical batch or time found in one vectorized pass (an index lookup, never a
+loop over rows), and for each changed scenario the inputs that differ, so a catalog update
+shows up as the cause of every row it moved.
+
+Numbers in `old`, `new` and `causes` are written exactly (the shortest text that reads back
+to the same double, `8.2e11`), as the CSV writes them: they are data, not a display.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import InvalidResults, printable
+
+KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
+COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes")
+DEFAULT_THRESHOLD = 0.05
+# the inputs a scenario's result depends on, besides its dims (single capital letters)
+CAUSES = (
+    "op", "einsum", "bytes", "hardware",
+    "x_dtype", "y_dtype", "out_dtype", "compute_dtype",
+    "chips", "shard", "link",
+    "compute_efficiency", "hbm_efficiency", "network_efficiency",
+    "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
+)  # fmt: skip
+_DIM = re.compile(r"^[A-Z]$")
+COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower")
+
+
+def compared_columns(columns: Iterable) -> list[str]:
+    """The columns of a results frame a comparison reads: name, the compared results, the
+    inputs (dims and CAUSES)."""
+    wanted = {"name", *COMPARED, *CAUSES}
+    return [str(c) for c in columns if c in wanted or _DIM.match(str(c))]
+
+
+ARROW = " \u2192 "
+SHOWN_NAMES = 5
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What changed between two runs: one row per change (`table`), counts per kind, the
+    number of scenarios compared, the columns one side lacks, and the changes grouped by
+    cause (`groups`: hardware, causes, rows; most rows first)."""
+
+    table: pd.DataFrame
+    counts: Mapping[str, int]
+    compared: int
+    skipped: tuple[str, ...]
+    groups: pd.DataFrame
+    threshold: float = DEFAULT_THRESHOLD
+
+    @property
+    def changed(self) -> bool:
+        """Whether any change of any kind was found."""
+        return any(self.counts.values())
+
+    def failing(self, kinds: Iterable[str] | None = None) -> bool:
+        """Whether a change of one of `kinds` (None: any kind) was found."""
+        chosen = KINDS if kinds is None else tuple(kinds)
+        unknown = [k for k in chosen if k not in KINDS]
+        if unknown:
+            raise ValueError(f"unknown change kind {unknown[0]!r}; one of {', '.join(KINDS)}")
+        return any(self.counts[k] for k in chosen)
+
+
+def compare_results(
+    old: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD
+) -> Changes:
+    """The changes from `old` to `new` (results frames, matched by `name`); a `t_lower` change
+    is a ratio new/old outside 1 ± `threshold`. InvalidResults when a frame has no `name`
+    column or a name twice."""
+    if not (isinstance(threshold, int | float) and 0 <= threshold < 1):
+        raise ValueError(f"threshold must be a number in [0, 1), not {threshold!r}")
+    for label, frame in (("baseline", old), ("new", new)):
+        _check_names(frame, label)
+    skipped = tuple(sorted(set(compared_columns(old.columns)) ^ set(compared_columns(new.columns))))
+    old_names = old["name"].astype(str).to_numpy(dtype=object)
+    new_names = new["name"].astype(str).to_numpy(dtype=object)
+    at_old = pd.Index(old_names).get_indexer(new_names)  # -1: added
+    new_i = np.flatnonzero(at_old >= 0)
+    old_i = at_old[new_i]
+    kept = np.ones(len(old), dtype=bool)
+    kept[old_i] = False
+    added, removed = np.flatnonzero(at_old < 0), np.flatnonzero(kept)
+
+    both = [c for c in new.columns if c in old.columns]
+    causes = _causes(old, new, old_i, new_i, both)
+    parts = {"added": _presence(new, added, "added"), "removed": _presence(old, removed, "removed")}
+    for kind in ("bound", "fits", "critical_batch"):
+        if kind in both:
+            a, b = _values(old[kind], old_i), _values(new[kind], new_i)
+            at = np.flatnonzero(~_same(a, b))
+            parts[kind] = _part(new, new_i[at], kind, _text(a[at]), _text(b[at]), None, causes, at)
+    if "t_lower" in both:
+        a, b = _values(old["t_lower"], old_i), _values(new["t_lower"], new_i)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where((a == 0) & (b == 0), 1.0, b / a)
+        at = np.flatnonzero(~_same(a, b) & ~(np.abs(ratio - 1) <= threshold))
+        text_a, text_b = _text(a[at]), _text(b[at])
+        parts["t_lower"] = _part(new, new_i[at], "t_lower", text_a, text_b, ratio[at], causes, at)
+    table = pd.concat(parts.values(), ignore_index=True)
+    table = table.astype({c: "str" for c in COLUMNS if c != "ratio"} | {"ratio": float})
+    counts = {k: len(parts[k]) if k in parts else 0 for k in KINDS}
+    return Changes(table, counts, len(new_i), skipped, _groups(table), float(threshold))
+
+
+def _check_names(frame: pd.DataFrame, label: str) -> None:
+    if "name" not in frame.columns:
+        raise InvalidResults(f"the {label} results have no 'name' column; is it a results file?")
+    dup = frame["name"].duplicated(keep="first")
+    if dup.any():
+        names = pd.unique(frame["name"][dup])
+        shown = ", ".join(f"'{printable(n)}'" for n in names[:SHOWN_NAMES])
+        more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+        raise InvalidResults(
+            f"the {label} results name {len(names):,} scenario(s) more than once ({shown}"
+            f"{more}); scenarios are matched by name, so each must be unique"
+        )
+
+
+def _values(series: pd.Series, at: np.ndarray) -> np.ndarray:
+    """The column's values at `at`: floats (NaN for missing) for numbers and booleans, text
+    ('' for missing) otherwise; the same for a column read back from CSV or Parquet."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b":
+        flags = series.to_numpy(dtype=object)[at]
+        missing = pd.isna(flags)
+        return np.where(missing, "", np.where(flags == True, "True", "False")).astype(object)  # noqa: E712
+    if dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype):
+        return series.to_numpy(dtype=float, na_value=np.nan)[at]
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = np.append(series.cat.categories.astype(str).to_numpy(dtype=object), "")
+        return cats[series.cat.codes.to_numpy()[at]]  # code -1 (missing) takes the ''
+    values = series.to_numpy(dtype=object)[at]
+    missing = pd.isna(values)
+    if missing.any():
+        values = values.copy()
+        values[missing] = ""
+    return values.astype(str).astype(object) if values.size else values
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        return (a == b) | (np.isnan(a) & np.isnan(b))
+    if a.dtype.kind == "f" or b.dtype.kind == "f":  # a column of numbers read back as text
+        return _text(a) == _text(b)
+    return a == b
+
+
+def exact(value) -> str:
+    """One value as exact, compact text: 8756, 8.2e11, 0.9, bf16; '' for a missing one."""
+    if isinstance(value, str):
+        return value
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    v = float(value)
+    if v.is_integer() and abs(v) < 1e6:
+        return str(int(v))
+    if 1e-3 <= abs(v) < 1e6:
+        return repr(v)
+    return np.format_float_scientific(v, unique=True, trim="-").replace("e+", "e")
+
+
+def _text(values: np.ndarray) -> np.ndarray:
+    """Each value as exact(), each distinct value formatted once."""
+    if values.size == 0:
+        return values.astype(object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    return np.array([exact(u) for u in uniques], dtype=object)[codes]
+
+
+def _causes(old, new, old_i, new_i, both) -> np.ndarray:
+    """For each scenario in both runs, the inputs that differ: 'D 8754 → 8756; ...'."""
+    text = np.full(len(new_i), "", dtype=object)
+    for col in [c for c in both if _DIM.match(str(c))] + [c for c in CAUSES if c in both]:
+        a, b = _values(old[col], old_i), _values(new[col], new_i)
+        at = np.flatnonzero(~_same(a, b))
+        if at.size == 0:
+            continue
+        part = f"{col} " + _text(a[at]) + ARROW + _text(b[at])
+        sep = np.where(text[at] == "", "", "; ").astype(object)
+        text[at] = text[at] + sep + part
+    return text
+
+
+def _presence(frame: pd.DataFrame, at: np.ndarray, kind: str) -> pd.DataFrame:
+    hardware = _values(frame["hardware"], at) if "hardware" in frame else np.full(len(at), "")
+    return pd.DataFrame(
+        {
+            "name": frame["name"].astype(str).to_numpy(dtype=object)[at],
+            "hardware": hardware,
+            "change": kind,
+            "old": "",
+            "new": "",
+            "ratio": np.nan,
+            "causes": "",
+        },
+        columns=list(COLUMNS),
+    )
+
+
+def _part(new, rows, kind, old_text, new_text, ratio, causes, at) -> pd.DataFrame:
+    frame = _presence(new, rows, kind)
+    frame["old"], frame["new"] = old_text, new_text
+    if ratio is not None:
+        frame["ratio"] = ratio
+    frame["causes"] = causes[at]
+    return frame
+
+
+def _groups(table: pd.DataFrame) -> pd.DataFrame:
+    """Changed scenarios (not added or removed) per (hardware, causes), most rows first."""
+    moved = table[~table["change"].isin(("added", "removed"))]
+    moved = moved.drop_duplicates("name")
+    if moved.empty:
+        return pd.DataFrame({"hardware": [], "causes": [], "rows": []}).astype({"rows": int})
+    sizes = moved.groupby(["hardware", "causes"], sort=True).size().rename("rows")
+    groups = sizes.reset_index().sort_values("rows", ascending=False, kind="stable")
+    return groups.reset_index(drop=True)

@@ -1,0 +1,136 @@
+"""compare_results: every kind of change, matched by name, with the inputs that caused it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pipeline
+from pipeline.errors import InvalidResults
+from pipeline.model.changes import COLUMNS, KINDS, compare_results, exact
+from tests.helpers import BOOK_SCENARIOS
+
+TWO_CHIP = dict(op="matmul", B=4096, F=16384, hardware="v5e", chips=2, shard="D")
+
+
+def _results(rows, **kw) -> pd.DataFrame:
+    return pipeline.analyze(rows, **kw).results
+
+
+def test_the_chapters_two_chip_example_flips_network_to_compute():
+    old = _results([dict(name="tp2", D=8754, **TWO_CHIP)])
+    new = _results([dict(name="tp2", D=8756, **TWO_CHIP)])
+    assert old.loc[0, "bound"] == "network" and new.loc[0, "bound"] == "compute"
+    c = compare_results(old, new)
+    flip = c.table[c.table["change"] == "bound"].iloc[0]
+    assert (flip["name"], flip["hardware"], flip["old"], flip["new"]) == (
+        "tp2", "tpu-v5e", "network", "compute",
+    )  # fmt: skip
+    assert flip["causes"] == "D 8754 → 8756"
+    assert c.counts["bound"] == 1 and c.counts["critical_batch"] == 1  # appeared: 259
+    cb = c.table[c.table["change"] == "critical_batch"].iloc[0]
+    assert (cb["old"], cb["new"]) == ("", "259")
+    assert c.counts["t_lower"] == 0  # 8756 / 8754 is well inside 5 %
+    assert c.changed and c.failing(["bound"]) and not c.failing(["fits", "t_lower"])
+
+
+def test_added_removed_fits_and_time_changes():
+    old = _results(
+        [
+            dict(name="gone", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+            dict(name="fit", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+            dict(name="slow", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+            dict(name="same", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+        ]
+    )
+    new = _results(
+        [
+            dict(name="fit", op="matmul", B=8, D=8192, F=8_000_000, hardware="h100"),
+            dict(
+                name="slow", op="matmul", B=8, D=8192, F=8192, hardware="h100", hbm_efficiency=0.5
+            ),  # fmt: skip
+            dict(name="same", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+            dict(name="born", op="matmul", B=8, D=8192, F=8192, hardware="h100"),
+        ]
+    )
+    c = compare_results(old, new)
+    assert list(c.table.columns) == list(COLUMNS)
+    by = {k: c.table[c.table["change"] == k] for k in KINDS}
+    assert by["added"]["name"].tolist() == ["born"]
+    assert by["removed"]["name"].tolist() == ["gone"]
+    assert by["fits"][["name", "old", "new"]].values.tolist() == [["fit", "True", "False"]]
+    slow = by["t_lower"].set_index("name").loc["slow"]
+    assert slow["ratio"] == pytest.approx(2.0)
+    assert slow["causes"] == "hbm_efficiency 1 → 0.5"
+    assert float(slow["new"]) == pytest.approx(2 * float(slow["old"]))
+    assert "same" not in c.table["name"].tolist()
+    assert c.compared == 3 and c.skipped == ()
+    assert set(c.counts) == set(KINDS)
+
+
+def test_threshold_is_a_ratio_band():
+    old = pd.DataFrame({"name": ["a", "b", "c"], "t_lower": [1.0, 1.0, 0.0]})
+    new = pd.DataFrame({"name": ["a", "b", "c"], "t_lower": [1.049, 1.051, 0.0]})
+    c = compare_results(old, new, threshold=0.05)
+    assert c.table["name"].tolist() == ["b"]
+    assert compare_results(old, new, threshold=0.06).counts["t_lower"] == 0
+    assert compare_results(old, new, threshold=0.0).counts["t_lower"] == 2
+
+
+def test_identical_runs_have_no_changes(book):
+    c = compare_results(book.results, book.results)
+    assert not c.changed and c.table.empty and c.groups.empty
+    assert c.compared == len(book.results)
+    assert list(c.table.columns) == list(COLUMNS)
+
+
+def test_a_hardware_override_is_the_cause_of_every_row_it_moved(book):
+    hw = pd.DataFrame([{"name": "tpu-v5e", "hbm_bandwidth": 8.2e11 * 1.5}])
+    new = pipeline.analyze(BOOK_SCENARIOS, hardware=hw).results
+    c = compare_results(book.results, new)
+    moved = c.table[c.table["hardware"] == "tpu-v5e"]
+    assert len(moved) > 100
+    assert (moved["causes"] == "hbm_bandwidth 8.2e11 → 1.23e12").all()
+    assert c.table[c.table["hardware"] != "tpu-v5e"].empty
+    top = c.groups.iloc[0]
+    assert (top["hardware"], top["causes"]) == ("tpu-v5e", "hbm_bandwidth 8.2e11 → 1.23e12")
+    assert top["rows"] == moved["name"].nunique()
+
+
+def test_duplicate_names_are_an_error_naming_them():
+    old = pd.DataFrame({"name": ["a", "b", "a", "c", "c"], "t_lower": 1.0})
+    with pytest.raises(
+        InvalidResults, match=r"baseline results name 2 scenario\(s\) more than once \('a', 'c'\)"
+    ):
+        compare_results(old, old.drop_duplicates("name"))
+    with pytest.raises(InvalidResults, match="new results have no 'name' column"):
+        compare_results(old.drop_duplicates("name"), pd.DataFrame({"t_lower": [1.0]}))
+
+
+def test_an_older_schema_compares_on_the_common_columns(book):
+    old = book.results.drop(columns=["fits", "link_bandwidth"])
+    c = compare_results(old, book.results)
+    assert c.skipped == ("fits", "link_bandwidth") and not c.changed
+    assert c.counts["fits"] == 0
+
+
+def test_columns_read_back_as_text_compare_equal():
+    old = pd.DataFrame({"name": ["a"], "bound": ["compute"], "fits": [True], "D": [8192.0],
+                        "critical_batch": pd.array([None], dtype="Int64")})  # fmt: skip
+    new = pd.DataFrame({"name": ["a"], "bound": pd.Categorical(["compute"]),
+                        "fits": pd.array([True], dtype="boolean"), "D": pd.array([8192], "Int64"),
+                        "critical_batch": [np.nan]})  # fmt: skip
+    assert not compare_results(old, new).changed
+
+
+def test_exact_text():
+    assert [exact(v) for v in (8756, 8.2e11, 0.9, 1.5e-7, np.nan, "bf16")] == [
+        "8756", "8.2e11", "0.9", "1.5e-07", "", "bf16",
+    ]  # fmt: skip
+
+
+def test_failing_rejects_an_unknown_kind(book):
+    c = compare_results(book.results, book.results)
+    with pytest.raises(ValueError, match="unknown change kind 'bond'"):
+        c.failing(["bond"])
