@@ -383,3 +383,19 @@ def op_columns(*ops: str):
 
     sig = coded(*ops).derive(lambda text: parse_op(text) if text else None)
     return sig, sig.derive(lambda s: s.op if s else "")
+
+
+def write_sheet(path: Path, rows: list[list], title: str = "Scenarios", *more_sheets: str) -> Path:
+    """A workbook at `path` whose first sheet, `title`, holds `rows` (the header first), with
+    more sheets after it, each holding one line ("nothing", "here")."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = title
+    for row in rows:
+        sheet.append(row)
+    for name in more_sheets:
+        book.create_sheet(name).append(["nothing", "here"])
+    book.save(path)
+    return path

@@ -16,7 +16,7 @@ import pytest
 
 import pipeline
 from pipeline.render.format import when
-from tests.helpers import BOOK_SCENARIOS, ROOT
+from tests.helpers import BOOK_SCENARIOS, ROOT, write_sheet
 
 ROWS = [
     {"name": "mm", "op": "matmul", "B": 256, "D": 4096, "F": 4096, "hardware": "v5e"},
@@ -161,14 +161,8 @@ def test_outputs_are_the_same_from_two_processes(tmp_path):
 
 
 def test_analyze_takes_a_workbook_sheet_and_a_csv_encoding(tmp_path):
-    import openpyxl
-
-    book = openpyxl.Workbook()
-    book.active.title = "Mine"
-    book.active.append(["name", "op", "B", "D", "F", "hardware"])
-    book.active.append(["a", "matmul", 8, 128, 128, "v5e"])
-    book.create_sheet("Scenarios")
-    book.save(tmp_path / "s.xlsx")
+    rows = [["name", "op", "B", "D", "F", "hardware"], ["a", "matmul", 8, 128, 128, "v5e"]]
+    write_sheet(tmp_path / "s.xlsx", rows, "Mine", "Scenarios")
     assert pipeline.analyze(tmp_path / "s.xlsx", sheet="Mine").summary.scenarios == 1
     (tmp_path / "w.csv").write_bytes(
         "name,op,B,D,F,hardware\ncafé,matmul,8,128,128,v5e\n".encode("cp1252")

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pipeline import __version__
 from pipeline.cli import cli
-from tests.helpers import BOOK_SCENARIOS, FAST, HEAD, invoke, write_scenarios
+from tests.helpers import BOOK_SCENARIOS, FAST, HEAD, invoke, write_scenarios, write_sheet
 
 
 def test_version():
@@ -304,12 +304,8 @@ def test_a_workbook_from_a_run_runs_again_with_an_edit_and_beside_a_csv(tmp_path
 
 
 def test_validate_a_workbook_sheet_with_its_location(tmp_path):
-    book = openpyxl.Workbook()
-    book.active.title = "Plan"
-    book.active.append(["name", "op", "B", "D", "F", "hardware"])
-    book.active.append(["typo", "matmul", 8, 8192, 8192, "h10"])
-    book.create_sheet("Other")
-    book.save(tmp_path / "plan.xlsx")
+    rows = [["name", "op", "B", "D", "F", "hardware"], ["typo", "matmul", 8, 8192, 8192, "h10"]]
+    write_sheet(tmp_path / "plan.xlsx", rows, "Plan", "Other")
     result = invoke("validate", str(tmp_path / "plan.xlsx"), "--sheet", "Plan")
     assert result.exit_code == 1
     assert result.stderr == (

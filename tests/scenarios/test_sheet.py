@@ -15,21 +15,10 @@ from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.sheet import CAPPED_NOTE
 from pipeline.scenarios.xlsx import MAX_RATIO, OLE_MAGIC
+from tests.helpers import write_sheet
 
 HEADER = ["name", "op", "B", "D", "F", "hardware", "notes"]
 ROW = ["ok", "matmul", 8, 8192, 8192, "v5e", ""]
-
-
-def _book(path, rows, title="Scenarios", *more_sheets):
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = title
-    for row in rows:
-        ws.append(row)
-    for name in more_sheets:
-        wb.create_sheet(name).append(["nothing", "here"])
-    wb.save(path)
-    return path
 
 
 def _messages(loaded) -> list[str]:
@@ -38,7 +27,7 @@ def _messages(loaded) -> list[str]:
 
 def test_a_sheet_reads_like_its_csv(tmp_path, catalog):
     rows = [HEADER, ROW, [], ["f", "matmul", 8.0, 4096.0, 2.5e3, "H100", "a note"]]
-    path = _book(tmp_path / "s.xlsx", rows)
+    path = write_sheet(tmp_path / "s.xlsx", rows)
     loaded = load_scenarios(path, catalog)
     assert loaded.source == f"{path}[Scenarios]"
     assert loaded.lines.tolist() == [2, 4]  # the spreadsheet's rows; the empty row skipped
@@ -49,7 +38,7 @@ def test_a_sheet_reads_like_its_csv(tmp_path, catalog):
 
 def test_problems_name_file_sheet_row_and_column_with_did_you_mean(tmp_path, catalog):
     rows = [HEADER + ["dtpye"], ["bad", "matmul", 8.5, 8192, 8192, "h10", "", "bf16"]]
-    loaded = load_scenarios(_book(tmp_path / "s.xlsx", rows), catalog)
+    loaded = load_scenarios(write_sheet(tmp_path / "s.xlsx", rows), catalog)
     where = f"{tmp_path / 's.xlsx'}[Scenarios]"
     assert _messages(loaded) == [
         f"{where}:2: column B: '8.5' is not a positive integer or a sweep (128|256, 1..512, 1..4096*2)",
@@ -67,7 +56,7 @@ def test_dates_booleans_and_uncached_formulas_are_errors_at_their_cell(tmp_path,
         ["b", "matmul", True, 8192, 8192, "v5e", ""],
         ["f", "matmul", 8, "=2*4096", 8192, "v5e", ""],
     ]
-    loaded = load_scenarios(_book(tmp_path / "s.xlsx", rows), catalog)
+    loaded = load_scenarios(write_sheet(tmp_path / "s.xlsx", rows), catalog)
     where = f"{tmp_path / 's.xlsx'}[Scenarios]"
     assert _messages(loaded) == [
         f"{where}:2: column B: a date (2024-01-05), not a number: Excel took the value for a date; type the number and format the cell as Number or Text",
@@ -78,9 +67,9 @@ def test_dates_booleans_and_uncached_formulas_are_errors_at_their_cell(tmp_path,
 
 
 def test_sheet_choice_scenarios_then_inputs_then_first(tmp_path, catalog):
-    first = _book(tmp_path / "a.xlsx", [HEADER, ROW], "Mine", "Other")
+    first = write_sheet(tmp_path / "a.xlsx", [HEADER, ROW], "Mine", "Other")
     assert load_scenarios(first, catalog).source.endswith("[Mine]")
-    both = _book(tmp_path / "b.xlsx", [HEADER, ROW], "Inputs", "Scenarios")
+    both = write_sheet(tmp_path / "b.xlsx", [HEADER, ROW], "Inputs", "Scenarios")
     with pytest.raises(ScenarioFileError, match=r"\[Scenarios\]: a header but no scenario rows"):
         load_scenarios(both, catalog)
     assert load_scenarios(both, catalog, sheet="Inputs").source.endswith("[Inputs]")
@@ -88,7 +77,7 @@ def test_sheet_choice_scenarios_then_inputs_then_first(tmp_path, catalog):
 
 def test_the_tools_inputs_sheet_drops_line_and_warns_when_capped(tmp_path, catalog):
     rows = [["line", *HEADER], [4, *ROW], [5, "two", *ROW[1:]], [], [CAPPED_NOTE + ": ..."]]
-    loaded = load_scenarios(_book(tmp_path / "w.xlsx", rows, "Inputs"), catalog)
+    loaded = load_scenarios(write_sheet(tmp_path / "w.xlsx", rows, "Inputs"), catalog)
     assert "line" not in loaded.table.column_names and len(loaded.frame) == 2
     assert loaded.warnings == (
         f"{tmp_path / 'w.xlsx'}[Inputs]:5: this Inputs sheet holds only part of its run's input "
@@ -115,14 +104,14 @@ def _error(path, catalog, **kw) -> str:
 
 
 def test_a_sheet_that_does_not_exist_lists_those_that_do(tmp_path, catalog):
-    path = _book(tmp_path / "s.xlsx", [HEADER, ROW], "Scenarios", "Notes")
+    path = write_sheet(tmp_path / "s.xlsx", [HEADER, ROW], "Scenarios", "Notes")
     assert _error(path, catalog, sheet="scenario") == (
         f"{path}: no sheet 'scenario'; the workbook has 'Scenarios', 'Notes'"
     )
 
 
 def test_a_title_above_the_header_is_refused(tmp_path, catalog):
-    path = _book(tmp_path / "s.xlsx", [["Q3 plan"], [], HEADER, ROW])
+    path = write_sheet(tmp_path / "s.xlsx", [["Q3 plan"], [], HEADER, ROW])
     assert _error(path, catalog) == (
         f"{path}[Scenarios]:3: the header (name, op, hardware, ...) is on row 3, but row 1 is "
         "the first non-empty row: the header must be the first; delete rows 1 to 2"
@@ -193,11 +182,11 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(tmp_path, catalog):
 
 
 def test_an_empty_sheet_and_a_header_alone(tmp_path, catalog):
-    empty = _book(tmp_path / "e.xlsx", [])
+    empty = write_sheet(tmp_path / "e.xlsx", [])
     assert _error(empty, catalog) == (
         f"{empty}[Scenarios]: no header and no scenario rows (the sheet is empty)"
     )
-    alone = _book(tmp_path / "h.xlsx", [HEADER])
+    alone = write_sheet(tmp_path / "h.xlsx", [HEADER])
     assert _error(alone, catalog) == (
         f"{alone}[Scenarios]: a header but no scenario rows: nothing to compute"
     )
