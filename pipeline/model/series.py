@@ -15,8 +15,8 @@ from pipeline.model.roofline import BOUNDS
 MIXED = "mixed"  # a series whose rows are bound by more than one thing
 SERIES_COLUMNS = (
     "hardware", "op", "einsum", "scenarios", "swept", "t_min", "t_max", "bound",
-    *BOUNDS, "change_dim", "change_at", "critical_min", "critical_max", "not_fitting",
-    "bytes_min", "bytes_max",
+    *BOUNDS, "change_dim", "change_at", "critical_min", "critical_max", "best_fraction",
+    "not_fitting", "bytes_min", "bytes_max",
 )  # fmt: skip
 
 
@@ -25,8 +25,8 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     the dims it sweeps, t_min / t_max (t_lower over its rows), `bound` (compute, memory,
     network, or mixed) with the count of each, `change_dim` / `change_at` (a sweep of its
     batch dim that turns compute-bound: compute-bound from change_dim = change_at, the exact
-    critical batch), its critical batch range, rows not fitting in HBM, and a collective's
-    size range (bytes)."""
+    critical batch), its critical batch range, its best fraction of peak, rows not fitting
+    in HBM, and a collective's size range (bytes)."""
     if results.empty:
         return pd.DataFrame(columns=list(SERIES_COLUMNS), index=pd.Index([], name="series"))
     codes, names = pd.factorize(results["series"].astype(str))
@@ -65,6 +65,7 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
             **{b: counts[:, i] for i, b in enumerate(BOUNDS)},
             "critical_min": pd.array(critical_min, dtype="Float64").astype("Int64"),
             "critical_max": pd.array(critical_max, dtype="Float64").astype("Int64"),
+            "best_fraction": reduce(np.fmax, results["peak_fraction"].to_numpy(dtype=float)),
             "not_fitting": np.bincount(codes, weights=unfit, minlength=n).astype(np.int64),
             "bytes_min": bytes_min,
             "bytes_max": bytes_max,

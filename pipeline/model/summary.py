@@ -40,6 +40,9 @@ class Summary:
     critical_batches: pd.DataFrame  # per series with one: hardware, op, dtypes, low, high
     _results: pd.DataFrame = field(repr=False)
     _facts: pd.DataFrame = field(repr=False)  # row for row beside _results (roofline.FACTS)
+    # rows timed at less than a nominal rate: per hardware and distinct efficiencies
+    # (compute, HBM, network), the rows using them, most used first per chip
+    derated: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     # per chip used: its most used efficiencies and each catalog rate derated by them
     chips: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     # per series (a source row: a sweep or one scenario), the unit people read (model.series)
@@ -47,16 +50,10 @@ class Summary:
     bottom: Mapping = field(default_factory=dict, repr=False)  # the run in numbers
 
     @cached_property
-    def derated(self) -> pd.DataFrame:
-        """Rows timed at less than a nominal rate: per hardware and distinct efficiencies
-        (compute, HBM, network), the rows using them, most used first per chip."""
-        return derated_table(self._results)
-
-    @cached_property
     def series(self) -> pd.DataFrame:
         """Per sweep series: rows, hardware, bound counts, critical batch range, best fraction of
         peak, range of t_lower."""
-        return series_table(self._results, self._in_sweep)
+        return series_table(self.lines)
 
     @cached_property
     def findings(self) -> dict:
@@ -64,10 +61,6 @@ class Summary:
         not fit, and those whose measured time is far from the prediction (a sweep listed
         once)."""
         return findings(self._results, self._collective)
-
-    @property
-    def _in_sweep(self) -> np.ndarray:
-        return self._facts["in_sweep"].to_numpy(dtype=bool)
 
     @property
     def _collective(self) -> np.ndarray:
@@ -89,6 +82,7 @@ def summarize(
     the rows' facts (model.roofline.compute_record)."""
     unfit = not_fitting(results).to_numpy()
     lines = series_lines(results, facts)
+    derated = derated_table(results)  # the chips' table reads it too: computed once
     bounds = _bound_codes(results)
     counts = np.bincount(bounds, minlength=len(BOUNDS))
     per_hardware = bound_counts(results, "hardware", bounds, unfit)
@@ -108,7 +102,8 @@ def summarize(
         critical_batches=critical_batches(results),
         _results=results,
         _facts=facts,
-        chips=chip_table(hardware, derated_table(results)),
+        derated=derated,
+        chips=chip_table(hardware, derated),
         lines=lines,
         bottom=bottom_line(lines, len(results)),
     )
@@ -220,31 +215,13 @@ def derated_table(results: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index(drop=True)[columns]
 
 
-def series_table(results: pd.DataFrame, in_sweep: np.ndarray) -> pd.DataFrame:
-    """Per sweep series (the rows `in_sweep`, a fact): see Summary.series."""
-    rows = results[in_sweep]
+def series_table(lines: pd.DataFrame) -> pd.DataFrame:
+    """Per sweep series, read from the series lines (computed once for both): Summary.series."""
     columns = ["rows", "hardware", "critical_min", "critical_max", "best_fraction", "t_min",
                "t_max", *BOUNDS]  # fmt: skip
-    if rows.empty:
+    if lines.empty:
         return pd.DataFrame(columns=columns, index=pd.Index([], name="series"))
-    key = rows["series"].astype(str)
-    grouped = rows.groupby(key, sort=False)
-    bounds = pd.crosstab(key, rows["bound"].astype(str)).reindex(columns=list(BOUNDS), fill_value=0)
-    table = pd.DataFrame(
-        {
-            "rows": grouped.size(),
-            "hardware": grouped["hardware"].agg(
-                lambda s: ", ".join(sorted(s.astype(str).unique()))
-            ),
-            "critical_min": grouped["critical_batch"].min(),
-            "critical_max": grouped["critical_batch"].max(),
-            "best_fraction": grouped["peak_fraction"].max(),
-            "t_min": grouped["t_lower"].min(),
-            "t_max": grouped["t_lower"].max(),
-        }
-    ).join(bounds)
-    table.index.name = "series"
-    return table
+    return lines[lines["swept"] != ""].rename(columns={"scenarios": "rows"})[columns]
 
 
 def worst_per_series(values: np.ndarray, codes: np.ndarray, n: int, chunk: int = 4096):
