@@ -26,12 +26,15 @@ from pipeline.model.hardware_file import (
 )
 from pipeline.textfile import read_bytes
 
-LINKS = ("ici", "nvlink", "pcie", "dcn")
+# ici: TPU inter-chip interconnect; nvlink: NVIDIA's; xgmi: AMD Infinity Fabric between GPUs;
+# roce: Intel Gaudi's on-chip RoCE Ethernet ports used for scale-up; pcie: to the host;
+# dcn: the data-center network between hosts (docs/model.md#the-hardware-catalog)
+LINKS = ("ici", "nvlink", "xgmi", "roce", "pcie", "dcn")
 TOPOLOGIES = ("ring", "switch")
 PEAK_COLUMNS = tuple(f"peak_{f}" for f in PEAK_FAMILIES)
-LINK_COLUMNS = tuple(
-    f"{link}_{field}" for link in LINKS for field in ("bandwidth", "topology", "latency")
-)
+# a link's reach: the largest group of chips it connects (blank: no limit known)
+LINK_FIELDS = ("bandwidth", "topology", "latency", "reach")
+LINK_COLUMNS = tuple(f"{link}_{field}" for link in LINKS for field in LINK_FIELDS)
 # fractions of a nominal rate a chip's kernels reach (0 < e <= 1, blank: 1), docs/model.md
 EFFICIENCY_COLUMNS = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 # the efficiency each catalog rate is timed at (docs/model.md#efficiency)
@@ -47,12 +50,13 @@ NUMERIC_COLUMNS = (
     *PEAK_COLUMNS,
     "hbm_capacity",
     "hbm_bandwidth",
-    *(f"{link}_{f}" for link in LINKS for f in ("bandwidth", "latency")),
+    *(f"{link}_{f}" for link in LINKS for f in ("bandwidth", "latency", "reach")),
     *EFFICIENCY_COLUMNS,
 )
 TEXT_COLUMNS = (
     "aliases",
     "vendor",
+    "architecture",
     "default_link",
     *(f"{link}_topology" for link in LINKS),
     "source",
@@ -62,6 +66,7 @@ COLUMNS = (
     "name",
     "aliases",
     "vendor",
+    "architecture",  # the chip's generation (hopper, cdna3, ...): which dtypes it has units for
     *PEAK_COLUMNS,
     "hbm_capacity",
     "hbm_bandwidth",
@@ -82,6 +87,7 @@ class Catalog:
     version: str
     sources: tuple[str, ...]
     files: tuple[Path, ...] = ()  # the user hardware files read, resolved when read
+    warnings: tuple[str, ...] = ()  # doubts about the user's numbers (model/fleet.py)
 
     def resolve(self, text: str) -> str | None:
         """Canonical chip name for a case-insensitive name or alias, or None."""

@@ -80,7 +80,7 @@ NOTES: dict[str, tuple[str, str, str]] = {
         "none",
     ),
     "link": (
-        "The interconnect that carries the communication: ici, nvlink, pcie or dcn.",
+        "The interconnect that carries the communication: ici, nvlink, xgmi, roce, pcie or dcn.",
         "text",
         "the chip's default link",
     ),

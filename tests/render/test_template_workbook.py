@@ -109,7 +109,7 @@ def test_drop_downs(book):
         ),
         "hardware": (found["hardware"][0], "warning"),
         **{c: (dtypes, "warning") for c in ("dtype", "x_dtype", "y_dtype", "out_dtype", "compute_dtype")},
-        "link": (["ici", "nvlink", "pcie", "dcn"], "warning"),
+        "link": (["ici", "nvlink", "xgmi", "roce", "pcie", "dcn"], "warning"),
         "shard": (["B", "D", "F", "N"], "warning"),
     }  # fmt: skip
     chips = load_catalog([]).chips

@@ -59,7 +59,7 @@ def test_check_link_unknown_links_once_per_spelling(catalog):
     )  # fmt: skip
     assert found == [
         (0, "link", "unknown link 'icy' (did you mean 'ici'?)"),
-        (1, "link", "unknown link 'zzz'; use one of ici, nvlink, pcie, dcn"),
+        (1, "link", "unknown link 'zzz'; use one of ici, nvlink, xgmi, roce, pcie, dcn"),
         (2, "link", "unknown link 'icy' (did you mean 'ici'?)"),
     ]
 
