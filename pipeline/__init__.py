@@ -7,6 +7,7 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
     a.results            # every scenario, the results.csv columns
     a.write("output/q1-q5")
     pipeline.charts.roofline(a, "tpu-v5e")
+    pipeline.chips(["h100", "tpu-v6e"])     # chips side by side, ridge points per dtype
 """
 
 from pipeline import charts
@@ -21,6 +22,7 @@ from pipeline.errors import (
     ScenarioFileError,
     UnknownHardware,
 )
+from pipeline.model.chips import chips
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Written
 from pipeline.version import __version__
@@ -40,6 +42,7 @@ __all__ = [
     "analyze",
     "catalog",
     "charts",
+    "chips",
     "compare",
     "failed_entry",
     "index_entry",

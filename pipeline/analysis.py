@@ -171,7 +171,7 @@ def analyze(
             f"{printable(loaded.source)}: {plural(loaded.rejected_lines, 'row')} rejected and "
             "strict mode (--strict) is on; nothing written",
             loaded.problems,
-            loaded.warnings,
+            (*catalog.warnings, *loaded.warnings),
         )
     used = sorted(results["hardware"].astype(str).unique())
     records = tuple(catalog_records(catalog, used))
@@ -187,7 +187,7 @@ def analyze(
         catalog_version=catalog.version,
         hardware=records,
         summary=summary,
-        warnings=loaded.warnings,
+        warnings=(*catalog.warnings, *loaded.warnings),  # the user's hardware files', the rows'
         timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
         _loaded=loaded,
         _read=(*read, *catalog.files),

@@ -1,5 +1,6 @@
 """Each chart of an analysis as a matplotlib Figure, for a notebook to show inline
-(`pipeline.charts.roofline(a, "tpu-v5e")`); `pipeline run` writes the same charts as PNGs."""
+(`pipeline.charts.roofline(a, "tpu-v5e")`); `pipeline run` writes the same charts as PNGs.
+`chips()` needs no analysis: catalog chips' rooflines side by side."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from matplotlib.figure import Figure
 from pipeline.analysis import Analysis
 from pipeline.errors import UnknownHardware, described, quoted
 from pipeline.model.catalog import did_you_mean
+from pipeline.model.chips import chips as chips_table
+from pipeline.model.chips import peak_dtype
 from pipeline.render.charts import Chart, figure
+from pipeline.render.charts.chips import chips_figure
+from pipeline.render.charts.chips_data import chips_data
 from pipeline.render.charts.data import (
     chart_frame,
     chip_record,
@@ -22,7 +27,7 @@ from pipeline.render.charts.plan import plan_charts
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
 
-__all__ = ["network", "planned", "roofline", "summary", "sweep"]
+__all__ = ["chips", "network", "planned", "roofline", "summary", "sweep"]
 
 
 def summary(analysis: Analysis) -> Figure:
@@ -75,6 +80,20 @@ def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int =
     if not 1 <= page <= len(split):
         raise ValueError(f"page must be 1 to {len(split)}, not {page}")
     return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
+
+
+def chips(names, dtype: str = "bf16", hardware=None) -> Figure:
+    """Every chosen chip's HBM roofline at `dtype` on one pair of log-log axes, each ridge
+    point marked with its FLOP/byte (the chart for a slide); chips without that dtype's peak
+    are left out, and a note says so. `names` and `hardware` as for pipeline.chips()."""
+    family = peak_dtype(dtype)
+    data = chips_data(chips_table(names, hardware), family)
+    if not data.roofs:
+        raise UnknownHardware(
+            f"no {family} peak (peak_{family}) on {', '.join(data.left_out)}; give another "
+            "dtype, or the peak in a --hardware file"
+        )
+    return chips_figure(data)
 
 
 def planned(analysis: Analysis) -> list[Chart]:

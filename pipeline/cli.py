@@ -15,7 +15,7 @@ import click
 
 import pipeline
 from pipeline.cli_support import escaped, output_names, sigterm_as_interrupt, summary_lines
-from pipeline.errors import PipelineError, printable, quoted
+from pipeline.errors import PipelineError, UnknownHardware, printable, quoted
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -25,7 +25,7 @@ from pipeline.limits import (
     MAX_ROWS_LIMIT,
 )
 from pipeline.render import format as fmt
-from pipeline.render.catalog_text import catalog_lines, chip_lines
+from pipeline.render.catalog_text import catalog_lines
 
 _HARDWARE_OPTION = click.option(
     "--hardware",
@@ -319,35 +319,49 @@ def validate(scenarios, hardware_files, sheet, encoding, max_rows: int) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("names", nargs=-1)
 @_HARDWARE_OPTION
-@click.option(
-    "--raw",
-    is_flag=True,
-    help="With NAME: print the numbers as stored, in SI units without prefixes "
-    "(989000000000000.0 for 989 TFLOP/s).",
-)
-def hardware(name: str | None, hardware_files: tuple[Path, ...], raw: bool) -> None:
-    """List the hardware catalog, or every field of chip NAME, with units, and its sources.
+@click.option("--raw", is_flag=True, help="Numbers as stored, in SI units without prefixes "
+              "(989000000000000.0 for 989 TFLOP/s).")  # fmt: skip
+@click.option("--compare", is_flag=True, help="NAMES side by side, ridge points per dtype.")
+@click.option("--chart", type=click.Path(path_type=Path), help="Write NAMES' rooflines on one "
+              "chart to this PNG.")  # fmt: skip
+@click.option("--dtype", help="The chart's dtype (default bf16), e.g. fp8.")
+def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype) -> None:
+    """List the hardware catalog; every field of chip NAME, with units and sources; or, with
+    --compare, chips NAMES side by side (the flag anywhere, the names as arguments).
 
     \b
     Examples:
       pipeline hardware                   the catalog, one chip a line
       pipeline hardware v5e               every field: 197 TFLOP/s, 820 GB/s, 1.00 µs, ...
       pipeline hardware v5e --raw         the same fields as stored: 197000000000000.0, ...
+      pipeline hardware --compare h100 h200 tpu-v6e    a column per chip, ridge points per dtype
+      pipeline hardware --compare h100 b200 --chart rooflines.png --dtype fp8
+
+    Exit status: 0 shown; 1 an error (a chart not written, an unknown NAME without
+    --compare); 2 a usage error (an unknown chip with --compare, options that clash).
     """
+    problem = pipeline.cli_support.hardware_usage(names, compare, chart, dtype)
+    if problem:
+        raise click.UsageError(problem)
     catalog = _catalog(hardware_files)
-    chips = pipeline.catalog(catalog)
-    if name is None:
-        click.echo("\n".join(catalog_lines(chips, catalog.version)))
+    _echo_problems((), catalog.warnings)  # doubts about a user file's figures (model/fleet.py)
+    if not names:
+        click.echo("\n".join(catalog_lines(pipeline.catalog(catalog), catalog.version)))
         return
-    canonical = catalog.resolve(name)
-    if canonical is None:
-        hint = catalog.suggest(name)
-        raise click.ClickException(
-            f"unknown hardware {quoted(name)}" + (f" (did you mean '{hint}'?)" if hint else "")
-        )
-    click.echo("\n".join(chip_lines(canonical, chips.loc[canonical], raw)))
+    try:
+        lines, chosen = pipeline.cli_support.hardware_lines(catalog, names, compare, raw)
+    except UnknownHardware as exc:
+        error = click.ClickException(escaped(str(exc)))
+        error.exit_code = 2 if compare else 1  # a single NAME: as before --compare existed
+        raise error from exc
+    click.echo("\n".join(lines))
+    with _errors() as failed:  # a chart not written: exit 1
+        if chart is not None:
+            said = pipeline.cli_support.write_chips_chart(chart, catalog, chosen, dtype)
+            click.echo(said, err=True)
+    sys.exit(1 if failed else 0)
 
 
 @cli.command()

@@ -1,14 +1,19 @@
 """What the command line needs besides click: messages escaped line by line, one output
-folder name per input, each input's baseline folder, and SIGTERM taken as Ctrl-C."""
+folder name per input, each input's baseline folder, SIGTERM taken as Ctrl-C, and what
+`pipeline hardware` checks of its options and writes (the chips chart)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
+import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.errors import PipelineError, printable, quoted
+from pipeline.errors import OutputError, PipelineError, printable, quoted
+from pipeline.model.chips import peak_dtype
 from pipeline.render import format as fmt
 from pipeline.run.baseline import check_baseline_dir
 
@@ -100,3 +105,78 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
         timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
         lines.append(f"  seconds: {timings}")
     return lines
+
+
+def hardware_usage(names: tuple[str, ...], compare: bool, chart, dtype) -> str | None:
+    """What is wrong with `pipeline hardware`'s arguments taken together (None: nothing)."""
+    if (compare or chart) and not names:
+        example = "--compare h100 tpu-v6e" + (" --chart rooflines.png" if chart else "")
+        return f"{'--compare' if compare else '--chart'} needs chip names, e.g. {example}"
+    if len(names) > 1 and not compare:
+        return f"{len(names)} chips given: add --compare to see them side by side"
+    if dtype is not None and chart is None:
+        return "--dtype is the chart's dtype: give --chart PATH.png too"
+    try:
+        peak_dtype(dtype or "bf16")
+    except ValueError as exc:
+        return f"--dtype: {exc}"
+    return None
+
+
+def hardware_lines(catalog, names, compare: bool, raw: bool) -> tuple[list[str], list[str]]:
+    """What `pipeline hardware NAME` (its fields, then each field's source) or `--compare
+    NAMES` prints, and the chips' catalog names; UnknownHardware naming every unknown one."""
+    from pipeline.model.chips import chip_table, overridden_fields, resolve_chips
+    from pipeline.model.sources import chip_sources, load_sources
+    from pipeline.render.catalog_text import chip_lines, compare_lines, source_lines
+
+    chosen = resolve_chips(catalog, names)
+    if compare:
+        return compare_lines(chip_table(catalog, chosen), raw), chosen
+    name = chosen[0]
+    row, sources = catalog.chips.loc[name], chip_sources(name)
+    if "per" not in sources:  # the divisor of a system figure, from the same rows
+        every = load_sources()
+        per = every.loc[every["name"] == name].groupby("field")["per"].first()
+        sources = sources.assign(per=sources["field"].map(per))
+    changed = overridden_fields(catalog, name)
+    if len(sources) and not changed:  # each field's own source says it better
+        row = row.drop("source")
+    lines = chip_lines(name, row, raw) + source_lines(sources, list(row.index), changed)
+    return lines, chosen
+
+
+def write_chips_chart(path: Path, catalog, names: list[str], dtype: str | None) -> str:
+    """Write the chips chart (pipeline.charts.chips) of catalog chips `names` at `dtype`
+    (default bf16) to `path`, a PNG (so never over a scenario or hardware file); returns
+    what to say of it."""
+    from pipeline.charts import chips
+    from pipeline.render.charts.style import png_bytes
+
+    if path.suffix.lower() != ".png":
+        raise OutputError(f"{printable(path)}: the chart is a PNG; name it *.png")
+    family = peak_dtype(dtype or "bf16")
+    write_file(path, png_bytes(chips(names, family, catalog)))
+    left = [n for n in names if fmt.missing(catalog.chips.at[n, f"peak_{family}"])]
+    drawn = fmt.plural(len(names) - len(left), "chip")
+    note = f" (not drawn, no {family} peak: {', '.join(left)})" if left else ""
+    return printable(f"{family} rooflines of {drawn} -> {path}{note}")
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """`data` at `path`, written beside it first and renamed over it: never half written."""
+    if path.is_dir():
+        raise OutputError(f"{printable(path)} is a folder; give a file name")
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise OutputError(f"folder {printable(folder)} does not exist; create it first")
+    try:
+        # a folder of its own: the file inside gets the user's usual permissions
+        spool = Path(tempfile.mkdtemp(dir=folder, prefix=f".{path.name}."))
+        try:
+            (spool / path.name).write_bytes(data)
+            os.replace(spool / path.name, path)
+        finally:
+            shutil.rmtree(spool, ignore_errors=True)
+    except OSError as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc

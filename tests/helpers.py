@@ -324,6 +324,7 @@ def mixed_scenarios(rows: int, seed: int = 0) -> pd.DataFrame:
     dtype = rng.choice(DTYPES, rows)
     dtype = np.where((dtype == "fp32") & ~gpu, "bf16", dtype)  # TPUs have no fp32 MXU peak here
     dtype = np.where((dtype == "fp16") & ~gpu, "bf16", dtype)
+    dtype = np.where((dtype == "int8") & (hw == "tpu7x"), "bf16", dtype)  # Ironwood: fp8, no int8
     chips = np.where(rng.random(rows) < 0.3, rng.choice([2, 4, 8, 16], rows), 1)
     sharded = (chips > 1) & (op != "custom")
     shard = np.where(sharded, rng.choice(["D", "F"], rows), "")

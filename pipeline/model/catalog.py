@@ -17,6 +17,7 @@ import pandas as pd
 
 from pipeline.errors import InvalidHardwareFile, described, printable, quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
+from pipeline.model.fleet import user_chip_warnings
 from pipeline.model.hardware_file import (
     clash_problems,
     control_problems,
@@ -128,7 +129,7 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
     base_bytes, base = _builtin()
     base = base.copy()
     digest = hashlib.sha256(base_bytes)
-    sources, files = [str(base_path)], []
+    sources, files, warnings = [str(base_path)], [], []
     for number, given in enumerate(user_files, start=1):
         if isinstance(given, Catalog):  # its chips are whole: they override every field
             label = f"<catalog {number}>"
@@ -137,6 +138,7 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
             base = _merge(base, given.chips, where, Path(label))
             sources.extend(given.sources[1:])
             files.extend(given.files)
+            warnings.extend(given.warnings)
             continue
         if isinstance(given, pd.DataFrame):
             path = Path(f"<hardware rows {number}>")
@@ -151,6 +153,7 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
         else:
             raise TypeError(f"{HARDWARE_ACCEPTED}; got {described(given)}")
         user, where = _normalize(cells, path, lines, _alias_map(base), toml=_is_toml(path))
+        warnings += user_chip_warnings(user, base, where)  # the shipped catalog's: its tests
         base = _merge(base, user, where, path)
         sources.append(str(path))
     _check_complete(base, sources[-1] if len(sources) > 1 else str(base_path))
@@ -160,6 +163,7 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
         version=f"{base['as_of'].max()}+{digest.hexdigest()[:10]}",
         sources=tuple(sources),
         files=tuple(files),
+        warnings=tuple(warnings),
     )
 
 

@@ -54,7 +54,7 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
         bytes_min, bytes_max = reduce(np.fmin, volume), reduce(np.fmax, volume)
     table = pd.DataFrame(
         {
-            "hardware": results["hardware"].astype(str).to_numpy(dtype=object)[first],
+            "hardware": _hardware(results["hardware"], codes, order, starts, first),
             "op": results["op"].astype(str).to_numpy(dtype=object)[first],
             "einsum": results["einsum"].astype(str).to_numpy(dtype=object)[first],
             "scenarios": np.bincount(codes, minlength=n),
@@ -76,6 +76,26 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     table.insert(table.columns.get_loc("critical_min"), "change_dim", dim)
     table.insert(table.columns.get_loc("critical_min"), "change_at", at)
     return table[list(SERIES_COLUMNS)]
+
+
+def _hardware(hardware: pd.Series, codes, order, starts, first) -> np.ndarray:
+    """Each series' chip, or its chips in file order joined by '|' (a fleet sweep,
+    `h100|h200|mi300x`): only the series whose chip varies are looked at one by one."""
+    if isinstance(hardware.dtype, pd.CategoricalDtype):
+        chip_codes = hardware.cat.codes.to_numpy()
+        chips = hardware.cat.categories.astype(str)
+    else:
+        chip_codes, chips = pd.factorize(hardware.astype(str))
+    low = np.minimum.reduceat(chip_codes[order], starts)
+    high = np.maximum.reduceat(chip_codes[order], starts)
+    out = np.asarray(chips, dtype=object)[chip_codes[first]]
+    varying = np.flatnonzero(low != high)
+    if len(varying):
+        rows = np.isin(codes, varying)
+        seen = pd.DataFrame({"series": codes[rows], "chip": chip_codes[rows]}).drop_duplicates()
+        for code, group in seen.groupby("series", sort=False)["chip"]:  # fleet series only
+            out[code] = "|".join(chips[group.to_numpy()])
+    return out
 
 
 def _change_points(table: pd.DataFrame) -> tuple[np.ndarray, pd.arrays.IntegerArray]:
@@ -118,7 +138,8 @@ def bottom_line(lines: pd.DataFrame, scenarios: int) -> dict:
     return {
         "series": len(lines),
         "scenarios": scenarios,
-        "chips": int(lines["hardware"].nunique()),
+        # a fleet series lists its chips (h100|h200): each counted once
+        "chips": len({c for h in pd.unique(lines["hardware"]) for c in str(h).split("|")}),
         "bounds": {b: int(by_bound.get(b, 0)) for b in (*BOUNDS, MIXED)},
         "changing": int((lines["change_dim"] != "").sum()),
         "not_fitting": int((lines["not_fitting"] > 0).sum()),

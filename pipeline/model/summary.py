@@ -151,7 +151,8 @@ def bound_counts(
 
 def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     """Per series with a critical batch, in file order: hardware, op, dtypes, lowest and
-    highest critical batch."""
+    highest critical batch; a fleet series (docs/input.md#sweeping-the-fleet) a row per chip
+    and dtypes it sweeps, as the batch that pays differs by chip."""
     columns = ["hardware", "op", "dtypes", "low", "high"]
     batch = results["critical_batch"]
     has = batch.notna().to_numpy()
@@ -160,10 +161,15 @@ def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     dtypes = ["x_dtype", "y_dtype", "out_dtype", "compute_dtype"]
     rows = results.loc[has, ["series", "hardware", "op", *dtypes]]
     values = batch.to_numpy(dtype=float, na_value=np.nan)[has]
-    codes, uniques = pd.factorize(rows["series"])  # in order of first appearance
+    key = np.zeros(len(rows), dtype=np.int64)  # series, chip and dtypes as one whole number
+    for c in ("series", "hardware", *dtypes):
+        part, uniques = _codes(rows[c])
+        key = key * (len(uniques) + 1) + part
+    codes, _ = pd.factorize(key)  # in order of first appearance
     order = np.argsort(codes, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
     first = rows.iloc[order[starts]]
+    uniques = first["series"].to_numpy()
     return pd.DataFrame(
         {
             "hardware": pd.Categorical(first["hardware"]),

@@ -20,6 +20,7 @@ from pipeline.model.catalog import Catalog
 from pipeline.model.ops import DIM
 from pipeline.scenarios.checks import Checker
 from pipeline.scenarios.expand import idle_chip_warnings
+from pipeline.scenarios.fleet import expand_fleet
 from pipeline.scenarios.header import (
     KNOWN,
     check_columns,
@@ -28,6 +29,7 @@ from pipeline.scenarios.header import (
     rename_reserved,
 )
 from pipeline.scenarios.loaded import Loaded
+from pipeline.scenarios.reach import reach_warnings
 from pipeline.scenarios.read import read_table
 from pipeline.scenarios.records import records_table
 from pipeline.scenarios.sheet import read_sheet, sheet_problems
@@ -84,9 +86,11 @@ def _check(source, table, lines, fields, catalog, max_rows, warnings, data, odd=
     warnings = [*warnings, *renamed, *check_columns(columns, extras, path)]
     table, nul_problems = nul_cells(table)
     found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells
-    checker = Checker(table, lines, fields, source, catalog, found)
+    fleet = expand_fleet(table, lines, fields, found, catalog, max_rows)
+    made = fleet if fleet.labels is not None else None  # rows that fleet lists made
+    checker = Checker(fleet.table, fleet.lines, fleet.fields, source, catalog, fleet.found, made)
     frame = checker.run(dims, max_rows)
-    warnings += idle_chip_warnings(frame, path)
+    warnings += idle_chip_warnings(frame, path) + reach_warnings(frame, catalog, path)
     return Loaded(
         source=source,
         frame=frame,

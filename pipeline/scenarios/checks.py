@@ -20,6 +20,7 @@ from pipeline.model.ops import DIM, OpError, known_op_names, parse_op
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
+from pipeline.scenarios.fleet import FleetRows
 from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_collective, check_link, check_shard
 from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
@@ -31,8 +32,9 @@ OP_CHOICES = ", ".join(known_op_names())
 class Checker:
     """Collects every problem of a file, then returns the valid rows, typed and expanded."""
 
-    def __init__(self, table, lines, fields, file: str, catalog: Catalog, problems=()):
+    def __init__(self, table, lines, fields, file: str, catalog: Catalog, problems=(), fleet=None):
         self.table = table
+        self.fleet: FleetRows | None = fleet  # the rows fleet lists made (scenarios.fleet)
         self.lines = lines
         self.file = file
         self.catalog = catalog
@@ -80,12 +82,21 @@ class Checker:
         return col
 
     def sorted_problems(self) -> list[RowProblem]:
-        """Every problem found, in row order, as reported."""
+        """Every problem found, in row order, as reported; a fleet list's point under its
+        source row's name, the point named in the reason."""
+        found, names = self.found, self.names
+        if self.fleet is not None and (self.fleet.labels != "").any():
+            labels = self.fleet.labels
+            found = [
+                (p, c, f"{r} (at {quoted(names[p].as_py())})" if labels[p] else r)
+                for p, c, r in found
+            ]
+            names = pa.array(self.fleet.series, pa.string())
         return row_problems(
-            self.found,
+            found,
             file=self.file,
             lines=self.lines,
-            names=self.names,
+            names=names,
             columns=self.table.column_names,
             ragged=self.ragged,
         )
@@ -172,7 +183,9 @@ class Checker:
             for k, v in out.items()
         }
         frame = pd.DataFrame(columns, copy=False)  # built once: linear in the columns
-        frame, over = expand(frame, valid, sweeps, max_rows)
+        fleet = self.fleet
+        made = None if fleet is None else (fleet.series, fleet.labels, fleet.axes)
+        frame, over = expand(frame, valid, sweeps, max_rows, made)
         found += over
         return frame
 

@@ -19,10 +19,13 @@ def expand(
     valid: np.ndarray,
     sweeps: dict[str, tuple[np.ndarray, np.ndarray]],
     max_rows: int,
+    fleet: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[pd.DataFrame, Found]:
     """The valid rows of `out`, each sweep cell expanded into one row per value (cartesian
     product of the row's sweeps, in the order of `sweeps`: per column, the rows that sweep it
     and each one's Sweep), with a series column; and the rows refused for passing max_rows.
+    `fleet`: per row of `out`, the series, label and axes of a row a fleet list made
+    (scenarios.fleet): its series is its source row's, its dims' labels follow its own.
 
     Each row's count is the product of its sweeps' lengths, computed before any value is
     built, so a row past --max-rows is refused without building it."""
@@ -38,7 +41,7 @@ def expand(
     positions = np.flatnonzero(valid)
     found: Found = []
     if int(counts[positions].sum()) > max_rows:
-        over = positions[~_within_limit(counts[positions], max_rows)]
+        over = positions[~within_limit(counts[positions], max_rows)]
         for p in over.tolist():
             col = swept[p][0][0] if p in swept else "name"
             found.append(
@@ -59,16 +62,23 @@ def expand(
         out = out.reset_index(drop=True)
     else:
         out = out.iloc[positions].reset_index(drop=True)
-    series = out["name"]
+    if fleet is None:
+        series = out["name"]
+        own = np.full(len(out), "", dtype=object)
+        axes = own
+    else:
+        series = pd.Series(fleet[0][positions], index=out.index, dtype=object)
+        own, axes = fleet[1][positions], fleet[2][positions]
     if not any(valid[p] for p in swept):
         out.insert(2, "series", series)
-        out["swept"] = ""  # the dims each row's series sweeps, as data (none here)
+        # the axes each row's series sweeps, as data (no dims here; fleet lists maybe)
+        out["swept"] = pd.Categorical(axes) if (axes != "").any() else ""
         return out, found
     reps = counts[positions]
     expanded = out.iloc[np.repeat(np.arange(len(out)), reps)].reset_index(drop=True)
     series_arr = series.to_numpy(dtype=object)
-    names = np.repeat(series_arr, reps).astype(object)
-    series_col = names.copy()
+    names = np.repeat(out["name"].to_numpy(dtype=object), reps).astype(object)
+    series_col = np.repeat(series_arr, reps).astype(object)
     starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
     for i, p in enumerate(positions.tolist()):
         if p not in swept:
@@ -84,16 +94,22 @@ def expand(
                 f"{lab},{d}={int(v)}" if lab else f"{d}={int(v)}"
                 for lab, v in zip(labels, flat, strict=True)
             ]
-        names[s : s + n] = [f"{series_arr[i]}[{lab}]" for lab in labels]
+        first = f"{own[i]}," if own[i] else ""  # a fleet point's label comes first
+        names[s : s + n] = [f"{series_arr[i]}[{first}{lab}]" for lab in labels]
     expanded["name"] = names
     expanded.insert(2, "series", series_col)
     # the dims each row's series sweeps, as data ("B,D"; "" for a single row), in name order
-    grids = np.array([",".join(d for d, _ in swept.get(p, ())) for p in positions.tolist()])
+    grids = np.array(
+        [
+            ",".join([*filter(None, [axes[i]]), *(d for d, _ in swept.get(p, ()))])
+            for i, p in enumerate(positions.tolist())
+        ]
+    )
     expanded["swept"] = pd.Categorical(np.repeat(grids, reps))
     return expanded, found
 
 
-def _within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:
+def within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:
     """Which rows (in file order) fit: a row is taken while it fits in what is left of the
     limit, and a row refused takes nothing, so a smaller row after it may still fit."""
     running = np.cumsum(counts)

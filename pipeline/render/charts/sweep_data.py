@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.model.ops import FLEET
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import (
     SWEEP_LINES_PER_CHART,
@@ -22,6 +23,8 @@ from pipeline.render.charts.data import (
 from pipeline.render.charts.labels import chart_text
 
 BYTES = "bytes"  # a collective's swept size, drawn as time against bytes
+# a fleet axis's results column: a `dtype` list sets every dtype, the compute dtype says it
+FLEET_COLUMN = {"dtype": "compute_dtype"}
 
 
 def sweep_column(dim: str) -> str:
@@ -64,22 +67,40 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
 
     for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
         rows = positions[idx]
-        dims = tuple(d for d in str(swept[idx[0]]).split(",") if d)  # the series' swept dims
+        axes = [d for d in str(swept[idx[0]]).split(",") if d]  # the series' swept axes
+        # its dims (a numeric x axis); the chip is the chart's, other fleet axes split lines
+        dims = tuple(d for d in axes if d not in FLEET)
+        fleet = [d for d in axes if d in FLEET and d != "hardware"]
         if not dims or any(sweep_column(d) not in results.columns for d in dims):
             continue
         others = dims[1:]
-        if not others:
+        if not others and not fleet:
             groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), chart_text(s), rows))
             continue
-        values = np.column_stack([column(d)[rows] for d in others])
-        combos, inverse = np.unique(values, axis=0, return_inverse=True)
+        parts = [
+            *(np.char.add(f"{d}=", column(d)[rows].astype(np.int64).astype(str)) for d in others),
+            *(
+                np.char.add(f"{d}=", _text(results[FLEET_COLUMN.get(d, d)].iloc[rows]))
+                for d in fleet
+            ),
+        ]
+        keys_of = parts[0]
+        for part in parts[1:]:
+            keys_of = np.char.add(np.char.add(keys_of, ", "), part)
+        combos, inverse = np.unique(keys_of, return_inverse=True)
         inverse = inverse.reshape(-1)
-        for k, combo in enumerate(combos):
-            what = ", ".join(f"{d}={int(v)}" for d, v in zip(others, combo, strict=True))
+        for k, what in enumerate(combos.tolist()):
             label = f"{chart_text(s, 36)} ({what})"
             line = LinePlan(str(s), label, rows[inverse == k], what)
             groups.setdefault((hw, dims[0]), []).append(line)
     return groups
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    """A column's values as numpy strings (a chips count without its '.0')."""
+    if pd.api.types.is_numeric_dtype(values):
+        return values.to_numpy(dtype=float).astype(np.int64).astype(str)
+    return values.astype(str).to_numpy(dtype=str)
 
 
 def pages(lines: list[LinePlan]) -> list[list[LinePlan]]:

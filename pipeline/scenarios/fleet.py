@@ -1,0 +1,202 @@
+"""Fleet sweeps (docs/input.md#sweeping-the-fleet): `hardware`, dtype and `chips` cells that
+list values (`h100|h200|mi300x`, `bf16|fp8`, `1|2|4|8` or `1..64*2`) make one row per
+combination before any row is checked, so each point is checked (and refused) on its own,
+with its own name (`q5[hardware=h200]`), and every point keeps its source row's series.
+
+The rows are grouped by the combination of listed cells they hold, so each distinct list is
+parsed and multiplied out once, and the points are written with numpy, not a loop per row."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.model.catalog import Catalog
+from pipeline.model.dtypes import canonical_dtype
+from pipeline.model.ops import FLEET
+from pipeline.scenarios.expand import within_limit
+from pipeline.scenarios.problems import Found
+from pipeline.scenarios.sweeps import Sweep, parse_sweep
+
+
+@dataclass(frozen=True)
+class FleetRows:
+    """The table with every fleet list multiplied out, and per row: its line, its field
+    count, its series (the source row's name), its label (`hardware=h200,dtype=fp8`; '' for
+    a row that lists nothing) and the fleet axes its series sweeps (`hardware,dtype`); the
+    last three None when no cell lists anything."""
+
+    table: pa.Table
+    lines: np.ndarray
+    fields: np.ndarray | None
+    series: np.ndarray | None
+    labels: np.ndarray | None
+    axes: np.ndarray | None
+    found: Found
+
+
+def expand_fleet(
+    table: pa.Table,
+    lines: np.ndarray,
+    fields: np.ndarray | None,
+    found: Found,
+    catalog: Catalog,
+    max_rows: int,
+) -> FleetRows:
+    """Each row whose fleet cells list values, made one row per combination (in the order of
+    FLEET, the last column varying fastest); rows with a problem already (`found`) are left
+    whole. A row whose points would take the file past `max_rows` is refused (its first
+    values kept, so its other cells are still checked) rather than built."""
+    n = table.num_rows
+    cols = [c for c in FLEET if c in table.column_names]
+    listed = {c: _listed(table.column(c), c) for c in cols}
+    has = np.zeros(n, dtype=bool)
+    for mask in listed.values():
+        has |= mask
+    if not has.any():  # the common case: nothing to do, nothing built
+        return FleetRows(table, lines, fields, None, None, None, list(found))
+    names = pc.utf8_trim_whitespace(table.column("name")).to_numpy(zero_copy_only=False)
+    has[[p for p, _, _ in found]] = False  # a row already refused is reported as it is
+    # per row, the index of its combination of listed cells (0: lists nothing)
+    cells = {c: table.column(c).to_numpy(zero_copy_only=False).astype(object) for c in cols}
+    keys = np.array(
+        [tuple(cells[c][p] if listed[c][p] else None for c in cols) for p in np.flatnonzero(has)],
+        dtype=object,
+    )
+    combos: dict[tuple, int] = {}
+    combo_of = np.zeros(n, dtype=np.int64)
+    combo_of[has] = [combos.setdefault(tuple(k), len(combos) + 1) for k in keys]
+    lists = [_lists(key, cols) for key in combos]
+    sizes = np.array([1] + [math.prod(count for _, _, count in ls) for ls in lists], dtype=object)
+    counts = np.ones(n, dtype=np.int64)
+    # a combination past the limit is counted, never built (its size may pass int64)
+    counts[has] = [min(int(sizes[k]), max_rows + 1) for k in combo_of[has]]
+    new_found: Found = []
+    refused = np.zeros(n, dtype=bool)
+    if int(counts.sum()) > max_rows:
+        keep = within_limit(counts, max_rows)
+        refused = ~keep & has
+        for p in np.flatnonzero(refused).tolist():
+            column = next(c for c in cols if listed[c][p])
+            new_found.append(
+                (
+                    p,
+                    column,
+                    f"lists {int(sizes[combo_of[p]]):,} combinations, which takes the "
+                    f"file past its limit of {max_rows:,} rows (--max-rows)",
+                )
+            )
+        counts[refused] = 1
+    built = set(combo_of[has & ~refused].tolist())
+    points = [
+        _points(ls, catalog) if k in built else ([""], {c: [_first(items)] for c, items, _ in ls})
+        for k, ls in enumerate(lists, start=1)
+    ]
+    take = np.repeat(np.arange(n), counts)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    out_cells = {c: cells[c][take] for c in cols}
+    series = names.astype(object)[take]
+    labels = np.full(len(take), "", dtype=object)
+    axes = np.full(len(take), "", dtype=object)
+    order = np.argsort(combo_of, kind="stable")
+    bounds = np.searchsorted(combo_of[order], np.arange(len(points) + 2))
+    for code, (point_labels, values) in enumerate(points, start=1):
+        rows = order[bounds[code] : bounds[code + 1]]
+        size = len(point_labels)
+        for c, v in values.items():  # a refused row: its first value, its other cells checked
+            out_cells[c][starts[rows[refused[rows]]]] = v[0]
+        whole = rows[~refused[rows]]
+        if not len(whole):
+            continue
+        slots = (starts[whole][:, None] + np.arange(size)[None, :]).ravel()
+        for c, v in values.items():
+            out_cells[c][slots] = np.tile(np.asarray(v, dtype=object), len(whole))
+        labels[slots] = np.tile(np.asarray(point_labels, dtype=object), len(whole))
+        axes[slots] = ",".join(values)
+    new_names = series.copy()
+    swept = labels != ""
+    new_names[swept] = series[swept] + "[" + labels[swept] + "]"
+    out = table.take(pa.array(take))
+    for c in cols:
+        out = out.set_column(out.column_names.index(c), c, pa.array(out_cells[c], pa.string()))
+    out = out.set_column(out.column_names.index("name"), "name", pa.array(new_names, pa.string()))
+    # problems found before keep their row: its position in the new table
+    moved = [(int(starts[p]), c, r) for p, c, r in [*found, *new_found]]
+    return FleetRows(
+        out,
+        np.asarray(lines)[take],
+        None if fields is None else np.asarray(fields)[take],
+        series,
+        labels,
+        axes,
+        moved,
+    )
+
+
+def _listed(column: pa.ChunkedArray, name: str) -> np.ndarray:
+    """Which cells list values: a '|' anywhere, or (chips) a range `lo..hi`."""
+    hit = pc.match_substring(column, "|")
+    if name == "chips":
+        hit = pc.or_(hit, pc.match_substring(column, ".."))
+    return pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
+
+
+def _lists(key: tuple, cols: list[str]) -> list[tuple[str, object, int]]:
+    """A combination's listed cells: (column, its items or its chips Sweep, how many)."""
+    out = []
+    for c, cell in zip(cols, key, strict=True):
+        if cell is None:
+            continue
+        items = _items(cell, c)
+        out.append((c, items, len(items)))
+    return out
+
+
+def _points(lists: list[tuple[str, object, int]], catalog: Catalog) -> tuple[list[str], dict]:
+    """The points of one combination: each point's label and, per listed column, its value at
+    every point (cartesian product, the last column fastest)."""
+    values_of = [(c, _values(items)) for c, items, _ in lists]
+    product = list(itertools.product(*(v for _, v in values_of)))
+    values = {c: [p[i] for p in product] for i, (c, _) in enumerate(values_of)}
+    labels = [
+        ",".join(f"{c}={_label(v, c, catalog)}" for (c, _), v in zip(values_of, p, strict=True))
+        for p in product
+    ]
+    return labels, values
+
+
+def _items(cell: str, column: str):
+    """A listed cell's values: text items (each checked later like any cell), or a chips
+    range's Sweep (counted before built); a range that does not parse is kept whole (the
+    check of chips says why)."""
+    if column == "chips" and "|" not in cell:
+        try:
+            return parse_sweep(cell)
+        except ValueError:
+            return [cell]
+    return [part.strip() for part in cell.split("|")]
+
+
+def _values(items) -> list[str]:
+    if isinstance(items, Sweep):
+        return [str(int(v)) for v in items.values()]
+    return list(items)
+
+
+def _first(items) -> str:
+    return str(items.lo) if isinstance(items, Sweep) else items[0]
+
+
+def _label(value: str, column: str, catalog: Catalog) -> str:
+    """A point's value as its name shows it: the chip's catalog name, the dtype's canonical
+    name, the chips as written (or as typed, when unknown: the check names it)."""
+    if column == "hardware":
+        return catalog.resolve(value) or value
+    if column == "chips":
+        return value
+    return canonical_dtype(value) or value

@@ -1,0 +1,113 @@
+"""Warnings about rows asking a link for more chips than it reaches (docs/input.md#links-and-
+their-reach): `chips = 1024` over nvlink, which connects 8 GPUs of an HGX node, is timed as if
+one switch joined them all; the warning names a link of that chip that reaches them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import printable
+from pipeline.model.catalog import LINKS, Catalog
+from pipeline.model.ops import COLLECTIVES, parse_op
+
+REACH_WARNINGS = 20  # rows named one by one
+
+
+def reach_warnings(frame: pd.DataFrame, catalog: Catalog, path: Path) -> list[str]:
+    """One warning per input line and chip whose rows communicate over more chips than
+    their link reaches (a collective, or an op sharded on a contracted dim)."""
+    if frame.empty or not (frame["chips"] > 1).any():
+        return []
+    chips = frame["chips"].to_numpy(dtype=float)
+    hw, hw_names = _codes(frame["hardware"])
+    link, link_names = _codes(frame["link"])
+    table = catalog.chips
+    reach_of = np.full((len(hw_names), len(link_names)), np.nan)  # a few chips and links
+    for i, h in enumerate(hw_names):
+        for j, lk in enumerate(link_names):
+            if h in table.index and lk in LINKS:
+                reach_of[i, j] = table.at[h, f"{lk}_reach"]
+    reach = reach_of[hw, link]
+    with np.errstate(invalid="ignore"):
+        over = chips > reach
+    if not over.any():
+        return []
+    over[over] = _communicates(frame[over])
+    if not over.any():
+        return []
+    codes = hw * len(link_names) + link
+    pairs = [(h, lk) for h in hw_names for lk in link_names]
+    lines = frame["line"].to_numpy()
+    # per input line and chip (a fleet row lists several): its scenarios, those past reach
+    per_pair = pd.Series(1, index=pd.MultiIndex.from_arrays([lines, codes])).groupby(level=[0, 1])
+    total = per_pair.size()
+    hit = pd.DataFrame(
+        {"line": lines[over], "pair": codes[over], "chips": chips[over], "reach": reach[over]}
+    ).groupby(["line", "pair"], sort=True)
+    low, count, reach_at = hit["chips"].min(), hit.size(), hit["reach"].first()
+    out = []
+    for line, code in low.index[:REACH_WARNINGS]:
+        hw, link = pairs[int(code)]
+        c, r = int(low[(line, code)]), int(reach_at[(line, code)])
+        n, of = int(count[(line, code)]), int(total[(line, code)])
+        where = f"{printable(path)}:{line}: column chips:"
+        many = f"{c:,} chips" if of == 1 else f"from {c:,} chips in {n:,} of {of:,} scenarios"
+        out.append(
+            f"{where} {many} over {link}, which reaches {r:,} chips on {printable(hw)}: the "
+            f"time assumes one {link} domain joins them all. {_instead(table, hw, link, c)}"
+        )
+    if len(low) > REACH_WARNINGS:
+        out.append(
+            f"{printable(path)}: and {len(low) - REACH_WARNINGS:,} more rows ask a link for "
+            "more chips than it reaches"
+        )
+    return out
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """A column's codes and their names (a categorical's own, else factorized)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
+    codes, names = pd.factorize(column.astype(str))
+    return codes, [str(c) for c in names]
+
+
+def _communicates(frame: pd.DataFrame) -> np.ndarray:
+    """Rows that move data between chips: collectives, and ops sharded on a dim they contract
+    (each distinct einsum parsed once)."""
+    collective = frame["op"].astype(str).isin(COLLECTIVES).to_numpy(dtype=bool)
+    key = frame["einsum"].astype(str) + "|" + frame["shard"].astype(str)
+    codes, uniques = pd.factorize(key)
+    contracted = np.array([_contracts(k) for k in uniques], dtype=bool)
+    return collective | (contracted[codes] & (frame["chips"].to_numpy(dtype=float) > 1))
+
+
+def _contracts(key: str) -> bool:
+    einsum, shard = key.rsplit("|", 1)
+    if not einsum or not shard:
+        return False
+    try:
+        return shard in parse_op(einsum).contracted
+    except ValueError:
+        return False
+
+
+def _instead(table: pd.DataFrame, hw: str, link: str, chips: int) -> str:
+    """What would reach: the chip's other links whose reach is unlimited or large enough."""
+    row = table.loc[hw]
+    links = [
+        lk
+        for lk in LINKS
+        if lk != link
+        and pd.notna(row[f"{lk}_bandwidth"])
+        and (pd.isna(row[f"{lk}_reach"]) or row[f"{lk}_reach"] >= chips)
+    ]
+    if not links:
+        return "No link of this chip reaches that many; split the op into levels."
+    return (
+        f"link = {links[0]} reaches them; or model two levels: {link} within each group of "
+        f"{int(row[f'{link}_reach']):,} chips and {links[-1]} across the groups"
+    )
