@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.cli_engine import ENGINE_OPTIONS, run_on_dask
 from pipeline.cli_support import escaped, output_names, sigterm_as_interrupt, summary_lines
 from pipeline.errors import PipelineError, UnknownHardware, printable, quoted
 from pipeline.limits import (
@@ -35,12 +36,20 @@ _HARDWARE_OPTION = click.option(
     help="CSV or TOML file adding chips or overriding catalog fields (repeatable).",
 )
 _MAX_ROWS_OPTION = click.option(
-    "--max-rows",
-    type=click.IntRange(min=1, max=MAX_ROWS_LIMIT),
-    default=DEFAULT_MAX_ROWS,
-    show_default=True,
-    help="Most scenarios a file may expand to (sweeps); rows past it are rejected.",
-)
+    "--max-rows", type=click.IntRange(min=1, max=MAX_ROWS_LIMIT), default=DEFAULT_MAX_ROWS,
+    show_default=True, help="Most scenarios a file may expand to (sweeps); rows past it are "
+    "rejected (the local engine).")  # fmt: skip
+
+
+def engine_options(command):
+    """run's --engine, --scheduler, --partition-rows and --csv (cli_engine.ENGINE_OPTIONS)."""
+    for name, spec in reversed(ENGINE_OPTIONS):
+        spec, choices, low = dict(spec), spec.get("choices"), spec.get("min")
+        kind = click.Choice(choices) if choices else click.IntRange(min=low) if low else None
+        spec = {k: v for k, v in spec.items() if k not in ("choices", "min")}
+        command = click.option(name, type=kind, show_default=True, **spec)(command)
+    return command
+
 
 _SHEET_OPTION = click.option(
     "--sheet", help="A workbook's sheet to read (default: Scenarios, else Inputs, else the first)."
@@ -146,20 +155,12 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary lines.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the seconds each stage took.")
 @_MAX_ROWS_OPTION
-@click.option(
-    "--max-charts",
-    type=click.IntRange(min=0),
-    default=DEFAULT_MAX_CHARTS,
-    show_default=True,
-    help="Most charts per run; the summary says which were left out.",
-)
-@click.option(
-    "--workbook-rows",
-    type=click.IntRange(min=0, max=1_048_575),
-    default=DEFAULT_WORKBOOK_ROWS,
-    show_default=True,
-    help="Rows of the workbook's Results and Errors sheets; results.csv always has all.",
-)
+@click.option("--max-charts", type=click.IntRange(min=0), default=DEFAULT_MAX_CHARTS,
+              show_default=True, help="Most charts per run; the summary says which were left "
+              "out.")  # fmt: skip
+@click.option("--workbook-rows", type=click.IntRange(min=0, max=1_048_575),
+              default=DEFAULT_WORKBOOK_ROWS, show_default=True, help="Rows of the workbook's "
+              "Results and Errors sheets; results.csv always has all.")  # fmt: skip
 @click.option(
     "--workbook-input-rows",
     type=click.IntRange(min=0, max=1_048_575),
@@ -168,15 +169,12 @@ def cli() -> None:
     help="Rows of the workbook's Inputs sheet (at most --workbook-rows); the scenario file "
     "has all.",
 )
-@click.option(
-    "--report-rows",
-    type=click.IntRange(min=0),
-    default=DEFAULT_TABLE_ROWS,
-    show_default=True,
-    help="Rows of each per-hardware table in report.html; results.csv always has all.",
-)
+@click.option("--report-rows", type=click.IntRange(min=0), default=DEFAULT_TABLE_ROWS,
+              show_default=True, help="Rows of each per-hardware table in report.html; "
+              "results.csv always has all.")  # fmt: skip
 @click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="An earlier "
               "run's OUTPUT_DIR: compare each input with its <stem>/ there.")  # fmt: skip
+@engine_options
 def run(
     scenarios,
     output_dir: Path,
@@ -196,6 +194,7 @@ def run(
     workbook_input_rows,
     report_rows,
     baseline,
+    **engine,
 ) -> None:
     """Compute every scenario of SCENARIOS (CSV or .xlsx files, or quoted globs).
 
@@ -226,6 +225,10 @@ def run(
             raise click.ClickException(escaped(str(exc))) from exc
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
         read = dict(sheet=sheet, encoding=encoding)
+        if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
+            how = dict(force=force, quiet=quiet, strict=strict)
+            ui = (_echo_problems, _errors, click.echo)
+            sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
         write = dict(
             plots=not no_plots,
             workbook=not no_workbook,

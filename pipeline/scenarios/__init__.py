@@ -29,6 +29,8 @@ from pipeline.scenarios.header import (
     rename_reserved,
 )
 from pipeline.scenarios.loaded import Loaded
+from pipeline.scenarios.plan import PLAN_LIMIT
+from pipeline.scenarios.plan import plan as plan_rows
 from pipeline.scenarios.reach import reach_warnings
 from pipeline.scenarios.read import read_table
 from pipeline.scenarios.records import records_table
@@ -44,16 +46,18 @@ def load_scenarios(
     *,
     sheet: str | None = None,
     encoding: str | None = None,
+    planned: bool = False,
 ) -> Loaded:
     """Read and check one scenario file, a CSV (in UTF-8, else `encoding`) or a workbook's
     sheet (`sheet`, else the one `sheet.read_sheet` picks); ScenarioFileError when the file
-    cannot be used."""
+    cannot be used. `planned`: check the rows but leave their sweeps unexpanded, in
+    `Loaded.planned` (the Dask engine expands them by partition; max_rows does not apply)."""
     path = Path(path)
     data = read_bytes(path, ScenarioFileError, "scenario file")
     if is_workbook(path.name, data):
         got = read_sheet(path, data, sheet)
         return _check(got.label, got.table, got.lines, None, catalog, max_rows, got.warnings,
-                      data, got.odd)  # fmt: skip
+                      data, got.odd, planned)  # fmt: skip
     if encoding is None:  # checked first, so a failure can say --encoding
         decode_utf8(path, data, ScenarioFileError, "--encoding")
         text = data
@@ -61,7 +65,9 @@ def load_scenarios(
         text = decode_as(path, data, encoding, ScenarioFileError).encode("utf-8")
     warnings: list[str] = []
     table, lines, fields = read_table(path, text, warnings)
-    return _check(str(path), table, lines, fields, catalog, max_rows, warnings, data)
+    return _check(
+        str(path), table, lines, fields, catalog, max_rows, warnings, data, planned=planned
+    )
 
 
 def load_records(
@@ -76,7 +82,9 @@ def load_records(
     return _check(source, table, lines, None, catalog, max_rows, [], None)
 
 
-def _check(source, table, lines, fields, catalog, max_rows, warnings, data, odd=()) -> Loaded:
+def _check(
+    source, table, lines, fields, catalog, max_rows, warnings, data, odd=(), planned=False
+) -> Loaded:
     path = Path(source)
     columns = normalize_headers(table.column_names, path)
     columns, renamed = rename_reserved(columns, path)
@@ -86,11 +94,20 @@ def _check(source, table, lines, fields, catalog, max_rows, warnings, data, odd=
     warnings = [*warnings, *renamed, *check_columns(columns, extras, path)]
     table, nul_problems = nul_cells(table)
     found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells
-    fleet = expand_fleet(table, lines, fields, found, catalog, max_rows)
+    limit = PLAN_LIMIT if planned else max_rows
+    fleet = expand_fleet(table, lines, fields, found, catalog, limit)
     made = fleet if fleet.labels is not None else None  # rows that fleet lists made
     checker = Checker(fleet.table, fleet.lines, fleet.fields, source, catalog, fleet.found, made)
-    frame = checker.run(dims, max_rows)
-    warnings += idle_chip_warnings(frame, path) + reach_warnings(frame, catalog, path)
+    plan = None
+    if planned:  # checked, not expanded: chips and links are never swept dims
+        frame, valid, sweeps, arrays = checker.checked(dims)
+        plan, over = plan_rows(frame, valid, sweeps, arrays)
+        checker.found += over
+        frame = frame[plan.valid].reset_index(drop=True)
+        warnings += reach_warnings(frame, catalog, path)
+    else:
+        frame = checker.run(dims, max_rows)
+        warnings += idle_chip_warnings(frame, path) + reach_warnings(frame, catalog, path)
     return Loaded(
         source=source,
         frame=frame,
@@ -101,4 +118,5 @@ def _check(source, table, lines, fields, catalog, max_rows, warnings, data, odd=
         extras=tuple(extras),
         warnings=tuple(warnings),
         data=data,
+        planned=plan,
     )

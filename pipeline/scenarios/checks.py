@@ -103,6 +103,14 @@ class Checker:
 
     def run(self, dims: list[str], max_rows: int) -> pd.DataFrame:
         """The valid rows, typed and expanded (their problems collected)."""
+        frame, valid, sweeps, made = self.checked(dims)
+        frame, over = expand(frame, valid, sweeps, max_rows, made)
+        self.found += over
+        return frame
+
+    def checked(self, dims: list[str]):
+        """Every row typed and checked, not yet expanded: the frame, which rows are valid,
+        the sweeps of their cells and the fleet arrays (series, labels, axes) or None."""
         found = self.found
         found += check_names(self.names, self.lines)
         sig, bad_op = check_op(self.col("op"))
@@ -185,9 +193,7 @@ class Checker:
         frame = pd.DataFrame(columns, copy=False)  # built once: linear in the columns
         fleet = self.fleet
         made = None if fleet is None else (fleet.series, fleet.labels, fleet.axes)
-        frame, over = expand(frame, valid, sweeps, max_rows, made)
-        found += over
-        return frame
+        return frame, valid, sweeps, made
 
     def _text(self, name: str) -> pd.Series:
         if name in self._names:

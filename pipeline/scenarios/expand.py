@@ -14,6 +14,19 @@ from pipeline.scenarios.problems import Found
 from pipeline.scenarios.sweeps import Sweep
 
 
+def grids(
+    valid: np.ndarray, sweeps: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> dict[int, list[tuple[str, Sweep]]]:
+    """Each valid swept row's sweeps, {position: [(column, Sweep), ...]} in the order of
+    `sweeps` (per column, the rows that sweep it and each one's Sweep)."""
+    swept: dict[int, list[tuple[str, Sweep]]] = {}
+    for d, (rows, cells) in sweeps.items():
+        for p, cell in zip(rows.tolist(), cells, strict=True):
+            if valid[p]:
+                swept.setdefault(p, []).append((d, cell))
+    return swept
+
+
 def expand(
     out: pd.DataFrame,
     valid: np.ndarray,
@@ -29,11 +42,7 @@ def expand(
 
     Each row's count is the product of its sweeps' lengths, computed before any value is
     built, so a row past --max-rows is refused without building it."""
-    swept: dict[int, list[tuple[str, Sweep]]] = {}
-    for d, (rows, cells) in sweeps.items():
-        for p, cell in zip(rows.tolist(), cells, strict=True):
-            if valid[p]:
-                swept.setdefault(p, []).append((d, cell))
+    swept = grids(valid, sweeps)
     exact = {p: math.prod(len(cell) for _, cell in grid) for p, grid in swept.items()}
     counts = np.ones(len(valid), dtype=np.int64)
     for p, count in exact.items():
@@ -58,55 +67,83 @@ def expand(
         valid = valid.copy()
         valid[over] = False
         positions = np.flatnonzero(valid)
-    if len(positions) == len(valid):
-        out = out.reset_index(drop=True)
+        swept = {p: g for p, g in swept.items() if valid[p]}
+    return expand_slice(out, valid, swept, counts, fleet, 0, int(counts[positions].sum())), found
+
+
+def expand_slice(
+    out: pd.DataFrame,
+    valid: np.ndarray,
+    swept: dict[int, list[tuple[str, Sweep]]],
+    counts: np.ndarray,
+    fleet: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    lo: int,
+    hi: int,
+) -> pd.DataFrame:
+    """Scenarios lo to hi (end excluded) of the expansion of the valid rows of `out`, in
+    order (each row's points in the order of its sweeps, the last fastest): the whole file
+    for the local engine, one partition for the Dask engine (docs/model.md). `swept`: grids()
+    of the valid rows; `counts`: each row's number of scenarios (1 when it sweeps nothing).
+    Only the rows a slice touches are built, and of a swept row only its points in the slice
+    (np.unravel_index of their flat positions), so a partition of a 40-million-point row
+    costs its own size."""
+    positions = np.flatnonzero(valid)
+    reps_all = counts[positions].astype(np.int64)
+    ends = np.cumsum(reps_all)
+    begins = ends - reps_all
+    first, last = np.searchsorted(ends, lo, "right"), np.searchsorted(begins, hi, "left")
+    rows = positions[first:last]
+    take_lo = np.maximum(lo - begins[first:last], 0)
+    take_hi = np.minimum(hi - begins[first:last], reps_all[first:last])
+    reps = take_hi - take_lo
+    if len(rows) == len(valid):
+        sub = out.reset_index(drop=True)
     else:
-        out = out.iloc[positions].reset_index(drop=True)
+        sub = out.iloc[rows].reset_index(drop=True)
     if fleet is None:
-        series = out["name"]
-        own = np.full(len(out), "", dtype=object)
+        series = sub["name"].to_numpy(dtype=object)
+        own = np.full(len(sub), "", dtype=object)
         axes = own
     else:
-        series = pd.Series(fleet[0][positions], index=out.index, dtype=object)
-        own, axes = fleet[1][positions], fleet[2][positions]
-    if not any(valid[p] for p in swept):
-        out.insert(2, "series", series)
+        series, own, axes = fleet[0][rows], fleet[1][rows], fleet[2][rows]
+    if not swept:
+        sub.insert(2, "series", pd.Series(series, index=sub.index, dtype=object))
         # the axes each row's series sweeps, as data (no dims here; fleet lists maybe)
-        out["swept"] = pd.Categorical(axes) if (axes != "").any() else ""
-        return out, found
-    reps = counts[positions]
-    expanded = out.iloc[np.repeat(np.arange(len(out)), reps)].reset_index(drop=True)
-    series_arr = series.to_numpy(dtype=object)
-    names = np.repeat(out["name"].to_numpy(dtype=object), reps).astype(object)
-    series_col = np.repeat(series_arr, reps).astype(object)
+        sub["swept"] = pd.Categorical(axes) if (axes != "").any() else ""
+        return sub
+    expanded = sub.iloc[np.repeat(np.arange(len(sub)), reps)].reset_index(drop=True)
+    names = np.repeat(sub["name"].to_numpy(dtype=object), reps).astype(object)
+    series_col = np.repeat(series, reps).astype(object)
     starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
-    for i, p in enumerate(positions.tolist()):
+    for i, p in enumerate(rows.tolist()):
         if p not in swept:
             continue
         grid = swept[p]
-        mesh = np.meshgrid(*[cell.values() for _, cell in grid], indexing="ij")
+        index = np.unravel_index(
+            np.arange(take_lo[i], take_hi[i], dtype=np.int64), [len(c) for _, c in grid]
+        )
         s, n = starts[i], reps[i]
         labels = [""] * n
-        for (d, _), values in zip(grid, mesh, strict=True):
-            flat = values.ravel()
+        for (d, cell), at in zip(grid, index, strict=True):
+            flat = cell.values_at(at)
             expanded.loc[s : s + n - 1, d] = flat
             labels = [
                 f"{lab},{d}={int(v)}" if lab else f"{d}={int(v)}"
                 for lab, v in zip(labels, flat, strict=True)
             ]
-        first = f"{own[i]}," if own[i] else ""  # a fleet point's label comes first
-        names[s : s + n] = [f"{series_arr[i]}[{first}{lab}]" for lab in labels]
+        head = f"{own[i]}," if own[i] else ""  # a fleet point's label comes first
+        names[s : s + n] = [f"{series[i]}[{head}{lab}]" for lab in labels]
     expanded["name"] = names
     expanded.insert(2, "series", series_col)
     # the dims each row's series sweeps, as data ("B,D"; "" for a single row), in name order
-    grids = np.array(
+    kinds = np.array(
         [
             ",".join([*filter(None, [axes[i]]), *(d for d, _ in swept.get(p, ()))])
-            for i, p in enumerate(positions.tolist())
+            for i, p in enumerate(rows.tolist())
         ]
     )
-    expanded["swept"] = pd.Categorical(np.repeat(grids, reps))
-    return expanded, found
+    expanded["swept"] = pd.Categorical(np.repeat(kinds, reps))
+    return expanded
 
 
 def within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:

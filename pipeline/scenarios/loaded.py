@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline.errors import RowProblem
+from pipeline.scenarios.plan import Planned
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Loaded:
     extras: tuple[str, ...]
     warnings: tuple[str, ...] = field(default=())
     data: bytes | None = None  # the file's bytes (for its SHA-256); None for rows in memory
+    planned: Planned | None = None  # checked, not expanded (the Dask engine's; frame: unexpanded)
 
     @property
     def source_rows(self) -> int:

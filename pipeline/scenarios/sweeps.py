@@ -92,6 +92,17 @@ class Sweep:
             return np.arange(self.lo, self.hi + 1, dtype=float)
         return np.asarray([self.lo * self.factor**k for k in range(len(self))], dtype=float)
 
+    def values_at(self, index: np.ndarray) -> np.ndarray:
+        """The values at positions `index` (0 = the first), as float64, without building the
+        others (a range's are computed: lo + i, or lo * factor**i)."""
+        index = np.asarray(index, dtype=np.int64)
+        if self.items:
+            return np.asarray(self.items, dtype=float)[index]
+        if self.factor == 1:
+            return (self.lo + index).astype(float)
+        powers = np.asarray([self.factor**k for k in range(len(self))], dtype=object)
+        return np.asarray(self.lo * powers[index], dtype=float)  # exact: at most 53 values
+
 
 def is_sweep(text: str) -> bool:
     """Whether a cell is written as a sweep (and not as one number)."""

@@ -1,0 +1,109 @@
+"""One partition of a Dask run, on a worker: its scenarios expanded from the source rows it
+touches, computed by the local engine's model, written as results/part-NNNNN.parquet, and
+summed up in small aggregates the client merges (engine.merge)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.overflow import refused_rows
+from pipeline.model.roofline import BOUNDS, compute_record
+from pipeline.render.tables import write_csv, write_parquet
+from pipeline.scenarios.plan import Planned
+
+FIRST_ROWS = 1000  # the results rows partition 0 sends back (what a summary shows first)
+SLOWEST = 10  # the slowest scenarios each partition sends back
+
+
+def part_name(number: int) -> str:
+    return f"part-{number:05d}"
+
+
+def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str, csv: bool) -> dict:
+    """Compute scenarios lo..hi of `part` (Planned.part's), write them into `folder`/results
+    (written under a temporary name, then renamed: a retried task never leaves half a file)
+    and return the aggregates: rows, file checksums, counts per hardware/op/bound, the
+    series' partial lines, the slowest rows, the refused rows and (partition 0) the first."""
+    frame = part.rows(lo, hi)
+    results, facts = compute_record(frame)
+    refused = refused_rows(results)
+    bad = np.zeros(len(results), dtype=bool)
+    bad[refused.index.to_numpy()] = True
+    refusals = [
+        (int(frame["line"].iat[p]), str(results["series"].iat[p]), str(refused.iat[k, 0]),
+         f"{refused.iat[k, 1]} (at '{results['name'].iat[p]}')")
+        for k, p in enumerate(refused.index.tolist())
+    ]  # fmt: skip
+    if bad.any():
+        results = results[~bad].reset_index(drop=True)
+        facts = facts[~bad].reset_index(drop=True)
+    out = Path(folder) / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    name = part_name(number)
+    writers = [(".parquet", write_parquet)] + ([(".csv", write_csv)] if csv else [])
+    for suffix, write in writers:
+        final = out / f"{name}{suffix}"
+        tmp = out / f".{name}{suffix}.{os.getpid()}.tmp"
+        write(results, tmp)
+        os.replace(tmp, final)
+        files[f"results/{final.name}"] = _sha256(final)
+    return {
+        "number": number,
+        "rows": len(results),
+        "files": files,
+        "counts": _counts(results),
+        "series": _series(results, facts),
+        "slowest": results.nlargest(SLOWEST, "t_lower")[["name", "hardware", "t_lower", "bound"]]
+        .astype({"hardware": str, "bound": str})
+        .to_dict("records"),
+        "refused": refusals,
+        "first": results.head(FIRST_ROWS) if number == 0 else None,
+    }
+
+
+def _counts(results: pd.DataFrame) -> pd.DataFrame:
+    """Scenarios per hardware, op and bound."""
+    keys = [results[c].astype(str) for c in ("hardware", "op", "bound")]
+    counts = pd.Series(1, index=pd.MultiIndex.from_arrays(keys)).groupby(level=[0, 1, 2]).sum()
+    counts.index.names = ["hardware", "op", "bound"]
+    return counts.rename("scenarios").reset_index()
+
+
+def _series(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """Per series (in first-seen order): scenarios, t_min, t_max, rows per bound, critical
+    batch range, rows not fitting: each merges across partitions by sum, min or max."""
+    frame = pd.DataFrame(
+        {
+            "series": results["series"].astype(str),
+            "t": results["t_lower"].to_numpy(dtype=float),
+            "critical": results["critical_batch"].to_numpy(dtype=float, na_value=np.nan),
+            "unfit": ~results["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool),
+            **{b: (results["bound"].astype(str) == b).to_numpy() for b in BOUNDS},
+        }
+    )
+    grouped = frame.groupby("series", sort=False)
+    return pd.DataFrame(
+        {
+            "scenarios": grouped.size(),
+            "t_min": grouped["t"].min(),
+            "t_max": grouped["t"].max(),
+            **{b: grouped[b].sum() for b in BOUNDS},
+            "critical_min": grouped["critical"].min(),
+            "critical_max": grouped["critical"].max(),
+            "not_fitting": grouped["unfit"].sum(),
+        }
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

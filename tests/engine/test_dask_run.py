@@ -1,0 +1,190 @@
+"""engine/dask_run.py: the Dask engine on a 2-worker LocalCluster gives the local engine's
+numbers row for row, loses and repeats nothing at partition boundaries, survives a killed
+worker, runs on a real `dask scheduler` with `dask worker`s, says plainly when a scheduler
+cannot be reached, and leaves the previous output in place when it fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import pipeline  # noqa: E402
+from pipeline.engine import dask_run  # noqa: E402
+from pipeline.engine.dask_run import EngineError, run_dask  # noqa: E402
+from pipeline.errors import OutputError  # noqa: E402
+from pipeline.model.catalog import load_catalog  # noqa: E402
+from tests.helpers import pipeline_cmd, write_scenarios  # noqa: E402
+
+# 100,000 scenarios: a sweep row over two chips cut by every partition, single rows between
+SWEEP = """
+name,op,hardware,dtype,chips,shard,B,D,F,bytes,notes
+first,matmul,h100,bf16,1,,8,4096,4096,,a single row
+grid,matmul,h100|mi300x,bf16,1,,1..1000,1..49,4096,,"98,000 scenarios"
+bad,matmul,h10,bf16,1,,8,8,8,,unknown chip: refused as in the local engine
+tp,matmul,b200,bf16|fp8,2|4|8|16,D,4096,8192,8192,,8 points
+ag,all_gather,tpu-v5e,bf16,16,,,,,1000..100000000000*10,9 sizes
+mid,matmul,gaudi3,bf16,1,,1..1982,64,64,,"the rest, to 100,000"
+"""
+COMPARED = ["name", "series", "hardware", "compute_dtype", "chips", "flops", "hbm_bytes",
+            "network_bytes", "t_math", "t_hbm", "t_network", "t_lower", "t_upper", "bound",
+            "critical_batch", "fits", "peak_fraction"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        silence_logs=40,
+    ) as c:  # fmt: skip
+        yield c
+
+
+def parts(folder: Path) -> pd.DataFrame:
+    return pd.read_parquet(folder / "results")
+
+
+def test_the_same_numbers_row_for_row_as_the_local_engine(tmp_path, cluster):
+    path = write_scenarios(tmp_path, SWEEP)
+    local = pipeline.analyze(path)
+    got = run_dask(path, tmp_path / "out", load_catalog(), scheduler=cluster.scheduler_address,
+                   partition_rows=7_000)  # fmt: skip
+    assert got.scenarios == len(local.results) == 100_000
+    assert got.partitions == 15  # 14 full partitions of 7,000 and one of 2,000
+    assert [str(p) for p in got.problems] == [str(p) for p in local.problem_list]
+    dask_rows = parts(got.folder)
+    assert list(dask_rows.columns) == list(local.results.columns)
+    pd.testing.assert_frame_equal(
+        dask_rows[COMPARED].astype({"hardware": str, "compute_dtype": str, "bound": str}),
+        local.results[COMPARED].astype({"hardware": str, "compute_dtype": str, "bound": str}),
+        check_dtype=False,
+    )  # nothing lost, nothing repeated, the same order, at every boundary
+    manifest = json.loads((got.folder / "manifest.json").read_text())
+    assert manifest["engine"] == "dask" and manifest["scenarios"] == 100_000
+    assert [p["rows"] for p in manifest["partitions"]] == [7_000] * 14 + [2_000]
+    for p in manifest["partitions"]:  # the checksums name the files written
+        ((name, digest),) = p["files"].items()
+        entry = next(e for e in manifest["files"] if e["path"] == name)
+        assert entry["sha256"] == digest
+    summary = json.loads((got.folder / "summary.json").read_text())
+    local_bounds = local.results["bound"].astype(str).value_counts()
+    assert summary["bounds"] == {b: int(local_bounds.get(b, 0)) for b in summary["bounds"]}
+    lines = {s["series"]: s for s in summary["series"]}
+    assert list(lines) == list(local.summary.lines.index)  # file order
+    for name, line in local.summary.lines.iterrows():
+        assert lines[name]["scenarios"] == line["scenarios"]
+        assert lines[name]["t_min"] == pytest.approx(line["t_min"], rel=1e-12)
+        assert lines[name]["t_max"] == pytest.approx(line["t_max"], rel=1e-12)
+    errors = pd.read_csv(got.folder / "errors.csv")
+    assert list(errors["name"]) == ["bad"]
+
+
+def test_a_killed_worker_still_yields_complete_output(tmp_path, cluster, monkeypatch):
+    path = write_scenarios(tmp_path, SWEEP)
+    client = distributed.Client(cluster)
+    pids = list(client.run(os.getpid).values())
+    real = dask_run.compute_partition
+
+    def slow(*args):  # each partition takes a while, so the kill lands mid-run
+        time.sleep(0.3)
+        return real(*args)
+
+    monkeypatch.setattr(dask_run, "compute_partition", slow)
+    killer = subprocess.Popen(  # after the run has started, kill one worker process
+        [
+            sys.executable,
+            "-c",
+            f"import os,signal,time; time.sleep(1.5); os.kill({pids[0]}, signal.SIGKILL)",
+        ]  # fmt: skip
+    )
+    t0 = time.monotonic()
+    got = run_dask(path, tmp_path / "out", load_catalog(), scheduler=cluster.scheduler_address,
+                   partition_rows=5_000)  # fmt: skip
+    elapsed = time.monotonic() - t0
+    killer.wait(timeout=30)
+    client.close()
+    assert killer.returncode == 0 and not Path(f"/proc/{pids[0]}").exists()
+    assert elapsed > 2.0, "the run ended before the worker was killed: not a test of it"
+    assert got.scenarios == 100_000
+    names = parts(got.folder)["name"]
+    assert len(names) == 100_000 and names.is_unique
+
+
+def test_a_failed_run_leaves_the_previous_output(tmp_path, cluster, monkeypatch):
+    path = write_scenarios(tmp_path, SWEEP)
+    first = run_dask(path, tmp_path / "out", load_catalog(),
+                     scheduler=cluster.scheduler_address, partition_rows=50_000)  # fmt: skip
+    before = {p: p.read_bytes() for p in first.folder.rglob("*") if p.is_file()}
+
+    def broken(*args):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(dask_run, "compute_partition", broken)
+    with pytest.raises(OutputError, match="failed: No space left on device"):  # retried first
+        run_dask(path, tmp_path / "out", load_catalog(), scheduler=cluster.scheduler_address,
+                 partition_rows=50_000)  # fmt: skip
+    after = {p: p.read_bytes() for p in first.folder.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["s"]
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_within_its_timeout(tmp_path):
+    path = write_scenarios(tmp_path, SWEEP)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    with pytest.raises(EngineError) as err:
+        run_dask(path, tmp_path / "out", load_catalog(), scheduler=f"tcp://127.0.0.1:{port}",
+                 timeout=2)  # fmt: skip
+    assert time.monotonic() - t0 < 30
+    assert str(err.value).startswith(f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port} "
+                                      "within 2 s")  # fmt: skip
+    assert not (tmp_path / "out" / "s").exists()
+
+
+def test_a_real_scheduler_and_two_workers_on_localhost(tmp_path):
+    """`dask scheduler` and two `dask worker` processes, as the README shows, and the run
+    pointed at them with --scheduler."""
+    bin_dir = Path(sys.executable).parent
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    started = [subprocess.Popen([bin_dir / "dask", "scheduler", "--host", "127.0.0.1", "--port",
+                                 str(port), "--dashboard-address", ":0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]  # fmt: skip
+    try:
+        for _ in range(2):
+            started.append(subprocess.Popen(
+                [bin_dir / "dask", "worker", address, "--nthreads", "1", "--nworkers", "1",
+                 "--no-dashboard"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tmp_path))  # fmt: skip
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        path = write_scenarios(tmp_path, SWEEP)
+        done = pipeline_cmd("run", str(path), "--engine", "dask", "--scheduler", address,
+                            "--partition-rows", "25000", "-o", str(tmp_path / "out"))  # fmt: skip
+        assert done.returncode == 1, done.stderr  # the one bad row, as in the local engine
+        assert "unknown hardware 'h10'" in done.stderr
+        assert "100,000 scenarios in 4 partitions" in done.stdout
+        assert len(parts(tmp_path / "out" / "s")) == 100_000
+    finally:
+        for proc in reversed(started):
+            proc.send_signal(signal.SIGTERM)
+        for proc in started:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()

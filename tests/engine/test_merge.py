@@ -1,0 +1,47 @@
+"""engine/merge.py: partitions' aggregates merged in any arrival order are those of the
+whole run: counts, series lines in file order, the slowest scenarios."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from pipeline.engine.merge import Merged, merge_partition
+from pipeline.engine.partition import compute_partition
+from pipeline.model.catalog import load_catalog
+from tests.helpers import load_text
+
+TEXT = """
+name,op,hardware,B,D,F,bytes,chips
+a,matmul,h100,1..3000,4096,4096,,
+b,matmul,v5e|b200,1..700,8192,8192,,
+c,all_gather,h100,,,,1000..1000000000*10,8
+"""
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2, 3], [3, 1, 0, 2]])
+def test_merged_partitions_are_the_whole_run(tmp_path, order):
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    whole = compute_partition(*plan.part(0, plan.total), 0, str(tmp_path / "whole"), False)
+    cuts = [0, 1000, 2999, 3900, plan.total]
+    got = [
+        compute_partition(*plan.part(lo, hi), k, str(tmp_path / "parts"), False)
+        for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True))
+    ]
+    merged = Merged()
+    for k in order:
+        merge_partition(merged, got[k])
+    assert merged.rows == whole["rows"] == plan.total
+    pd.testing.assert_frame_equal(
+        merged.counts.sort_values(["hardware", "op", "bound"]).reset_index(drop=True),
+        whole["counts"].sort_values(["hardware", "op", "bound"]).reset_index(drop=True),
+    )
+    lines = merged.series_lines()
+    assert list(lines.index) == ["a", "b", "c"]  # file order, whatever the arrival order
+    pd.testing.assert_frame_equal(lines, whole["series"].loc[["a", "b", "c"]], check_dtype=False)
+    assert merged.slowest == whole["slowest"]
+    assert merged.first is not None and merged.first["name"].iat[0] == "a[B=1]"
+    summary = merged.summary(plan.total, 4)
+    assert summary["scenarios"] == plan.total and summary["partitions"] == 4
+    assert sum(summary["bounds"].values()) == plan.total
+    assert [p["number"] for p in merged.partition_list()] == [0, 1, 2, 3]

@@ -1,0 +1,43 @@
+"""engine/partition.py: one partition computed on a worker: its rows are the local engine's,
+written whole (a temporary name, then renamed), with aggregates that add up to them."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+
+import pipeline
+from pipeline.engine.partition import FIRST_ROWS, compute_partition
+from pipeline.model.catalog import load_catalog
+from tests.helpers import load_text, write_scenarios
+
+TEXT = """
+name,op,hardware,B,D,F
+s,matmul,h100|tpu-v5e,1..2048,4096,4096
+"""
+
+
+def test_a_partition_is_the_local_rows_of_its_range_with_their_aggregates(tmp_path):
+    local = pipeline.analyze(write_scenarios(tmp_path, TEXT))
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    part, a, b = plan.part(1500, 3500)
+    got = compute_partition(part, a, b, 0, str(tmp_path / "out"), True)
+    rows = pd.read_parquet(tmp_path / "out" / "results" / "part-00000.parquet")
+    want = local.results.iloc[1500:3500].reset_index(drop=True)
+    assert list(rows["name"]) == list(want["name"])
+    assert rows["t_lower"].tolist() == want["t_lower"].tolist()
+    assert sorted(p.name for p in (tmp_path / "out" / "results").iterdir()) == [
+        "part-00000.csv", "part-00000.parquet"]  # no temporary file left  # fmt: skip
+    for name, digest in got["files"].items():
+        assert hashlib.sha256((tmp_path / "out" / name).read_bytes()).hexdigest() == digest
+    assert got["rows"] == 2000 and got["counts"]["scenarios"].sum() == 2000
+    series = got["series"].loc["s"]
+    assert series["scenarios"] == 2000
+    assert series["t_min"] == want["t_lower"].min() and series["t_max"] == want["t_lower"].max()
+    assert len(got["first"]) == min(FIRST_ROWS, 2000)
+    assert [r["name"] for r in got["slowest"]] == list(
+        want.nlargest(len(got["slowest"]), "t_lower")["name"]
+    )
+    later = compute_partition(part, a, b, 3, str(tmp_path / "out"), False)
+    assert later["first"] is None and list(later["files"]) == ["results/part-00003.parquet"]

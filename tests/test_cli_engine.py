@@ -1,0 +1,40 @@
+"""cli_engine.py: `pipeline run --engine dask` options and messages (the engine itself is
+tested in tests/engine)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import pytest
+
+from pipeline.engine import dask_run
+from tests.helpers import invoke, write_scenarios
+
+TEXT = "name,op,hardware,B,D,F\nq,matmul,h100,1..64,64,64\n"
+
+
+def test_help_says_what_the_engine_options_do():
+    out = invoke("run", "--help").output
+    for text in ("--engine [local|dask]", "--scheduler ADDRESS", "--partition-rows", "--csv"):
+        assert text in out
+
+
+def test_an_unreachable_scheduler_exits_1_with_its_address(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = write_scenarios(tmp_path, TEXT)
+    got = invoke("run", str(path), "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
+                 "-o", str(tmp_path / "out"))  # fmt: skip
+    assert got.exit_code == 1
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in got.output
+
+
+def test_without_dask_installed_the_error_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails as if not installed
+    with pytest.raises(dask_run.EngineError, match=r"pip install 'roofline-pipeline\[dask\]'"):
+        dask_run._dask()
+    path = write_scenarios(tmp_path, TEXT)
+    got = invoke("run", str(path), "--engine", "dask", "-o", str(tmp_path / "out"))
+    assert got.exit_code == 1 and "needs Dask" in got.output
