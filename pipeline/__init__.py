@@ -8,11 +8,13 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
     a.write("output/q1-q5")
     pipeline.charts.roofline(a, "tpu-v5e")
     pipeline.chips(["h100", "tpu-v6e"])     # chips side by side, ridge points per dtype
+    pipeline.run_dask("sweep.csv", "out/")  # past one machine: partitions on Dask workers
 """
 
 from pipeline import charts
 from pipeline.analysis import Analysis, analyze, catalog, load_hardware, write_template
 from pipeline.compare import Comparison, compare
+from pipeline.engine.dask_run import DaskRun, run_dask
 from pipeline.errors import (
     InvalidHardwareFile,
     InvalidResults,
@@ -30,6 +32,7 @@ from pipeline.version import __version__
 __all__ = [
     "Analysis",
     "Comparison",
+    "DaskRun",
     "InvalidHardwareFile",
     "InvalidResults",
     "InvalidScenarios",
@@ -47,6 +50,7 @@ __all__ = [
     "failed_entry",
     "index_entry",
     "load_hardware",
+    "run_dask",
     "write_index",
     "write_template",
 ]

@@ -35,7 +35,7 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
     for path, name in zip(paths, names, strict=True):
         with errors() as failed:
             got = run_dask(
-                path, output_dir, catalog, scheduler=engine["scheduler"],
+                path, output_dir, hardware=catalog, scheduler=engine["scheduler"],
                 partition_rows=engine["partition_rows"], csv=engine["csv"], force=how["force"],
                 name=name, strict=how["strict"], **read,
             )  # fmt: skip

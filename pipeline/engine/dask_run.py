@@ -20,12 +20,13 @@ import pandas as pd
 from pipeline.engine.merge import Merged, merge_partition
 from pipeline.engine.partition import compute_partition, part_name
 from pipeline.errors import InvalidScenarios, PipelineError, RowProblem, printable
-from pipeline.model.catalog import Catalog
+from pipeline.model.catalog import Catalog, load_catalog
 from pipeline.render.format import plural
 from pipeline.render.tables import write_csv
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries
 from pipeline.scenarios import load_scenarios
+from pipeline.scenarios.expand import idle_chip_words, merge_idle
 from pipeline.version import __version__
 
 DEFAULT_PARTITION_ROWS = 1_000_000
@@ -53,10 +54,10 @@ class DaskRun:
 
 
 def run_dask(
-    path: Path,
-    out_dir: Path,
-    catalog: Catalog,
+    path: str | Path,
+    out_dir: str | Path,
     *,
+    hardware=None,
     scheduler: str | None = None,
     partition_rows: int = DEFAULT_PARTITION_ROWS,
     csv: bool = False,
@@ -70,8 +71,14 @@ def run_dask(
 ) -> DaskRun:
     """Check `path`, compute its scenarios on Dask (`scheduler`: an address, else a
     LocalCluster of `workers` processes, one per core) in partitions of `partition_rows`,
-    and write OUT_DIR/<name>/: results/part-NNNNN.parquet (and .csv with `csv`),
-    errors.csv, summary.json and manifest.json. A failed run leaves the folder as it was."""
+    and write OUT_DIR/<name>/ (name: the file's stem): results/part-NNNNN.parquet (and .csv
+    with `csv`), errors.csv, summary.json and manifest.json. A failed run leaves the folder
+    as it was. `hardware`: as for pipeline.analyze (paths, DataFrames, a Catalog); `strict`:
+    any rejected row raises InvalidScenarios, nothing computed."""
+    catalog = hardware if isinstance(hardware, Catalog) else load_catalog(
+        [] if hardware is None else list(hardware) if isinstance(hardware, list | tuple)
+        else [hardware]
+    )  # fmt: skip
     if partition_rows < 1:
         raise ValueError(f"partition_rows must be 1 or more, not {partition_rows}")
     client_module = _dask()
@@ -115,6 +122,10 @@ def run_dask(
                 merge_partition(merged, future.result())
                 future.release()  # the client keeps the aggregates, never the rows
         problems = (*loaded.problems, *merged.refused_problems(loaded.source))
+        lines = plan.frame["line"].to_numpy()[plan.valid]
+        per_line = pd.Series(plan.counts[plan.valid]).groupby(lines).sum()
+        idle = merge_idle(merged.idle, {int(k): int(v) for k, v in per_line.items()})
+        warnings = (*catalog.warnings, *loaded.warnings, *idle_chip_words(idle, path))
         errors = pd.DataFrame(
             [(p.line, p.name, p.column, p.reason) for p in problems],
             columns=["line", "name", "column", "reason"],
@@ -137,7 +148,7 @@ def run_dask(
             "scenarios": merged.rows,
             "rejected_rows": rejected,
             "partitions": merged.partition_list(),
-            "warnings": list((*catalog.warnings, *loaded.warnings)),
+            "warnings": list(warnings),
             "files": file_entries(tmp, files),
             "timings_seconds": {"total": round(time.perf_counter() - t0, 3)},
         }
@@ -149,7 +160,7 @@ def run_dask(
         source_rows=loaded.source_rows,
         rejected_rows=rejected,
         problems=problems,
-        warnings=(*catalog.warnings, *loaded.warnings),
+        warnings=warnings,
         merged=merged,
     )
 

@@ -28,6 +28,7 @@ class Merged:
     slowest: list[dict] = field(default_factory=list)
     refused: list[tuple] = field(default_factory=list)
     first: pd.DataFrame | None = None
+    idle: list[pd.DataFrame] = field(default_factory=list)  # each partition's idle_chips()
 
     def partition_list(self) -> list[dict]:
         """The partitions in order: number, rows, each file's SHA-256."""
@@ -104,6 +105,8 @@ def merge_partition(merged: Merged, got: dict) -> None:
     merged.refused.extend(got["refused"])
     if got["first"] is not None:
         merged.first = got["first"]
+    if len(got["idle"]):
+        merged.idle.append(got["idle"])
 
 
 def _table(counts: pd.DataFrame, by: str) -> dict:

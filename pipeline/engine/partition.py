@@ -14,6 +14,7 @@ import pandas as pd
 from pipeline.model.overflow import refused_rows
 from pipeline.model.roofline import BOUNDS, compute_record
 from pipeline.render.tables import write_csv, write_parquet
+from pipeline.scenarios.expand import idle_chips
 from pipeline.scenarios.plan import Planned
 
 FIRST_ROWS = 1000  # the results rows partition 0 sends back (what a summary shows first)
@@ -64,6 +65,7 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
         .to_dict("records"),
         "refused": refusals,
         "first": results.head(FIRST_ROWS) if number == 0 else None,
+        "idle": idle_chips(frame),  # rows splitting a dim over more chips than it has
     }
 
 

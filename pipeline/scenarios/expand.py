@@ -179,8 +179,19 @@ IDLE_WARNINGS = 20  # rows named one by one in the warnings about idle chips
 def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
     """Rows that split a dim over more chips than it has: some chips hold nothing (the model
     times the busiest chip, which is right; the warning says the chips are wasted)."""
+    return idle_chip_words(idle_chips(frame), path)
+
+
+IDLE_COLUMNS = ("line", "chips", "shard", "low", "high", "idle", "rows")
+
+
+def idle_chips(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per input line with idle chips: its first such row's chips and shard, the range of the
+    split dim where chips idle, how many rows idle and how many rows the line has here. Sums,
+    mins and maxes: the Dask engine adds up its partitions' (merge_idle)."""
+    empty = pd.DataFrame(columns=list(IDLE_COLUMNS))
     if frame.empty or not (frame["chips"] > 1).any():
-        return []
+        return empty
     shard = frame["shard"].astype("category")
     codes = shard.cat.codes.to_numpy()
     size = np.full(len(frame), np.nan)
@@ -193,33 +204,61 @@ def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
     with np.errstate(invalid="ignore"):
         idle = chips > size
     if not idle.any():
-        return []
+        return empty
     lines = frame["line"].to_numpy()
     per_line = pd.Series(lines).value_counts()
     hit = pd.DataFrame(
         {"line": lines[idle], "size": size[idle], "chips": chips[idle], "shard": shard[idle]}
     ).groupby("line", sort=True)
     first = hit.first()
-    low, high, count = hit["size"].min(), hit["size"].max(), hit.size()
+    return pd.DataFrame(
+        {
+            "line": first.index.to_numpy(),
+            "chips": first["chips"].to_numpy(),
+            "shard": first["shard"].to_numpy(),
+            "low": hit["size"].min().to_numpy(),
+            "high": hit["size"].max().to_numpy(),
+            "idle": hit.size().to_numpy(),
+            "rows": per_line.reindex(first.index).to_numpy(),
+        }
+    )
+
+
+def merge_idle(tables: list[pd.DataFrame], rows_per_line: dict[int, int]) -> pd.DataFrame:
+    """Partitions' idle_chips() as one: per line, its first partition's chips and shard, the
+    overall range and idle count, and the line's rows over every partition."""
+    tables = [t for t in tables if len(t)]
+    if not tables:
+        return pd.DataFrame(columns=list(IDLE_COLUMNS))
+    both = pd.concat(tables, ignore_index=True).groupby("line", sort=True)
+    out = both.first()[["chips", "shard"]]
+    out["low"], out["high"] = both["low"].min(), both["high"].max()
+    out["idle"] = both["idle"].sum()
+    out["rows"] = [rows_per_line[int(line)] for line in out.index]
+    return out.reset_index()
+
+
+def idle_chip_words(table: pd.DataFrame, path: Path) -> list[str]:
+    """idle_chips() worded, a warning per line (the first IDLE_WARNINGS)."""
     out = []
-    for line in first.index[:IDLE_WARNINGS]:
-        c, d = int(first.at[line, "chips"]), first.at[line, "shard"]
+    for row in table.head(IDLE_WARNINGS).itertuples(index=False):
+        c, d, line = int(row.chips), row.shard, int(row.line)
         where = f"{printable(path)}:{line}: column chips:"
-        if per_line[line] == 1:
-            v = int(low[line])
+        if row.rows == 1:
+            v = int(row.low)
             out.append(
                 f"{where} {c} chips split {d} = {v}: {c - v} of the chips hold nothing "
                 "(the times are those of a busy chip)"
             )
         else:
             out.append(
-                f"{where} {c} chips split {d}, which is below {c} in {int(count[line]):,} of "
-                f"this row's {int(per_line[line]):,} scenarios ({d} = {int(low[line]):,} to "
-                f"{int(high[line]):,}): some chips hold nothing there"
+                f"{where} {c} chips split {d}, which is below {c} in {int(row.idle):,} of "
+                f"this row's {int(row.rows):,} scenarios ({d} = {int(row.low):,} to "
+                f"{int(row.high):,}): some chips hold nothing there"
             )
-    if len(first) > IDLE_WARNINGS:
+    if len(table) > IDLE_WARNINGS:
         out.append(
-            f"{printable(path)}: and {len(first) - IDLE_WARNINGS:,} more rows split a dim over "
+            f"{printable(path)}: and {len(table) - IDLE_WARNINGS:,} more rows split a dim over "
             "more chips than it has"
         )
     return out

@@ -34,7 +34,8 @@ grid,matmul,h100|mi300x,bf16,1,,1..1000,1..49,4096,,"98,000 scenarios"
 bad,matmul,h10,bf16,1,,8,8,8,,unknown chip: refused as in the local engine
 tp,matmul,b200,bf16|fp8,2|4|8|16,D,4096,8192,8192,,8 points
 ag,all_gather,tpu-v5e,bf16,16,,,,,1000..100000000000*10,9 sizes
-mid,matmul,gaudi3,bf16,1,,1..1982,64,64,,"the rest, to 100,000"
+idle,matmul,h100,bf16,8,B,1..16,64,64,,"B < 8 on 8 chips: some idle (a warning)"
+mid,matmul,gaudi3,bf16,1,,1..1966,64,64,,"the rest, to 100,000"
 """
 COMPARED = ["name", "series", "hardware", "compute_dtype", "chips", "flops", "hbm_bytes",
             "network_bytes", "t_math", "t_hbm", "t_network", "t_lower", "t_upper", "bound",
@@ -57,11 +58,12 @@ def parts(folder: Path) -> pd.DataFrame:
 def test_the_same_numbers_row_for_row_as_the_local_engine(tmp_path, cluster):
     path = write_scenarios(tmp_path, SWEEP)
     local = pipeline.analyze(path)
-    got = run_dask(path, tmp_path / "out", load_catalog(), scheduler=cluster.scheduler_address,
+    got = run_dask(path, tmp_path / "out", hardware=load_catalog(), scheduler=cluster.scheduler_address,
                    partition_rows=7_000)  # fmt: skip
     assert got.scenarios == len(local.results) == 100_000
     assert got.partitions == 15  # 14 full partitions of 7,000 and one of 2,000
     assert [str(p) for p in got.problems] == [str(p) for p in local.problem_list]
+    assert sorted(got.warnings) == sorted(local.warnings)  # idle chips and reach, as worded there
     dask_rows = parts(got.folder)
     assert list(dask_rows.columns) == list(local.results.columns)
     pd.testing.assert_frame_equal(
@@ -89,6 +91,21 @@ def test_the_same_numbers_row_for_row_as_the_local_engine(tmp_path, cluster):
     assert list(errors["name"]) == ["bad"]
 
 
+def test_warnings_of_a_row_cut_by_partitions_are_those_of_the_local_engine(tmp_path, cluster):
+    path = write_scenarios(tmp_path, """
+name,op,hardware,chips,shard,B,D,F,bytes
+idle,matmul,h100,8,B,1..16,64,64,
+one,matmul,h100,4,B,2,64,64,
+ag,all_gather,h100,16|64,,,,,1e9
+""")  # fmt: skip
+    local = pipeline.analyze(path)
+    assert len(local.warnings) == 3  # two idle-chip lines, the all-gather past nvlink's reach
+    got = run_dask(path, tmp_path / "out", hardware=load_catalog(), scheduler=cluster.scheduler_address,
+                   partition_rows=3)  # fmt: skip
+    assert got.partitions == 7
+    assert sorted(got.warnings) == sorted(local.warnings)
+
+
 def test_a_killed_worker_still_yields_complete_output(tmp_path, cluster, monkeypatch):
     path = write_scenarios(tmp_path, SWEEP)
     client = distributed.Client(cluster)
@@ -108,7 +125,7 @@ def test_a_killed_worker_still_yields_complete_output(tmp_path, cluster, monkeyp
         ]  # fmt: skip
     )
     t0 = time.monotonic()
-    got = run_dask(path, tmp_path / "out", load_catalog(), scheduler=cluster.scheduler_address,
+    got = run_dask(path, tmp_path / "out", hardware=load_catalog(), scheduler=cluster.scheduler_address,
                    partition_rows=5_000)  # fmt: skip
     elapsed = time.monotonic() - t0
     killer.wait(timeout=30)
@@ -122,7 +139,7 @@ def test_a_killed_worker_still_yields_complete_output(tmp_path, cluster, monkeyp
 
 def test_a_failed_run_leaves_the_previous_output(tmp_path, cluster, monkeypatch):
     path = write_scenarios(tmp_path, SWEEP)
-    first = run_dask(path, tmp_path / "out", load_catalog(),
+    first = run_dask(path, tmp_path / "out", hardware=load_catalog(),
                      scheduler=cluster.scheduler_address, partition_rows=50_000)  # fmt: skip
     before = {p: p.read_bytes() for p in first.folder.rglob("*") if p.is_file()}
 
@@ -131,7 +148,7 @@ def test_a_failed_run_leaves_the_previous_output(tmp_path, cluster, monkeypatch)
 
     monkeypatch.setattr(dask_run, "compute_partition", broken)
     with pytest.raises(OutputError, match="failed: No space left on device"):  # retried first
-        run_dask(path, tmp_path / "out", load_catalog(), scheduler=cluster.scheduler_address,
+        run_dask(path, tmp_path / "out", hardware=load_catalog(), scheduler=cluster.scheduler_address,
                  partition_rows=50_000)  # fmt: skip
     after = {p: p.read_bytes() for p in first.folder.rglob("*") if p.is_file()}
     assert after == before
@@ -145,7 +162,7 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_its_timeout(tmp_path):
         port = s.getsockname()[1]
     t0 = time.monotonic()
     with pytest.raises(EngineError) as err:
-        run_dask(path, tmp_path / "out", load_catalog(), scheduler=f"tcp://127.0.0.1:{port}",
+        run_dask(path, tmp_path / "out", hardware=load_catalog(), scheduler=f"tcp://127.0.0.1:{port}",
                  timeout=2)  # fmt: skip
     assert time.monotonic() - t0 < 30
     assert str(err.value).startswith(f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port} "
