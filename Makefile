@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_pipeline.py
 	$(VENV)/bin/python benchmarks/bench_xlsx_input.py
 	$(VENV)/bin/python benchmarks/bench_compare.py
+	$(VENV)/bin/python benchmarks/bench_dask.py
 
 clean:
 	rm -rf $(VENV) output .pytest_cache

@@ -70,27 +70,27 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
 
 
 def _counts(results: pd.DataFrame) -> pd.DataFrame:
-    """Scenarios per hardware, op and bound."""
-    keys = [results[c].astype(str) for c in ("hardware", "op", "bound")]
-    counts = pd.Series(1, index=pd.MultiIndex.from_arrays(keys)).groupby(level=[0, 1, 2]).sum()
-    counts.index.names = ["hardware", "op", "bound"]
-    return counts.rename("scenarios").reset_index()
+    """Scenarios per hardware, op and bound (grouped on the categories' codes, not text)."""
+    counts = results.groupby(["hardware", "op", "bound"], observed=True, sort=False).size()
+    counts = counts.rename("scenarios").reset_index()
+    return counts.astype({"hardware": str, "op": str, "bound": str})
 
 
 def _series(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     """Per series (in first-seen order): scenarios, t_min, t_max, rows per bound, critical
     batch range, rows not fitting: each merges across partitions by sum, min or max."""
+    bound = pd.Categorical(results["bound"], categories=list(BOUNDS)).codes
     frame = pd.DataFrame(
         {
-            "series": results["series"].astype(str),
+            "series": results["series"],
             "t": results["t_lower"].to_numpy(dtype=float),
             "critical": results["critical_batch"].to_numpy(dtype=float, na_value=np.nan),
             "unfit": ~results["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool),
-            **{b: (results["bound"].astype(str) == b).to_numpy() for b in BOUNDS},
+            **{b: bound == i for i, b in enumerate(BOUNDS)},
         }
     )
-    grouped = frame.groupby("series", sort=False)
-    return pd.DataFrame(
+    grouped = frame.groupby("series", sort=False, observed=True)
+    out = pd.DataFrame(
         {
             "scenarios": grouped.size(),
             "t_min": grouped["t"].min(),
@@ -101,6 +101,8 @@ def _series(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
             "not_fitting": grouped["unfit"].sum(),
         }
     )
+    out.index = out.index.astype(str)
+    return out
 
 
 def _sha256(path: Path) -> str:
