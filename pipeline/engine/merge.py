@@ -11,8 +11,8 @@ import pandas as pd
 
 from pipeline.errors import RowProblem
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.series import merge_lines
 
-SUMS = ("scenarios", *BOUNDS, "not_fitting")
 SLOWEST = 10
 
 
@@ -23,8 +23,8 @@ class Merged:
     rows: int = 0
     partitions: dict[int, dict] = field(default_factory=dict)  # number -> rows, files
     counts: pd.DataFrame | None = None
-    series: pd.DataFrame | None = None
-    order: dict[str, tuple[int, int]] = field(default_factory=dict)  # series -> first seen
+    lines: dict[int, pd.DataFrame] = field(default_factory=dict)  # partition -> its lines
+    critical: dict[int, pd.DataFrame] = field(default_factory=dict)  # -> critical_batches()
     slowest: list[dict] = field(default_factory=list)
     refused: list[tuple] = field(default_factory=list)
     first: pd.DataFrame | None = None
@@ -39,11 +39,21 @@ class Merged:
         return [RowProblem(source, line, name, col, why) for line, name, col, why in self.refused]
 
     def series_lines(self) -> pd.DataFrame:
-        """One line per series, in file order (the order partitions first saw them)."""
-        if self.series is None:
-            return pd.DataFrame(columns=["scenarios", "t_min", "t_max", *BOUNDS])
-        order = sorted(self.series.index, key=self.order.__getitem__)
-        return self.series.loc[order]
+        """One line per series, in file order: the partitions' lines merged (the local
+        engine's Summary.lines, model.series.merge_lines)."""
+        return merge_lines([self.lines[k] for k in sorted(self.lines)])
+
+    def critical_batches(self) -> pd.DataFrame:
+        """The local Summary.critical_batches: per series, chip and dtypes, the lowest and
+        highest critical batch over every partition, in file order."""
+        tables = [self.critical[k] for k in sorted(self.critical) if len(self.critical[k])]
+        if not tables:
+            return pd.DataFrame(columns=["hardware", "op", "dtypes", "low", "high"])
+        both = pd.concat(tables).astype({"hardware": str, "op": str, "dtypes": str})
+        keys = [both.index.rename("series"), "hardware", "op", "dtypes"]
+        grouped = both.groupby(keys, sort=False)
+        out = pd.DataFrame({"low": grouped["low"].min(), "high": grouped["high"].max()})
+        return out.reset_index(level=[1, 2, 3])
 
     def summary(self, planned: int, partitions: int) -> dict:
         """summary.json: what the run's scenarios add up to."""
@@ -64,6 +74,10 @@ class Merged:
             "series": [
                 {"series": str(s), **{k: _plain(v) for k, v in row.items()}}
                 for s, row in lines.iterrows()
+            ],  # the columns of Summary.lines (docs/api.md)
+            "critical_batches": [
+                {"series": str(s), **{k: _plain(v) for k, v in row.items()}}
+                for s, row in self.critical_batches().iterrows()
             ],
             "slowest": self.slowest,
         }
@@ -82,24 +96,8 @@ def merge_partition(merged: Merged, got: dict) -> None:
         .groupby(["hardware", "op", "bound"], as_index=False)["scenarios"]
         .sum()
     )
-    series = got["series"]
-    for i, name in enumerate(series.index):
-        merged.order.setdefault(str(name), (k, i))
-        merged.order[str(name)] = min(merged.order[str(name)], (k, i))
-    if merged.series is None:
-        merged.series = series
-    else:
-        both = pd.concat([merged.series, series])
-        grouped = both.groupby(level=0, sort=False)
-        merged.series = pd.DataFrame(
-            {
-                **{c: grouped[c].sum() for c in SUMS},
-                "t_min": grouped["t_min"].min(),
-                "t_max": grouped["t_max"].max(),
-                "critical_min": grouped["critical_min"].min(),
-                "critical_max": grouped["critical_max"].max(),
-            }
-        )[list(series.columns)]
+    merged.lines[k] = got["lines"]
+    merged.critical[k] = got["critical"]
     rows = sorted([*merged.slowest, *got["slowest"]], key=lambda r: -r["t_lower"])
     merged.slowest = rows[:SLOWEST]
     merged.refused.extend(got["refused"])
@@ -120,7 +118,9 @@ def _table(counts: pd.DataFrame, by: str) -> dict:
 
 
 def _plain(value):
-    """A number for JSON: ints as ints, NaN as None."""
+    """A value for JSON: text as text, ints as ints, NaN as None."""
+    if isinstance(value, str):
+        return value
     if pd.isna(value):
         return None
     if float(value).is_integer():

@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 
 from pipeline.model.overflow import refused_rows
-from pipeline.model.roofline import BOUNDS, compute_record
+from pipeline.model.roofline import compute_record
+from pipeline.model.series import series_lines
+from pipeline.model.summary import critical_batches
 from pipeline.render.tables import write_csv, write_parquet
 from pipeline.scenarios.expand import idle_chips
 from pipeline.scenarios.plan import Planned
@@ -59,7 +61,8 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
         "rows": len(results),
         "files": files,
         "counts": _counts(results),
-        "series": _series(results, facts),
+        "lines": series_lines(results, facts),  # the local engine's, merged by merge_lines
+        "critical": critical_batches(results),  # per series, chip and dtypes: low, high
         "slowest": results.nlargest(SLOWEST, "t_lower")[["name", "hardware", "t_lower", "bound"]]
         .astype({"hardware": str, "bound": str})
         .to_dict("records"),
@@ -74,35 +77,6 @@ def _counts(results: pd.DataFrame) -> pd.DataFrame:
     counts = results.groupby(["hardware", "op", "bound"], observed=True, sort=False).size()
     counts = counts.rename("scenarios").reset_index()
     return counts.astype({"hardware": str, "op": str, "bound": str})
-
-
-def _series(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
-    """Per series (in first-seen order): scenarios, t_min, t_max, rows per bound, critical
-    batch range, rows not fitting: each merges across partitions by sum, min or max."""
-    bound = pd.Categorical(results["bound"], categories=list(BOUNDS)).codes
-    frame = pd.DataFrame(
-        {
-            "series": results["series"],
-            "t": results["t_lower"].to_numpy(dtype=float),
-            "critical": results["critical_batch"].to_numpy(dtype=float, na_value=np.nan),
-            "unfit": ~results["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool),
-            **{b: bound == i for i, b in enumerate(BOUNDS)},
-        }
-    )
-    grouped = frame.groupby("series", sort=False, observed=True)
-    out = pd.DataFrame(
-        {
-            "scenarios": grouped.size(),
-            "t_min": grouped["t"].min(),
-            "t_max": grouped["t"].max(),
-            **{b: grouped[b].sum() for b in BOUNDS},
-            "critical_min": grouped["critical"].min(),
-            "critical_max": grouped["critical"].max(),
-            "not_fitting": grouped["unfit"].sum(),
-        }
-    )
-    out.index = out.index.astype(str)
-    return out
 
 
 def _sha256(path: Path) -> str:

@@ -78,6 +78,52 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     return table[list(SERIES_COLUMNS)]
 
 
+def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """series_lines() of consecutive parts of a run (the Dask engine's partitions, in
+    order) as the lines of the whole: counts summed, ranges widened, chips united in order,
+    the bound and its change point worked out again from the merged numbers."""
+    tables = [t for t in tables if len(t)]
+    if not tables:
+        return series_lines(pd.DataFrame(), pd.DataFrame())
+    if len(tables) == 1:
+        return tables[0]
+    both = pd.concat(tables)
+    grouped = both.groupby(level=0, sort=False)  # first seen: file order
+    first = grouped.first()
+    chips = first["hardware"].astype(object).copy()
+    several = grouped["hardware"].nunique() > 1  # a fleet series over parts: few
+    for name in several.index[several.to_numpy()]:
+        parts = "|".join(both.loc[[name], "hardware"].astype(str))
+        chips[name] = "|".join(dict.fromkeys(parts.split("|")))
+    sums = grouped[["scenarios", *BOUNDS, "not_fitting"]].sum()
+    table = pd.DataFrame(
+        {
+            "hardware": chips,
+            "op": first["op"],
+            "einsum": first["einsum"],
+            "scenarios": sums["scenarios"],
+            "swept": first["swept"],
+            "t_min": grouped["t_min"].min(),
+            "t_max": grouped["t_max"].max(),
+            **{b: sums[b] for b in BOUNDS},
+            "critical_min": grouped["critical_min"].min(),
+            "critical_max": grouped["critical_max"].max(),
+            "best_fraction": grouped["best_fraction"].max(),
+            "not_fitting": sums["not_fitting"],
+            "bytes_min": grouped["bytes_min"].min(),
+            "bytes_max": grouped["bytes_max"].max(),
+        }
+    )
+    counts = table[list(BOUNDS)].to_numpy()
+    kinds = (counts > 0).sum(axis=1)
+    labels = np.asarray(BOUNDS, dtype=object)[counts.argmax(axis=1)]
+    table["bound"] = np.where(kinds == 1, labels, MIXED)
+    table.index.name = "series"
+    dim, at = _change_points(table)
+    table["change_dim"], table["change_at"] = dim, at
+    return table[list(SERIES_COLUMNS)]
+
+
 def _hardware(hardware: pd.Series, codes, order, starts, first) -> np.ndarray:
     """Each series' chip, or its chips in file order joined by '|' (a fleet sweep,
     `h100|h200|mi300x`): only the series whose chip varies are looked at one by one."""

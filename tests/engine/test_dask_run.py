@@ -81,12 +81,14 @@ def test_the_same_numbers_row_for_row_as_the_local_engine(tmp_path, cluster):
     summary = json.loads((got.folder / "summary.json").read_text())
     local_bounds = local.results["bound"].astype(str).value_counts()
     assert summary["bounds"] == {b: int(local_bounds.get(b, 0)) for b in summary["bounds"]}
-    lines = {s["series"]: s for s in summary["series"]}
-    assert list(lines) == list(local.summary.lines.index)  # file order
-    for name, line in local.summary.lines.iterrows():
-        assert lines[name]["scenarios"] == line["scenarios"]
-        assert lines[name]["t_min"] == pytest.approx(line["t_min"], rel=1e-12)
-        assert lines[name]["t_max"] == pytest.approx(line["t_max"], rel=1e-12)
+    # the series lines, the unit people read: the local Summary's, every column
+    pd.testing.assert_frame_equal(got.merged.series_lines(), local.summary.lines,
+                                  check_dtype=False)  # fmt: skip
+    assert [s["series"] for s in summary["series"]] == list(local.summary.lines.index)
+    want = local.summary.critical_batches.astype({"hardware": str, "op": str, "dtypes": str})
+    pd.testing.assert_frame_equal(got.merged.critical_batches(), want, check_dtype=False)
+    grid = next(s for s in summary["series"] if s["series"] == "grid")
+    assert grid["hardware"] == "h100|mi300x" and grid["scenarios"] == 98_000
     errors = pd.read_csv(got.folder / "errors.csv")
     assert list(errors["name"]) == ["bad"]
 

@@ -32,7 +32,7 @@ def test_a_partition_is_the_local_rows_of_its_range_with_their_aggregates(tmp_pa
     for name, digest in got["files"].items():
         assert hashlib.sha256((tmp_path / "out" / name).read_bytes()).hexdigest() == digest
     assert got["rows"] == 2000 and got["counts"]["scenarios"].sum() == 2000
-    series = got["series"].loc["s"]
+    series = got["lines"].loc["s"]
     assert series["scenarios"] == 2000
     assert series["t_min"] == want["t_lower"].min() and series["t_max"] == want["t_lower"].max()
     assert len(got["first"]) == min(FIRST_ROWS, 2000)

@@ -106,3 +106,20 @@ def test_bottom_line_numbers(book, lines):
 def test_no_rows_no_lines(book):
     empty = series_lines(book.results.head(0), book.facts.head(0))
     assert empty.empty and bottom_line(empty, 0)["series"] == 0
+
+
+def test_lines_of_consecutive_parts_merge_into_the_lines_of_the_whole():
+    """The Dask engine's partitions: any cut, fleet series across cuts, bounds that change."""
+    from pipeline.model.series import merge_lines
+
+    a = pipeline.analyze(ROOT / "scenarios" / "fleet.csv")
+    results, facts = a.results, a._facts
+    whole = series_lines(results, facts)
+    for cuts in ([0, 5, 77, 200, 201, 300, len(results)], [0, len(results)], [0, 1, len(results)]):
+        parts = [
+            series_lines(results.iloc[x:y].reset_index(drop=True),
+                         facts.iloc[x:y].reset_index(drop=True))
+            for x, y in zip(cuts[:-1], cuts[1:], strict=True)
+        ]  # fmt: skip
+        pd.testing.assert_frame_equal(merge_lines(parts), whole, check_dtype=False)
+    assert merge_lines([]).empty
