@@ -167,12 +167,7 @@ def analyze(
     if len(results) != len(facts):  # refused lines leave the facts too
         facts = facts[np.isin(lines, loaded.frame["line"].to_numpy())].reset_index(drop=True)
     if strict and loaded.problems:
-        raise InvalidScenarios(
-            f"{printable(loaded.source)}: {plural(loaded.rejected_lines, 'row')} rejected and "
-            "strict mode (--strict) is on; nothing written",
-            loaded.problems,
-            (*catalog.warnings, *loaded.warnings),
-        )
+        raise strict_refusal(loaded, catalog)
     used = sorted(results["hardware"].astype(str).unique())
     records = tuple(catalog_records(catalog, used))
     summary = summarize(
@@ -193,6 +188,16 @@ def analyze(
         _read=(*read, *catalog.files),
         _results=results,
         _facts=facts,
+    )
+
+
+def strict_refusal(loaded, catalog: Catalog) -> InvalidScenarios:
+    """The error of a strict run (--strict) whose file has rejected rows: every problem."""
+    return InvalidScenarios(
+        f"{printable(loaded.source)}: {plural(loaded.rejected_lines, 'row')} rejected and "
+        "strict mode (--strict) is on; nothing written",
+        loaded.problems,
+        (*catalog.warnings, *loaded.warnings),
     )
 
 

@@ -38,3 +38,11 @@ def test_without_dask_installed_the_error_says_how_to_get_it(tmp_path, monkeypat
     path = write_scenarios(tmp_path, TEXT)
     got = invoke("run", str(path), "--engine", "dask", "-o", str(tmp_path / "out"))
     assert got.exit_code == 1 and "needs Dask" in got.output
+
+
+def test_strict_refuses_a_file_with_a_bad_row_before_any_worker_starts(tmp_path):
+    path = write_scenarios(tmp_path, TEXT + "bad,matmul,h10,8,8,8\n")
+    got = invoke("run", str(path), "--engine", "dask", "--strict", "-o", str(tmp_path / "out"))
+    assert got.exit_code == 1
+    assert "unknown hardware 'h10'" in got.output and "strict mode (--strict) is on" in got.output
+    assert not (tmp_path / "out" / "s").exists()

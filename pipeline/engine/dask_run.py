@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.analysis import strict_refusal
 from pipeline.engine.merge import Merged, merge_partition
 from pipeline.engine.partition import compute_partition, part_name
-from pipeline.errors import InvalidScenarios, PipelineError, RowProblem, printable
+from pipeline.errors import PipelineError, RowProblem, printable
 from pipeline.model.catalog import Catalog, load_catalog
-from pipeline.render.format import plural
 from pipeline.render.tables import write_csv
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries
@@ -87,12 +87,7 @@ def run_dask(
     path = Path(path)
     loaded = load_scenarios(path, catalog, sheet=sheet, encoding=encoding, planned=True)
     if strict and loaded.problems:
-        raise InvalidScenarios(
-            f"{printable(loaded.source)}: {plural(loaded.rejected_lines, 'row')} rejected and "
-            "strict mode (--strict) is on; nothing written",
-            loaded.problems,
-            (*catalog.warnings, *loaded.warnings),
-        )
+        raise strict_refusal(loaded, catalog)
     plan = loaded.planned
     total = plan.total
     ranges = [(lo, min(lo + partition_rows, total)) for lo in range(0, total, partition_rows)]

@@ -5,7 +5,6 @@ ridge point marked and labelled, a legend of the chips, a note on the chips left
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from pipeline.render import format as fmt
 from pipeline.render.charts.chips_data import ChipsData
@@ -16,7 +15,7 @@ from pipeline.render.charts.style import (
     SERIES_STYLES,
     ChartFigure,
     axis_points,
-    flops_axis,
+    log_log_axes,
     new_figure,
     titles,
 )
@@ -58,7 +57,9 @@ def chips_figure(data: ChipsData) -> ChartFigure:
     low = xlim[0] * slopes.min() / 1.5
     decade = 10 ** np.floor(np.log10(low))  # down to it when near: the axis starts labelled
     ylim = (decade if low < 3 * decade else low, peaks.max() * 2.5)
-    _axes(ax, xlim, ylim)
+    log_log_axes(ax, xlim, ylim, minor_grid=True)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable FLOP/s")
     lines = []
     for roof in data.roofs:
         i = roof.index
@@ -200,21 +201,3 @@ def _overlap(a: tuple, b: tuple) -> bool:
 def _distance(box: tuple, x: float, y: float) -> float:
     """Pixels from a point to the nearest point of a box (0 inside)."""
     return float(np.hypot(x - np.clip(x, box[0], box[2]), y - np.clip(y, box[1], box[3])))
-
-
-def _axes(ax, xlim: tuple[float, float], ylim: tuple[float, float]) -> None:
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(base=10, numticks=12))
-        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
-        axis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.tick(v)))
-    flops_axis(ax, "y")
-    ax.grid(True, which="major", color="#e3e3e3", lw=0.6)
-    ax.grid(True, which="minor", color="#f0f0f0", lw=0.4)
-    ax.set_axisbelow(True)
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("attainable FLOP/s")

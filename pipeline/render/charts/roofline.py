@@ -8,7 +8,6 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
@@ -20,9 +19,9 @@ from pipeline.render.charts.style import (
     ROOF_COLOR,
     SERIES_STYLES,
     axis_points,
-    flops_axis,
     hollow,
     log_limits,
+    log_log_axes,
     new_figure,
     rgb,
     titles,
@@ -222,18 +221,7 @@ def roofline_figure(data: RooflineData) -> Figure:
     # every point stays on the chart; the top leaves room for the ceiling labels
     ylo = min(float(np.concatenate([p.y, peaks]).min()) / 2.5, peaks.max() / 100)
     ylim = (ylo, peaks.max() * 3.5)
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(base=10, numticks=12))
-        # minor ticks at 2 and 5 only: each tick is a costly artist, and 8 per decade over
-        # ten decades made tick drawing most of a chart's render time
-        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
-        axis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.tick(v)))
-    flops_axis(ax, "y")
-    ax.grid(True, which="major", color="#e3e3e3", lw=0.6)
-    ax.set_axisbelow(True)
+    log_log_axes(ax, xlim, ylim)
     ax.set_xlabel(data.x_label)
     ax.set_ylabel(data.y_label)
     texts, ridge_texts, obstacles = _draw_roofs(ax, data, xlim)
