@@ -400,3 +400,18 @@ def write_sheet(path: Path, rows: list[list], title: str = "Scenarios", *more_sh
         book.create_sheet(name).append(["nothing", "here"])
     book.save(path)
     return path
+
+
+# three made-up chips whose every figure is known, for the side-by-side table and its text
+CHIP_TRIO = pd.DataFrame(
+    [
+        dict(name="alpha", vendor="acme", architecture="a1", peak_bf16=1.0e15, peak_fp8=2.0e15,
+             hbm_capacity=8.0e10, hbm_bandwidth=2.0e12, default_link="nvlink",
+             nvlink_bandwidth=4.5e11, nvlink_topology="switch", nvlink_latency=6e-7,
+             nvlink_reach=8),
+        dict(name="beta", vendor="acme", peak_bf16=5.0e14, peak_fp32=5.0e13, hbm_bandwidth=1.0e12,
+             hbm_capacity=3.2e10, default_link="ici", ici_bandwidth=1.0e11, ici_topology="ring",
+             ici_latency=1e-6, ici_reach=256, as_of="2025-01-02"),
+        dict(name="gamma", aliases="g3", peak_bf16=2.0e14, hbm_bandwidth=4.0e11),
+    ]
+)  # fmt: skip

@@ -144,7 +144,7 @@ def run_dask(
             "rejected_rows": rejected,
             "partitions": merged.partition_list(),
             "warnings": list(warnings),
-            "files": file_entries(tmp, files),
+            "files": _entries(tmp, files, merged),
             "timings_seconds": {"total": round(time.perf_counter() - t0, 3)},
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
@@ -158,6 +158,22 @@ def run_dask(
         warnings=warnings,
         merged=merged,
     )
+
+
+def _entries(tmp: Path, files: list[Path], merged: Merged) -> list[dict]:
+    """The manifest's file entries; a partition's SHA-256 is the one its worker computed as
+    it wrote it (the client never reads the rows back to hash them)."""
+    digests = {name: d for p in merged.partitions.values() for name, d in p["files"].items()}
+    entries = []
+    for path in files:
+        name = path.relative_to(tmp).as_posix()
+        if name not in digests:
+            entries += file_entries(tmp, [path])
+            continue
+        info = path.stat()
+        entries.append({"path": name, "bytes": info.st_size, "sha256": digests[name],
+                        "mtime_ns": info.st_mtime_ns})  # fmt: skip
+    return entries
 
 
 def _dask():

@@ -13,25 +13,12 @@ import pytest
 import pipeline
 from pipeline.model.catalog import load_catalog
 from pipeline.model.chips import chip_table, overridden_fields, peak_dtype, resolve_chips
-
-# three chips whose every figure is known here: the table's numbers are checked exactly
-TRIO = pd.DataFrame(
-    [
-        dict(name="alpha", vendor="acme", architecture="a1", peak_bf16=1.0e15, peak_fp8=2.0e15,
-             hbm_capacity=8.0e10, hbm_bandwidth=2.0e12, default_link="nvlink",
-             nvlink_bandwidth=4.5e11, nvlink_topology="switch", nvlink_latency=6e-7,
-             nvlink_reach=8),
-        dict(name="beta", vendor="acme", peak_bf16=5.0e14, peak_fp32=5.0e13, hbm_bandwidth=1.0e12,
-             hbm_capacity=3.2e10, default_link="ici", ici_bandwidth=1.0e11, ici_topology="ring",
-             ici_latency=1e-6, ici_reach=256),
-        dict(name="gamma", aliases="g3", peak_bf16=2.0e14, hbm_bandwidth=4.0e11),
-    ]
-)  # fmt: skip
+from tests.helpers import CHIP_TRIO
 
 
 @pytest.fixture(scope="module")
 def trio():
-    return pipeline.chips(["alpha", "beta", "G3"], hardware=TRIO)
+    return pipeline.chips(["alpha", "beta", "G3"], hardware=CHIP_TRIO)
 
 
 def test_fields_are_rows_and_chips_columns_in_the_order_given(trio):

@@ -14,6 +14,7 @@ from pipeline.render.catalog_text import (
     source_lines,
     with_unit,
 )
+from tests.helpers import CHIP_TRIO
 
 
 def test_the_list_has_a_line_per_chip_and_the_version():
@@ -65,7 +66,7 @@ def test_a_long_field_name_widens_the_column_and_text_stays_printable():
 
 
 def test_chips_side_by_side_with_units_ridges_and_dashes():
-    table = pipeline.chips(["alpha", "beta", "gamma"], hardware=_TRIO)
+    table = pipeline.chips(["alpha", "beta", "gamma"], hardware=CHIP_TRIO)
     assert compare_lines(table) == [
         "chip                     alpha        beta  gamma",
         "vendor                    acme        acme      -",
@@ -88,7 +89,7 @@ def test_chips_side_by_side_with_units_ridges_and_dashes():
 
 
 def test_chips_side_by_side_raw_are_the_stored_numbers():
-    table = pipeline.chips(["alpha", "beta"], hardware=_TRIO)
+    table = pipeline.chips(["alpha", "beta"], hardware=CHIP_TRIO)
     lines = compare_lines(table, raw=True)
     assert lines[0].split() == ["chip", "alpha", "beta"]
     assert lines[6].split() == ["peak_bf16", "1000000000000000.0", "500000000000000.0"]
@@ -99,20 +100,6 @@ def test_chips_side_by_side_raw_are_the_stored_numbers():
 def test_chip_names_in_the_side_by_side_header_are_printable():
     table = pd.DataFrame({"a\x1bb": [1e14]}, index=pd.Index(["peak_bf16"], name="field"))
     assert compare_lines(table) == ["chip                 a\\x1bb", "peak bf16 (TFLOP/s)     100"]
-
-
-_TRIO = pd.DataFrame(
-    [
-        dict(name="alpha", vendor="acme", architecture="a1", peak_bf16=1.0e15, peak_fp8=2.0e15,
-             hbm_capacity=8.0e10, hbm_bandwidth=2.0e12, default_link="nvlink",
-             nvlink_bandwidth=4.5e11, nvlink_topology="switch", nvlink_latency=6e-7,
-             nvlink_reach=8),
-        dict(name="beta", vendor="acme", peak_bf16=5.0e14, peak_fp32=5.0e13, hbm_bandwidth=1.0e12,
-             hbm_capacity=3.2e10, default_link="ici", ici_bandwidth=1.0e11, ici_topology="ring",
-             ici_latency=1e-6, ici_reach=256, as_of="2025-01-02"),
-        dict(name="gamma", peak_bf16=2.0e14, hbm_bandwidth=4.0e11),
-    ]
-)  # fmt: skip
 
 
 SOURCES = pd.DataFrame(
