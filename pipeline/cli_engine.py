@@ -15,7 +15,8 @@ ENGINE_OPTIONS = (
     ("--engine", {"choices": ("local", "dask"), "default": "local", "help": "local: this "
      "process (no server). dask: Dask workers, partition by partition, for sweeps past one "
      "machine (needs roofline-pipeline[dask]); writes results/part-NNNNN.parquet, "
-     "summary.json, errors.csv and manifest.json."}),
+     "summary.json, errors.csv, the charts, workbook.xlsx and report.html (every scenario "
+     "counted, a sample of them listed) and manifest.json. Not with --baseline."}),
     ("--scheduler", {"metavar": "ADDRESS", "help": "With --engine dask: a running Dask "
      "scheduler (tcp://HOST:8786), else a local cluster of one worker per core, started and "
      "stopped by the run. The workers must see -o's folder (a shared file system)."}),
@@ -27,17 +28,27 @@ ENGINE_OPTIONS = (
 
 def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dict, how: dict,
                 ui) -> int:  # fmt: skip
-    """Each input run on Dask; the exit status (0 clean, 1 rows rejected or a failure)."""
+    """Each input run on Dask; the exit status (0 clean, 1 rows rejected or a failure, 2 an
+    option this engine does not take)."""
     from pipeline.engine.dask_run import run_dask  # Dask itself is imported there, lazily
+    from pipeline.run.write import Options
 
     echo, errors, say = ui  # the command line's problem printer, error guard and echo
+    if how["baseline"] is not None:
+        say("Error: --baseline compares results.csv files: not with --engine dask (compare "
+            "a local run's, or read the partitions back).", err=True)  # fmt: skip
+        return 2
+    options = Options(**how["write"])
+    written = ["results/part-*.parquet", "summary.json"]
+    written += [name for name, on in (("plots/*.png", options.plots), ("workbook.xlsx",
+                options.workbook), ("report.html", options.report)) if on]  # fmt: skip
     status = 0
     for path, name in zip(paths, names, strict=True):
         with errors() as failed:
             got = run_dask(
                 path, output_dir, hardware=catalog, scheduler=engine["scheduler"],
-                partition_rows=engine["partition_rows"], csv=engine["csv"], force=how["force"],
-                name=name, strict=how["strict"], **read,
+                partition_rows=engine["partition_rows"], csv=engine["csv"], force=options.force,
+                name=name, strict=how["strict"], options=options, **read,
             )  # fmt: skip
             echo(got.problems, got.warnings)
             status = max(status, 1 if got.problems else 0)
@@ -48,8 +59,7 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
                     f"{fmt.plural(got.partitions, 'partition')} (compute-bound "
                     f"{b['compute']:,}, memory-bound {b['memory']:,}, network-bound "
                     f"{b['network']:,}), {fmt.plural(got.rejected_rows, 'rejected row')} -> "
-                    f"{printable(got.folder)}/ [results/part-*.parquet, summary.json, "
-                    "manifest.json]"
+                    f"{printable(got.folder)}/ [{', '.join([*written, 'manifest.json'])}]"
                 )
         status = 1 if failed else status
     return status

@@ -94,6 +94,10 @@ class Record:
     _read: tuple[Path, ...] = field(default=(), repr=False)
     # row for row beside _results: the facts renderers read (model.roofline.FACTS)
     _facts: pd.DataFrame | None = field(default=None, repr=False)
+    # where every scenario is written, as the outputs name it; and whether `results` holds a
+    # sample of them only (the Dask engine's, engine.sample) rather than every one
+    rows_in: str = field(default="results.csv", repr=False)
+    sampled: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         # what the attributes reach is read-only too: a record or a count changed in a

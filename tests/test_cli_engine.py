@@ -46,3 +46,27 @@ def test_strict_refuses_a_file_with_a_bad_row_before_any_worker_starts(tmp_path)
     assert got.exit_code == 1
     assert "unknown hardware 'h10'" in got.output and "strict mode (--strict) is on" in got.output
     assert not (tmp_path / "out" / "s").exists()
+
+
+def test_baseline_is_refused_with_the_dask_engine_before_anything_runs(tmp_path):
+    path = write_scenarios(tmp_path, TEXT)
+    (tmp_path / "old" / "s").mkdir(parents=True)
+    got = invoke("run", str(path), "--engine", "dask", "--baseline", str(tmp_path / "old"),
+                 "-o", str(tmp_path / "out"))  # fmt: skip
+    assert got.exit_code == 2 and "--baseline" in got.output and "--engine dask" in got.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_output_options_choose_what_a_dask_run_draws(tmp_path):
+    pytest.importorskip("distributed")
+    path = write_scenarios(tmp_path, TEXT)
+    got = invoke("run", str(path), "--engine", "dask", "--no-workbook", "--max-charts", "1",
+                 "-o", str(tmp_path / "out"))  # fmt: skip
+    assert got.exit_code == 0, got.output
+    folder = tmp_path / "out" / "s"
+    assert (folder / "report.html").exists() and not (folder / "workbook.xlsx").exists()
+    assert [p.name for p in (folder / "plots").iterdir()] == ["summary.png"]
+    assert "[results/part-*.parquet, summary.json, plots/*.png, report.html, manifest.json]" in (
+        got.output
+    )
+    assert "Drew 1 of" in (folder / "report.html").read_text(encoding="utf-8")

@@ -20,11 +20,14 @@ import pandas as pd
 from pipeline.analysis import strict_refusal
 from pipeline.engine.merge import Merged, merge_partition
 from pipeline.engine.partition import compute_partition, part_name
+from pipeline.engine.views import dask_notice, dask_record
 from pipeline.errors import PipelineError, RowProblem, printable
 from pipeline.model.catalog import Catalog, load_catalog
+from pipeline.record import Record
 from pipeline.render.tables import write_csv
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries
+from pipeline.run.write import Options, write_views
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.expand import idle_chip_words, merge_idle
 from pipeline.version import __version__
@@ -51,6 +54,8 @@ class DaskRun:
     problems: tuple[RowProblem, ...]
     warnings: tuple[str, ...]
     merged: Merged
+    record: Record  # what the report, workbook and charts show (engine.views): its summary
+    # covers every scenario, its results are a sample of them when `record.sampled`
 
 
 def run_dask(
@@ -68,13 +73,15 @@ def run_dask(
     timeout: float = CONNECT_TIMEOUT,
     name: str | None = None,
     strict: bool = False,
+    options: Options | None = None,
 ) -> DaskRun:
     """Check `path`, compute its scenarios on Dask (`scheduler`: an address, else a
     LocalCluster of `workers` processes, one per core) in partitions of `partition_rows`,
     and write OUT_DIR/<name>/ (name: the file's stem): results/part-NNNNN.parquet (and .csv
-    with `csv`), errors.csv, summary.json and manifest.json. A failed run leaves the folder
-    as it was. `hardware`: as for pipeline.analyze (paths, DataFrames, a Catalog); `strict`:
-    any rejected row raises InvalidScenarios, nothing computed."""
+    with `csv`), errors.csv, summary.json, the charts, workbook.xlsx, report.html (as
+    `options`, run.write.Options, say: all by default) and manifest.json. A failed run leaves
+    the folder as it was. `hardware`: as for pipeline.analyze (paths, DataFrames, a Catalog);
+    `strict`: any rejected row raises InvalidScenarios, nothing computed."""
     catalog = hardware if isinstance(hardware, Catalog) else load_catalog(
         [] if hardware is None else list(hardware) if isinstance(hardware, list | tuple)
         else [hardware]
@@ -90,6 +97,8 @@ def run_dask(
         raise strict_refusal(loaded, catalog)
     plan = loaded.planned
     total = plan.total
+    options = options or Options()
+    t_load = time.perf_counter() - t0
     ranges = [(lo, min(lo + partition_rows, total)) for lo in range(0, total, partition_rows)]
     target = Path(out_dir) / (name or path.stem)
     merged = Merged()
@@ -130,6 +139,12 @@ def run_dask(
         rejected = len({p.line for p in problems})
         summary = merged.summary(total, len(ranges))
         (tmp / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        timings = {"load": t_load, "compute": time.perf_counter() - t0 - t_load}
+        record = dask_record(merged, loaded, catalog, problems, warnings, started, timings)
+        first = [dask_notice(record, len(ranges))]
+        _, notices, _ = write_views(
+            record, tmp, options, target.name, lambda stage: None, tables=False, notices=first
+        )
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         manifest = {
             "tool": "roofline-pipeline",
@@ -144,6 +159,7 @@ def run_dask(
             "rejected_rows": rejected,
             "partitions": merged.partition_list(),
             "warnings": list(warnings),
+            "notices": notices,
             "files": _entries(tmp, files, merged),
             "timings_seconds": {"total": round(time.perf_counter() - t0, 3)},
         }
@@ -157,6 +173,7 @@ def run_dask(
         problems=problems,
         warnings=warnings,
         merged=merged,
+        record=record,
     )
 
 

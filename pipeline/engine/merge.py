@@ -1,7 +1,7 @@
 """The client's side of a Dask run: each partition's aggregates (engine.partition) merged as
 they arrive, never its rows: counts per hardware, op and bound, one line per series (its
 time range, rows per bound, critical batch range, rows not fitting), the slowest scenarios,
-the rows refused, and the first rows."""
+the rows refused, the findings, the derated rows and the chart grids."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pandas as pd
 from pipeline.errors import RowProblem
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.series import merge_lines
+from pipeline.render.charts.grid import Grids
 
 SLOWEST = 10
 
@@ -27,7 +28,9 @@ class Merged:
     critical: dict[int, pd.DataFrame] = field(default_factory=dict)  # -> critical_batches()
     slowest: list[dict] = field(default_factory=list)
     refused: list[tuple] = field(default_factory=list)
-    first: pd.DataFrame | None = None
+    findings: dict[int, dict] = field(default_factory=dict)  # -> partition_findings()
+    derated: list[pd.DataFrame] = field(default_factory=list)  # each one's derated_table()
+    grids: Grids | None = None  # every partition's chart grids added up (charts.grid)
     idle: list[pd.DataFrame] = field(default_factory=list)  # each partition's idle_chips()
 
     def partition_list(self) -> list[dict]:
@@ -93,7 +96,7 @@ def merge_partition(merged: Merged, got: dict) -> None:
         counts
         if merged.counts is None
         else pd.concat([merged.counts, counts])
-        .groupby(["hardware", "op", "bound"], as_index=False)["scenarios"]
+        .groupby(["hardware", "op", "bound", "fits"], as_index=False)[["scenarios", "own"]]
         .sum()
     )
     merged.lines[k] = got["lines"]
@@ -101,8 +104,10 @@ def merge_partition(merged: Merged, got: dict) -> None:
     rows = sorted([*merged.slowest, *got["slowest"]], key=lambda r: -r["t_lower"])
     merged.slowest = rows[:SLOWEST]
     merged.refused.extend(got["refused"])
-    if got["first"] is not None:
-        merged.first = got["first"]
+    merged.findings[k] = got["findings"]
+    if len(got["derated"]):
+        merged.derated.append(got["derated"])
+    merged.grids = got["grids"] if merged.grids is None else merged.grids + got["grids"]
     if len(got["idle"]):
         merged.idle.append(got["idle"])
 

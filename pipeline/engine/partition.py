@@ -11,15 +11,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.engine.findings import partition_findings
 from pipeline.model.overflow import refused_rows
 from pipeline.model.roofline import compute_record
 from pipeline.model.series import series_lines
-from pipeline.model.summary import critical_batches
+from pipeline.model.summary import critical_batches, derated_table, not_fitting
+from pipeline.render.charts.data import FACT_COLUMNS
+from pipeline.render.charts.grid import chart_grids
 from pipeline.render.tables import write_csv, write_parquet
 from pipeline.scenarios.expand import idle_chips
 from pipeline.scenarios.plan import Planned
 
-FIRST_ROWS = 1000  # the results rows partition 0 sends back (what a summary shows first)
 SLOWEST = 10  # the slowest scenarios each partition sends back
 
 
@@ -31,9 +33,11 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
     """Compute scenarios lo..hi of `part` (Planned.part's), write them into `folder`/results
     (written under a temporary name, then renamed: a retried task never leaves half a file)
     and return the aggregates: rows, file checksums, counts per hardware/op/bound, the
-    series' partial lines, the slowest rows, the refused rows and (partition 0) the first."""
+    series' partial lines, the critical batches, the findings, the derated rows, the chart
+    grids (charts.grid), the refused rows and the idle-chip table."""
     frame = part.rows(lo, hi)
     results, facts = compute_record(frame)
+    own = frame["own_numbers"].to_numpy(dtype=bool)
     refused = refused_rows(results)
     bad = np.zeros(len(results), dtype=bool)
     bad[refused.index.to_numpy()] = True
@@ -45,6 +49,7 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
     if bad.any():
         results = results[~bad].reset_index(drop=True)
         facts = facts[~bad].reset_index(drop=True)
+        own = own[~bad]
     out = Path(folder) / "results"
     out.mkdir(parents=True, exist_ok=True)
     files = {}
@@ -60,23 +65,27 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
         "number": number,
         "rows": len(results),
         "files": files,
-        "counts": _counts(results),
+        "counts": _counts(results, own),
         "lines": series_lines(results, facts),  # the local engine's, merged by merge_lines
         "critical": critical_batches(results),  # per series, chip and dtypes: low, high
         "slowest": results.nlargest(SLOWEST, "t_lower")[["name", "hardware", "t_lower", "bound"]]
         .astype({"hardware": str, "bound": str})
         .to_dict("records"),
         "refused": refusals,
-        "first": results.head(FIRST_ROWS) if number == 0 else None,
+        "findings": partition_findings(results, (facts["kind"] == "collective").to_numpy()),
+        "derated": derated_table(results),
+        "grids": chart_grids(pd.concat([results, facts[list(FACT_COLUMNS)]], axis=1)),
         "idle": idle_chips(frame),  # rows splitting a dim over more chips than it has
     }
 
 
-def _counts(results: pd.DataFrame) -> pd.DataFrame:
-    """Scenarios per hardware, op and bound (grouped on the categories' codes, not text)."""
-    counts = results.groupby(["hardware", "op", "bound"], observed=True, sort=False).size()
-    counts = counts.rename("scenarios").reset_index()
-    return counts.astype({"hardware": str, "op": str, "bound": str})
+def _counts(results: pd.DataFrame, own: np.ndarray) -> pd.DataFrame:
+    """Scenarios per hardware, op, bound and fit, and of them those giving their own peak,
+    HBM or link numbers (grouped on the categories' codes, not text)."""
+    keys = results[["hardware", "op", "bound"]].assign(fits=~not_fitting(results).to_numpy())
+    grouped = pd.DataFrame({"scenarios": 1, "own": own.astype(np.int64)}, index=results.index)
+    counts = grouped.groupby([keys[c] for c in keys.columns], observed=True, sort=False).sum()
+    return counts.reset_index().astype({"hardware": str, "op": str, "bound": str, "fits": bool})
 
 
 def _sha256(path: Path) -> str:

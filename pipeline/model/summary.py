@@ -273,11 +273,10 @@ def findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
     def series_of(where: np.ndarray) -> int:
         return int(np.count_nonzero(np.bincount(codes[where]))) if len(where) else 0
 
-    everything = np.arange(len(results))
+    sets = finding_sets(results, bound, col)
+    everything, comm, nofit, off = (sets[k] for k in FINDINGS)
     slowest = table(everything, col["t_lower"], SLOWEST_ROWS, t_lower=col["t_lower"],
                     t_upper=col["t_upper"], t_math=col["t_math"])  # fmt: skip
-    # ops starved of data; a collective row (no math) is communication by nature, not counted
-    comm = np.flatnonzero((bound != 0) & (col["t_math"] > 0))
     t_comm = np.maximum(col["t_hbm"][comm], col["t_network"][comm])
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = t_comm / col["t_math"][comm]
@@ -285,14 +284,11 @@ def findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
     comm_top = table(comm, factor, FINDING_ROWS, t_math=col["t_math"][comm], t_comm=t_comm,
                      factor=factor)  # fmt: skip
     collectives = int(collective.sum())  # no FLOPs: network by nature
-    nofit = np.flatnonzero(not_fitting(results).to_numpy())
     footprint, capacity = col["memory_footprint"][nofit], col["hbm_capacity"][nofit]
     nofit_top = table(nofit, footprint / capacity, FINDING_ROWS, footprint=footprint,
                       capacity=capacity, over=footprint / capacity)  # fmt: skip
     measured = np.flatnonzero(~np.isnan(col["measured_seconds"]))
     low, high = MEASURED_RANGE
-    ratio = col["measured_over_predicted"][measured]
-    off = measured[~((ratio >= low) & (ratio <= high))]
     ratio = col["measured_over_predicted"][off]
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = np.abs(np.log(ratio))
@@ -318,6 +314,27 @@ def findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
         "measured_high": high,
         "listed": FINDING_ROWS,
         "slowest_listed": SLOWEST_ROWS,
+    }
+
+
+FINDINGS = ("slowest", "comm", "nofit", "measured_off")  # the row sets findings rank
+
+
+def finding_sets(results: pd.DataFrame, bound=None, col=None) -> dict[str, np.ndarray]:
+    """The positions of the rows each finding ranks (FINDINGS): every row; the ops starved
+    of data (communication-bound with FLOPs: a collective row, no math, is communication by
+    nature and not counted); the rows not fitting; those measured far from the prediction."""
+    bound = _bound_codes(results) if bound is None else bound
+    col = col or {c: results[c].to_numpy(dtype=float, na_value=np.nan)
+                  for c in ("t_math", "measured_seconds", "measured_over_predicted")}  # fmt: skip
+    measured = np.flatnonzero(~np.isnan(col["measured_seconds"]))
+    low, high = MEASURED_RANGE
+    ratio = col["measured_over_predicted"][measured]
+    return {
+        "slowest": np.arange(len(results)),
+        "comm": np.flatnonzero((bound != 0) & (col["t_math"] > 0)),
+        "nofit": np.flatnonzero(not_fitting(results).to_numpy()),
+        "measured_off": measured[~((ratio >= low) & (ratio <= high))],
     }
 
 

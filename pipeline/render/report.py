@@ -122,10 +122,10 @@ def _answer(analysis: Record) -> dict:
 # ---------------------------------------------------------------- the report
 
 
-def cap_notice(chip: str, shown: int, total: int) -> str:
+def cap_notice(chip: str, shown: int, total: int, rows_in: str = "results.csv") -> str:
     return (
         f"The {chip} table shows the first {shown:,} of {total:,} scenarios; "
-        f"the other {total - shown:,} are in results.csv."
+        f"the other {total - shown:,} are in {rows_in}."
     )
 
 
@@ -234,15 +234,19 @@ def report_context(
         "findings": _findings(analysis),
         "errors": records(analysis.problems),
         "max_table_rows": max_table_rows,
+        "rows_in": analysis.rows_in,
+        "sampled": analysis.sampled,
         "since": changes_summary(baseline) if baseline is not None else None,
     }
 
 
 def table_cap_notices(analysis: Record, max_table_rows: int) -> list[str]:
     """What the per-hardware table cap leaves out."""
+    if analysis.sampled:  # the tables show a sample: the Dask notice says so, once
+        return []
     totals = analysis.summary.per_hardware["total"]
     return [
-        cap_notice(chip, max_table_rows, int(total))
+        cap_notice(chip, max_table_rows, int(total), analysis.rows_in)
         for chip, total in totals.items()
         if total > max_table_rows
     ]

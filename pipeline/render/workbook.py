@@ -94,14 +94,16 @@ WIDTHS = {
 }
 
 
-def cap_notices(rows_cap: int, input_cap: int, results: int, inputs: int, errors: int) -> list[str]:
-    """What the workbook's row caps leave out, said plainly."""
+def cap_notices(
+    rows_cap: int, input_cap: int, results: int, inputs: int, errors: int, rows_in="results.csv"
+) -> list[str]:
+    """What the workbook's row caps leave out, said plainly (`rows_in`: where every row is)."""
     cap = min(rows_cap, EXCEL_MAX_ROWS - 1)
     input_cap = min(input_cap, cap)
     notices = []
     if results > cap:
         notices.append(
-            f"Results sheet holds the first {cap:,} of {results:,} rows; results.csv has them all."
+            f"Results sheet holds the first {cap:,} of {results:,} rows; {rows_in} has them all."
         )
     if inputs > input_cap:
         notices.append(
@@ -149,7 +151,7 @@ def write_workbook(
             summary = book.add_worksheet("Summary")
             sheet = book.add_worksheet("Results", constant_memory=True)
             shown = results.iloc[:cap][results_columns(results.columns)]
-            own += _table(sheet, styles, shown, RESULT_FORMATS, 1, "results.csv")
+            own += _table(sheet, styles, shown, RESULT_FORMATS, 1, analysis.rows_in)
             tint_bounds(sheet, styles, list(shown.columns), len(shown))
             print_results(sheet, len(shown), len(results))
             hardware, formats = _hardware_frame(

@@ -97,22 +97,7 @@ def write_outputs(
     step = progress or (lambda stage: None)
     t0 = time.perf_counter()
     with OutputFolder(target, inputs=protect, force=options.force) as tmp:
-        planned = _charts(analysis, options)
-        kept = planned[: options.max_charts]
-        caps = _cap_notices(analysis, options, planned, kept)
-        notices = [*derated_notices(analysis.summary), *(text for _, text in caps)]
-        about = {text: output for output, text in caps if output}  # shown by that output only
-        ctx = stages.Context(
-            analysis, tmp, options, tuple(kept), tuple(notices), name, about, baseline
-        )
-        charts = ctx.charts
-        # the biggest charts first, so that the last one to finish is a small one
-        plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
-        seconds, later, entries = _run_jobs(ctx, plots, step)
-        notices += later
-        order = ["results.csv", "results.parquet", "errors.csv", "changes.csv",
-                 *(c.path for c in charts), "workbook.xlsx", "report.html"]  # fmt: skip
-        entries.sort(key=lambda e: order.index(e["path"]))
+        seconds, notices, entries = write_views(analysis, tmp, options, name, step, baseline)
         files = [tmp / e["path"] for e in entries]
         timings = {**analysis.timings, **seconds, "total": time.perf_counter() - t0}
         changes = baseline.counts() if baseline is not None else None
@@ -125,6 +110,35 @@ def write_outputs(
         timings,
         changes,
     )
+
+
+def write_views(
+    analysis: Record,
+    tmp: Path,
+    options: Options,
+    name: str,
+    step: Progress,
+    baseline: Baseline | None = None,
+    tables: bool = True,
+    notices: Sequence[str] = (),
+) -> tuple[dict[str, float], list[str], list[dict]]:
+    """Write the outputs of `analysis` into the temp folder `tmp`: the charts, the workbook
+    and the report (as `options` say), and with `tables` results.csv/.parquet and errors.csv.
+    Returns the seconds per stage, every notice (`notices`, known before, first) and the
+    manifest entries of the files written, in the manifest's order."""
+    planned = _charts(analysis, options)
+    kept = planned[: options.max_charts]
+    caps = _cap_notices(analysis, options, planned, kept)
+    notices = [*notices, *derated_notices(analysis.summary), *(text for _, text in caps)]
+    about = {text: output for output, text in caps if output}  # shown by that output only
+    ctx = stages.Context(analysis, tmp, options, tuple(kept), tuple(notices), name, about, baseline)
+    # the biggest charts first, so that the last one to finish is a small one
+    plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
+    seconds, later, entries = _run_jobs(ctx, plots, step, tables)
+    order = ["results.csv", "results.parquet", "errors.csv", "changes.csv",
+             *(c.path for c in ctx.charts), "workbook.xlsx", "report.html"]  # fmt: skip
+    entries.sort(key=lambda e: order.index(e["path"]))
+    return seconds, [*notices, *later], entries
 
 
 def check_arguments(target, options: Options, protect) -> tuple[Path, list[Path]]:
@@ -179,7 +193,8 @@ def _charts(analysis: Record, options: Options) -> list[PlannedChart]:
         return []
     s = analysis.summary
     frame = chart_frame(analysis)
-    return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides)
+    grids = getattr(s, "grids", None)  # a Dask run's: every scenario's points, binned
+    return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides, grids=grids)
 
 
 def derated_notices(summary) -> list[str]:
@@ -210,9 +225,10 @@ def _cap_notices(analysis, options, planned, kept) -> list[tuple[str | None, str
             for text in cap_notices(
                 options.workbook_rows,
                 options.workbook_input_rows,
-                s.scenarios,
+                len(analysis.results) if analysis.sampled else s.scenarios,
                 s.source_rows,
                 len(analysis.problem_list),
+                analysis.rows_in,
             )
         ]
     if options.report:
@@ -220,14 +236,14 @@ def _cap_notices(analysis, options, planned, kept) -> list[tuple[str | None, str
     return notices
 
 
-def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress):
+def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress, tables: bool = True):
     """Run the jobs; seconds per stage, the notices the jobs return, their manifest entries.
 
     First the charts, on every worker (the workbook and the report embed them); then the
     workbook, the tables and the report, the biggest first."""
     options = ctx.options
     then = [_Job("workbook")] if options.workbook else []
-    then += [_Job("results"), *([_Job("report")] if options.report else [])]
+    then += [*([_Job("results")] if tables else []), *([_Job("report")] if options.report else [])]
     count = _worker_count(options.workers, len(plots) + len(then))
     seconds: dict[str, float] = {}
     notices: list[str] = []

@@ -8,7 +8,7 @@ import hashlib
 import pandas as pd
 
 import pipeline
-from pipeline.engine.partition import FIRST_ROWS, compute_partition
+from pipeline.engine.partition import compute_partition
 from pipeline.model.catalog import load_catalog
 from tests.helpers import load_text, write_scenarios
 
@@ -35,9 +35,12 @@ def test_a_partition_is_the_local_rows_of_its_range_with_their_aggregates(tmp_pa
     series = got["lines"].loc["s"]
     assert series["scenarios"] == 2000
     assert series["t_min"] == want["t_lower"].min() and series["t_max"] == want["t_lower"].max()
-    assert len(got["first"]) == min(FIRST_ROWS, 2000)
+    assert got["findings"]["slowest"]["in_series"].tolist() == [2000]  # one series
+    bins = got["grids"].bins
+    assert bins["scenarios"].sum() == 2000  # every row binned once (no collective here)
+    assert set(bins["chart"]) == {"roofline"} and set(bins["hardware"]) == {"h100", "tpu-v5e"}
     assert [r["name"] for r in got["slowest"]] == list(
         want.nlargest(len(got["slowest"]), "t_lower")["name"]
     )
     later = compute_partition(part, a, b, 3, str(tmp_path / "out"), False)
-    assert later["first"] is None and list(later["files"]) == ["results/part-00003.parquet"]
+    assert list(later["files"]) == ["results/part-00003.parquet"]

@@ -14,7 +14,7 @@ from pipeline.model.dtypes import PEAK_FAMILIES, peak_family
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render import format as fmt
-from pipeline.render.charts.labels import chart_text
+from pipeline.render.charts.labels import chart_title
 
 LABEL_LIMIT = 20  # at most this many labelled items (points + sweep series) get name labels
 SCATTER_LIMIT = 5_000  # above this many points a chart shows binned density instead
@@ -61,6 +61,7 @@ class DeratedRoof:
     peaks: tuple[float, ...]
     label: str
     rows: int
+    efficiencies: tuple[float, float] = (1.0, 1.0)  # (compute, the bandwidth's)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Points:
     fits: np.ndarray
     in_sweep: np.ndarray
     hidden: int  # rows not drawn (no FLOPs or no bytes)
+    weight: np.ndarray | None = None  # scenarios per point: a grid's bins (charts.grid)
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,7 @@ def derated_roofs(
             peaks=tuple(c * ceiling.peak for ceiling in ceilings),
             label=f"derated: compute {fmt.percent(c)}, {what} {fmt.percent(b)}",
             rows=int(n),
+            efficiencies=(float(c), float(b)),
         )
         for (c, b), n in counts.items()
     )
@@ -308,7 +311,7 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
     return RooflineData(
         kind="roofline",
         hardware=name,
-        title=f"{chart_text(name)} roofline: {fmt.plural(len(rows), 'scenario')}",
+        title=chart_title("roofline", name, len(rows)),
         subtitle=subtitle(chip, ceilings, f"HBM {fmt.bandwidth(bw)}"),
         x_label="Arithmetic intensity (FLOP/byte)",
         y_label="Attainable FLOP/s (per chip)",
@@ -370,8 +373,7 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
     return RooflineData(
         kind="network",
         hardware=name,
-        title=f"{chart_text(name)} network roofline: "
-        f"{fmt.plural(len(rows), 'multi-chip scenario')}",
+        title=chart_title("network", name, len(rows)),
         subtitle=subtitle(chip, ceilings, " · ".join(s.label for s in slopes)),
         x_label="Network intensity (FLOP per byte sent between chips)",
         y_label="Attainable FLOP/s (per chip)",

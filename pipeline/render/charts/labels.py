@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from pipeline.render import format as fmt
+
 
 def chart_text(value: object, limit: int = 48) -> str:
     """Untrusted text for a chart: one line, bounded, '$' escaped so it is never mathtext,
@@ -244,3 +246,13 @@ def cluster_labels(ax, labels: list[dict]) -> list[dict]:
         text = "\n".join(names[:3]) + (f"\n+{len(names) - 3} more" if len(names) > 3 else "")
         out.append({"text": text, "x": m["x"], "y": m["y"]})
     return out
+
+
+def chart_title(kind: str, name: str, scenarios: int) -> str:
+    """A roofline's title: the chip and how many scenarios it places."""
+    what = (
+        ("network roofline", "multi-chip scenario")
+        if kind == "network"
+        else ("roofline", "scenario")
+    )
+    return f"{chart_text(name)} {what[0]}: {fmt.plural(scenarios, what[1])}"

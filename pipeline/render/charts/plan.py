@@ -22,6 +22,7 @@ from pipeline.render.charts.data import (
     talks,
     with_flops,
 )
+from pipeline.render.charts.grid import Grids, with_grid
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import (
     BYTES,
@@ -79,9 +80,11 @@ def plan_charts(
     per_hardware: pd.DataFrame,
     overrides: Mapping[str, int],
     folder: str = "plots",
+    grids: Grids | None = None,
 ) -> list[PlannedChart]:
     """Every chart a run could draw, in priority order, with unique sanitized file names.
-    Planning only counts rows; each chart takes its rows when it is built."""
+    Planning only counts rows; each chart takes its rows when it is built. `grids`: every
+    scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample."""
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
@@ -105,12 +108,12 @@ def plan_charts(
     for hw, idx in by_chip.items():
         if not flops[idx].any():
             continue
-        build = partial(_roofline, results, idx, records.get(hw), hw, overrides.get(hw, 0))
+        build = partial(_roofline, results, idx, records.get(hw), hw, overrides.get(hw, 0), grids)
         add("roofline", f"roofline-{safe_stem(hw)}", f"{hw} roofline", hw, build, len(idx))
     for hw, idx in by_chip.items():
         multi = int(talking[idx].sum())
         if multi:
-            build = partial(_network, results, idx, records.get(hw), hw)
+            build = partial(_network, results, idx, records.get(hw), hw, grids)
             add("network", f"network-{safe_stem(hw)}", f"{hw} network roofline", hw, build, multi)
     for (hw, dim), lines in sorted(sweep_lines(full).items()):
         split = pages(lines)
@@ -128,14 +131,16 @@ def plan_charts(
     return planned
 
 
-def _roofline(results, idx, record, hw, overridden) -> RooflineData:
+def _roofline(results, idx, record, hw, overridden, grids) -> RooflineData:
     rows = results.iloc[idx]
-    return roofline_data(rows, chip_record(rows, record, hw), overridden)
+    data = roofline_data(rows, chip_record(rows, record, hw), overridden)
+    return data if grids is None else with_grid(data, grids)
 
 
-def _network(results, idx, record, hw) -> RooflineData | None:
+def _network(results, idx, record, hw, grids) -> RooflineData | None:
     rows = results.iloc[idx]
-    return network_data(rows, chip_record(rows, record, hw))
+    data = network_data(rows, chip_record(rows, record, hw))
+    return data if grids is None or data is None else with_grid(data, grids)
 
 
 def _sweep(results, idx, record, hw, dim, page, i, of) -> SweepData:

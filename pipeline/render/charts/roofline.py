@@ -131,7 +131,7 @@ def _draw_points(ax, data: RooflineData, xlim, ylim) -> tuple[list, str]:
     p = data.points
     n = len(p.x)
     handles = []
-    dense = n > SCATTER_LIMIT
+    dense = n > SCATTER_LIMIT or p.weight is not None
     if dense:
         _draw_density(ax, p, xlim, ylim)
     few = n <= LABEL_LIMIT or bool(data.labels or data.trails)
@@ -184,10 +184,11 @@ def _draw_density(ax, p, xlim, ylim) -> None:
     xe = np.linspace(np.log10(xlim[0]), np.log10(xlim[1]), nx + 1)
     ye = np.linspace(np.log10(ylim[0]), np.log10(ylim[1]), ny + 1)
     lx, ly = np.log10(p.x), np.log10(p.y)
+    w = np.ones(len(lx)) if p.weight is None else p.weight.astype(float)
     hist = np.stack(
         [
-            np.histogram2d(lx[p.bound == k], ly[p.bound == k], bins=[xe, ye])[0]
-            for k in range(len(BOUNDS))
+            np.histogram2d(lx[sel], ly[sel], bins=[xe, ye], weights=w[sel])[0]
+            for sel in (p.bound == k for k in range(len(BOUNDS)))
         ]
     )
     total = hist.sum(axis=0)
