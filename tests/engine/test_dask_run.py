@@ -42,15 +42,6 @@ COMPARED = ["name", "series", "hardware", "compute_dtype", "chips", "flops", "hb
             "critical_batch", "fits", "peak_fraction"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-        silence_logs=40,
-    ) as c:  # fmt: skip
-        yield c
-
-
 def parts(folder: Path) -> pd.DataFrame:
     return pd.read_parquet(folder / "results")
 

@@ -28,15 +28,6 @@ ag,all_gather,tpu-v5e,,,,1000..100000000000*10,16,
 TEXT_COLUMNS = {c: str for c in ("name", "series", "hardware", "bound")}
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-        silence_logs=40,
-    ) as c:  # fmt: skip
-        yield c
-
-
 def _text(html: str) -> str:
     """The report without its embedded images and start time (as written, not as run)."""
     html = re.sub(r"data:image/png;base64,[^\"]+", "IMG", html)
