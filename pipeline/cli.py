@@ -234,12 +234,12 @@ def run(
             workbook_input_rows=workbook_input_rows,
             report_rows=report_rows,
             force=force,
+            protect=protect,
         )
         if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
             how = dict(quiet=quiet, strict=strict, baseline=baseline, write=write)
             ui = (_echo_problems, _errors, click.echo)
             sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
-        write["protect"] = protect
         status, runs = 0, []
         for path, name, old in zip(paths, names, baselines, strict=True):
             if baseline is not None and old is None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS
 from pipeline.errors import printable
 from pipeline.render import format as fmt
+from pipeline.run.index import failed_entry, index_entry, write_index
+from pipeline.run.write import Options, Written
 
 # run's engine options, as data (cli.py makes them click options: only it imports click)
 ENGINE_OPTIONS = (
@@ -31,18 +33,19 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
     """Each input run on Dask; the exit status (0 clean, 1 rows rejected or a failure, 2 an
     option this engine does not take)."""
     from pipeline.engine.dask_run import run_dask  # Dask itself is imported there, lazily
-    from pipeline.run.write import Options
 
     echo, errors, say = ui  # the command line's problem printer, error guard and echo
     if how["baseline"] is not None:
         say("Error: --baseline compares results.csv files: not with --engine dask (compare "
             "a local run's, or read the partitions back).", err=True)  # fmt: skip
         return 2
-    options = Options(**how["write"])
+    write = dict(how["write"])
+    protect = write.pop("protect")  # the inputs: never under an output folder or index.html
+    options = Options(**write)
     written = ["results/part-*.parquet", "summary.json"]
     written += [name for name, on in (("plots/*.png", options.plots), ("workbook.xlsx",
                 options.workbook), ("report.html", options.report)) if on]  # fmt: skip
-    status = 0
+    status, runs = 0, []
     for path, name in zip(paths, names, strict=True):
         with errors() as failed:
             got = run_dask(
@@ -52,6 +55,8 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
             )  # fmt: skip
             echo(got.problems, got.warnings)
             status = max(status, 1 if got.problems else 0)
+            files = tuple(got.folder / f for f in ("report.html",) if options.report)
+            runs.append(index_entry(got.record, Written(got.folder, files, ())))
             if not how["quiet"]:
                 b = got.merged.summary(got.scenarios, got.partitions)["bounds"]
                 say(
@@ -61,5 +66,13 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
                     f"{b['network']:,}), {fmt.plural(got.rejected_rows, 'rejected row')} -> "
                     f"{printable(got.folder)}/ [{', '.join([*written, 'manifest.json'])}]"
                 )
+        if failed:
+            status = 1
+            runs.append(failed_entry(str(path), name, failed[0]))
+    if len(paths) > 1 and options.report:  # as the local engine: one page over the inputs
+        with errors() as failed:
+            index = write_index(output_dir, runs, protect=protect)
+            if not how["quiet"]:
+                say(f"index of {fmt.plural(len(runs), 'run')} -> {printable(index)}")
         status = 1 if failed else status
     return status

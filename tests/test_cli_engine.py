@@ -70,3 +70,16 @@ def test_the_output_options_choose_what_a_dask_run_draws(tmp_path):
         got.output
     )
     assert "Drew 1 of" in (folder / "report.html").read_text(encoding="utf-8")
+
+
+def test_several_inputs_get_the_index_page_as_in_a_local_run(tmp_path):
+    pytest.importorskip("distributed")
+    one = write_scenarios(tmp_path, TEXT, "one.csv")
+    two = write_scenarios(tmp_path, TEXT + "bad,matmul,h10,8,8,8\n", "two.csv")
+    got = invoke("run", str(one), str(two), "--engine", "dask", "--no-workbook", "--no-plots",
+                 "-o", str(tmp_path / "out"))  # fmt: skip
+    assert got.exit_code == 1  # a rejected row in two.csv
+    assert "index of 2 runs ->" in got.output
+    index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'href="one/report.html"' in index and 'href="two/report.html"' in index
+    assert "rows rejected" in index

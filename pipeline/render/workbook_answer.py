@@ -66,11 +66,13 @@ def write_answer(
     if len(lines) > len(rows):
         row += 1
         more = count(len(lines) - len(rows))
-        sheet.write(row, 0, f"... and {more} more series: every scenario is on the Results "
-                    "sheet (filter its series column).", styles.text)  # fmt: skip
+        where = (f"summary.json lists every series, {analysis.rows_in} holds every scenario"
+                 if analysis.sampled else "every scenario is on the Results sheet (filter its "
+                 "series column)")  # fmt: skip
+        sheet.write(row, 0, f"... and {more} more series: {where}.", styles.text)
     if rows:
         row = _meanings(sheet, styles, rows, row + 2)
-    row = _reading(sheet, styles, notices, row + 1)
+    row = _reading(sheet, styles, notices, row + 1, analysis.rows_in if analysis.sampled else "")
     sheet.set_landscape()
     sheet.set_print_fit_to_pages(1, 1)
     sheet.set_print_area(0, 0, row - 1, last)
@@ -130,15 +132,19 @@ def _meanings(sheet, styles: Styles, rows: list[dict], row: int) -> int:
     return row + 1
 
 
-def _reading(sheet, styles: Styles, notices: int, row: int) -> int:
-    """How to read the times and where the rest is; the next row."""
+def _reading(sheet, styles: Styles, notices: int, row: int, sample_of: str = "") -> int:
+    """How to read the times and where the rest is (`sample_of`: where every scenario is,
+    when Results holds a sample of them, as a Dask run's does); the next row."""
+    results = (
+        f"a sample of the scenarios (all are in {sample_of})" if sample_of else "every scenario"
+    )
     sheet.write(row, 0, "Reading this workbook", styles.section)
     texts = [
         "time min / max: the fastest and the slowest scenario of the series (t_lower, the "
         "roofline's lower bound); the cells hold seconds.",
         "critical batch: the smallest batch at which the op becomes compute-bound, every "
         "other input fixed.",
-        "Results: every scenario, time in t_lower (below a second in engineering notation: "
+        f"Results: {results}, time in t_lower (below a second in engineering notation: "
         "1.01E-3 s = 1.01 ms, 4.88E-6 s = 4.88 µs). Summary: the run and counts per chip and op.",
     ]
     for text in texts:

@@ -97,5 +97,9 @@ def test_a_sampled_run_summarizes_every_scenario(tmp_path, cluster):
         str(c) for row in book["Summary"].iter_rows(values_only=True) for c in row if c
     )
     assert "Computed by the Dask engine in 7 partitions" in text
+    answer = "\n".join(
+        str(c) for row in book["Answer"].iter_rows(values_only=True) for c in row if c
+    )
+    assert f"Results: a sample of the scenarios (all are in {ROWS_IN})" in answer
     plots = {p.name for p in Path(got.folder, "plots").glob("*.png")}
     assert {"summary.png", "roofline-h100.png", "roofline-mi300x.png", "sweep-h100-b.png"} <= plots
