@@ -37,12 +37,12 @@ def partition_findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
     """A partition's findings, and per finding the rows its first and last series hold."""
     found = findings(results, collective)
     sets = finding_sets(results)
-    series = results["series"].astype(str).to_numpy(dtype=object)
-    ends = set(series[[0, -1]].tolist()) if len(series) else set()
+    codes, names = pd.factorize(results["series"])  # no string per row
+    ends = sorted(set(codes[[0, -1]].tolist())) if len(codes) else []
     edges = {}
     for key in FINDINGS:
-        held = pd.Series(series[sets[key]]).value_counts()
-        edges[key] = {str(s): int(n) for s, n in held.items() if s in ends}
+        held = np.bincount(codes[sets[key]], minlength=len(names))
+        edges[key] = {str(names[c]): int(held[c]) for c in ends if held[c]}
     return {**found, "edges": edges}
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.errors import printable
 from pipeline.scenarios.problems import Found
@@ -111,9 +113,10 @@ def expand_slice(
         # the axes each row's series sweeps, as data (no dims here; fleet lists maybe)
         sub["swept"] = pd.Categorical(axes) if (axes != "").any() else ""
         return sub
-    expanded = sub.iloc[np.repeat(np.arange(len(sub)), reps)].reset_index(drop=True)
-    names = np.repeat(sub["name"].to_numpy(dtype=object), reps).astype(object)
-    series_col = np.repeat(series, reps).astype(object)
+    owner = np.repeat(np.arange(len(sub)), reps)  # each scenario's row of `sub`
+    expanded = sub.iloc[owner].reset_index(drop=True)
+    names = _arrow_text(sub["name"]).take(pa.array(owner))
+    chunks, done = [], 0  # the names: runs of unswept rows as they are, each sweep's built
     starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
     for i, p in enumerate(rows.tolist()):
         if p not in swept:
@@ -123,18 +126,17 @@ def expand_slice(
             np.arange(take_lo[i], take_hi[i], dtype=np.int64), [len(c) for _, c in grid]
         )
         s, n = starts[i], reps[i]
-        labels = [""] * n
-        for (d, cell), at in zip(grid, index, strict=True):
-            flat = cell.values_at(at)
-            expanded.loc[s : s + n - 1, d] = flat
-            labels = [
-                f"{lab},{d}={int(v)}" if lab else f"{d}={int(v)}"
-                for lab, v in zip(labels, flat, strict=True)
-            ]
         head = f"{own[i]}," if own[i] else ""  # a fleet point's label comes first
-        names[s : s + n] = [f"{series[i]}[{head}{lab}]" for lab in labels]
-    expanded["name"] = names
-    expanded.insert(2, "series", series_col)
+        parts: list = [f"{series[i]}[{head}"]
+        for k, ((d, cell), at) in enumerate(zip(grid, index, strict=True)):
+            expanded.loc[s : s + n - 1, d] = cell.values_at(at)
+            parts += ["," if k else "", _labels(d, cell, at)]
+        chunks += [names.slice(done, s - done), pc.binary_join_element_wise(*parts, "]", "")]
+        done = s + n
+    chunks.append(names.slice(done))
+    expanded["name"] = pd.array(pa.concat_arrays(chunks), dtype="str")
+    series_text = _arrow_text(pd.Series(series, dtype=object)).take(pa.array(owner))
+    expanded.insert(2, "series", pd.array(series_text, dtype="str"))
     # the dims each row's series sweeps, as data ("B,D"; "" for a single row), in name order
     kinds = np.array(
         [
@@ -144,6 +146,21 @@ def expand_slice(
     )
     expanded["swept"] = pd.Categorical(np.repeat(kinds, reps))
     return expanded
+
+
+def _arrow_text(column: pd.Series) -> pa.Array:
+    """A column of names as an Arrow string array."""
+    return pa.array(column.astype(object).tolist(), type=pa.string())
+
+
+def _labels(dim: str, cell: Sweep, at: np.ndarray) -> pa.Array:
+    """'D=256' and the like for each position `at` of a sweep: each value of the range the
+    positions span worded once, then taken per scenario, in Arrow (C++: no Python string
+    per scenario)."""
+    lo = int(at.min())
+    values = cell.values_at(np.arange(lo, int(at.max()) + 1, dtype=np.int64))
+    digits = pc.cast(pa.array(values.astype(np.int64)), pa.string())  # exact: <= 2^53
+    return pc.binary_join_element_wise(f"{dim}=", digits, "").take(pa.array(at - lo))
 
 
 def within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:

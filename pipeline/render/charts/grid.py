@@ -50,7 +50,7 @@ def _sum(a: pd.DataFrame, b: pd.DataFrame, keys: list[str], value: str) -> pd.Da
 
 def chart_grids(frame: pd.DataFrame) -> Grids:
     """The grids of `frame` (results and facts side by side, as charts.data.chart_frame)."""
-    hardware = frame["hardware"].astype(str).to_numpy(dtype=object)
+    codes, chips = pd.factorize(frame["hardware"])  # no string per row: named at the end
     y = frame["attainable_flops"].to_numpy(dtype=float, na_value=np.nan)
     flops, talking = with_flops(frame), talks(frame)
     charts = (("roofline", flops, frame["intensity"]),
@@ -60,7 +60,7 @@ def chart_grids(frame: pd.DataFrame) -> Grids:
     for chart, keep, x_column in charts:
         if not keep.any():
             continue
-        part = {"chart": chart, "hardware": hardware[keep], "bound": bound_codes(frame)[keep],
+        part = {"chart": chart, "hardware": codes[keep], "bound": bound_codes(frame)[keep],
                 "fits": fits_of(frame)[keep]}  # fmt: skip
         if x_column is None:
             ix = iy = np.full(int(keep.sum()), HIDDEN, dtype=np.int64)
@@ -72,10 +72,20 @@ def chart_grids(frame: pd.DataFrame) -> Grids:
             c = frame["compute_efficiency"].to_numpy(dtype=float, na_value=1.0)[keep]
             r = frame[RATE[chart]].to_numpy(dtype=float, na_value=1.0)[keep]
             low = (c < 1) | (r < 1)
-            rows = pd.DataFrame({"chart": chart, "hardware": part["hardware"][low],
+            rows = pd.DataFrame({"chart": chart, "hardware": codes[keep][low],
                                  "compute": c[low], "rate": r[low]})  # fmt: skip
             derated.append(rows.value_counts(sort=False))
-    return Grids(_table(bins, KEYS, "scenarios"), _table(derated, DERATED_KEYS, "rows"))
+    named = [_table(t, k, v) for t, k, v in ((bins, KEYS, "scenarios"),
+                                              (derated, DERATED_KEYS, "rows"))]  # fmt: skip
+    for table in named:
+        table["hardware"] = (
+            np.asarray([str(c) for c in chips], dtype=object)[
+                table["hardware"].to_numpy(dtype=np.int64)
+            ]
+            if len(table)
+            else table["hardware"].astype(object)
+        )
+    return Grids(*named)
 
 
 def _table(counts: list[pd.Series], keys: list[str], value: str) -> pd.DataFrame:
