@@ -5,7 +5,6 @@ run's statistics, and `write()` for the outputs `pipeline run` writes (docs/api.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from pipeline.model.overflow import refused_rows
 from pipeline.model.roofline import compute_record
 from pipeline.model.summary import summarize
 from pipeline.names import slug
-from pipeline.record import Record
+from pipeline.record import Record, provenance
 from pipeline.render.format import plural
 from pipeline.render.notebook import render_analysis_html
 from pipeline.render.template_workbook import DEFAULT_PATH as DEFAULT_TEMPLATE
@@ -40,7 +39,6 @@ from pipeline.run.baseline import compare_with
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
-from pipeline.version import __version__
 
 Source = str | Path | pd.DataFrame | Sequence[dict]
 Hardware = str | Path | pd.DataFrame | Catalog | Sequence[str | Path | pd.DataFrame] | None
@@ -175,11 +173,8 @@ def analyze(
         loaded.frame["own_numbers"].to_numpy(), facts=facts,
     )  # fmt: skip
     return Analysis(
-        source=loaded.source,
-        source_sha256=hashlib.sha256(loaded.data).hexdigest() if loaded.data is not None else None,
+        **provenance(loaded, catalog.version),
         started=started,
-        tool_version=__version__,
-        catalog_version=catalog.version,
         hardware=records,
         summary=summary,
         warnings=(*catalog.warnings, *loaded.warnings),  # the user's hardware files', the rows'

@@ -58,7 +58,7 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
             files = tuple(got.folder / f for f in ("report.html",) if options.report)
             runs.append(index_entry(got.record, Written(got.folder, files, ())))
             if not how["quiet"]:
-                b = got.merged.summary(got.scenarios, got.partitions)["bounds"]
+                b = got.record.summary.bounds
                 say(
                     f"{printable(path)}: {fmt.plural(got.scenarios, 'scenario')} in "
                     f"{fmt.plural(got.partitions, 'partition')} (compute-bound "

@@ -5,6 +5,7 @@ facade over it, adding write() (STYLE: the great-tables pattern, GTData low and 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from pipeline.errors import RowProblem
 from pipeline.model.ops import is_dim
 from pipeline.model.summary import Summary
 from pipeline.scenarios import Loaded
+from pipeline.version import __version__
 
 
 class ReadOnlyDict(dict):
@@ -59,6 +61,18 @@ class ReadOnlySummary:
 
     def __repr__(self) -> str:
         return repr(self._summary)
+
+
+def provenance(loaded: Loaded, catalog_version: str) -> dict:
+    """A Record's fields saying what was read and by which tool: the source, its SHA-256
+    (None for rows in memory), the tool's and the catalog's versions (both engines')."""
+    data = loaded.data
+    return {
+        "source": loaded.source,
+        "source_sha256": hashlib.sha256(data).hexdigest() if data is not None else None,
+        "tool_version": __version__,
+        "catalog_version": catalog_version,
+    }
 
 
 def _handed_out(value):

@@ -35,8 +35,8 @@ SERIES_COUNTS = {
 
 def partition_findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
     """A partition's findings, and per finding the rows its first and last series hold."""
-    found = findings(results, collective)
     sets = finding_sets(results)
+    found = findings(results, collective, sets)
     codes, names = pd.factorize(results["series"])  # no string per row
     ends = sorted(set(codes[[0, -1]].tolist())) if len(codes) else []
     edges = {}

@@ -6,7 +6,6 @@ as a local run's and say how many partitions and scenarios they summarize."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -21,11 +20,10 @@ from pipeline.model.catalog import Catalog, catalog_records
 from pipeline.model.overflow import refused_rows
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
 from pipeline.model.series import bottom_line
-from pipeline.model.summary import Summary, chip_table, findings
-from pipeline.record import Record
+from pipeline.model.summary import Summary, chip_table, derated_order, findings
+from pipeline.record import Record, provenance
 from pipeline.render import format as fmt
 from pipeline.scenarios import Loaded
-from pipeline.version import __version__
 
 ROWS_IN = "results/part-*.parquet"  # where a Dask run's every scenario is
 
@@ -88,11 +86,8 @@ def dask_record(
         grids=merged.grids,
     )  # fmt: skip
     return Record(
-        source=loaded.source,
-        source_sha256=hashlib.sha256(loaded.data).hexdigest() if loaded.data is not None else None,
+        **provenance(loaded, catalog.version),
         started=started,
-        tool_version=__version__,
-        catalog_version=catalog.version,
         hardware=records,
         summary=summary,
         warnings=warnings,
@@ -153,6 +148,4 @@ def _derated(tables: list[pd.DataFrame]) -> pd.DataFrame:
     if not tables:
         return pd.DataFrame(columns=columns)
     both = pd.concat(tables, ignore_index=True)
-    table = both.groupby(columns[:-1], sort=False, as_index=False)["rows"].sum()
-    table = table.sort_values(["hardware", "rows"], ascending=[True, False], kind="stable")
-    return table.reset_index(drop=True)[columns]
+    return derated_order(both.groupby(columns[:-1], sort=False, as_index=False)["rows"].sum())

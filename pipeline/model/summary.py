@@ -216,9 +216,13 @@ def derated_table(results: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     rows = pd.DataFrame(values[derated], columns=list(EFFICIENCIES))
     rows.insert(0, "hardware", results["hardware"].astype(str).to_numpy()[derated])
-    table = rows.value_counts(sort=False).rename("rows").reset_index()
+    return derated_order(rows.value_counts(sort=False).rename("rows").reset_index())
+
+
+def derated_order(table: pd.DataFrame) -> pd.DataFrame:
+    """Derated rows as Summary.derated lists them: per chip (A-Z), the most used first."""
     table = table.sort_values(["hardware", "rows"], ascending=[True, False], kind="stable")
-    return table.reset_index(drop=True)[columns]
+    return table.reset_index(drop=True)[["hardware", *EFFICIENCIES, "rows"]]
 
 
 def series_table(lines: pd.DataFrame) -> pd.DataFrame:
@@ -255,7 +259,7 @@ def worst_per_series(values: np.ndarray, codes: np.ndarray, n: int, chunk: int =
     return chosen, counts[codes[chosen]]
 
 
-def findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
+def findings(results: pd.DataFrame, collective: np.ndarray, sets: dict | None = None) -> dict:
     """See Summary.findings: tables capped (SLOWEST_ROWS, FINDING_ROWS), counts complete;
     `collective` marks the collective rows (a fact)."""
     codes = pd.factorize(results["series"])[0]
@@ -273,7 +277,7 @@ def findings(results: pd.DataFrame, collective: np.ndarray) -> dict:
     def series_of(where: np.ndarray) -> int:
         return int(np.count_nonzero(np.bincount(codes[where]))) if len(where) else 0
 
-    sets = finding_sets(results, bound, col)
+    sets = finding_sets(results, bound, col) if sets is None else sets  # given: a partition's
     everything, comm, nofit, off = (sets[k] for k in FINDINGS)
     slowest = table(everything, col["t_lower"], SLOWEST_ROWS, t_lower=col["t_lower"],
                     t_upper=col["t_upper"], t_math=col["t_math"])  # fmt: skip

@@ -127,7 +127,7 @@ def with_grid(data: RooflineData, grids: Grids) -> RooflineData:
     derated = grids.derated[(grids.derated["chart"] == data.kind)
                             & (grids.derated["hardware"] == data.hardware)]  # fmt: skip
     rows = derated.groupby(["compute", "rate"])["rows"].sum()
-    roofs = tuple(replace(d, rows=int(rows.get(_pair(d), 0))) for d in data.derated)
+    roofs = tuple(replace(d, rows=int(rows.get(d.efficiencies, 0))) for d in data.derated)
     return replace(
         data,
         title=chart_title(data.kind, data.hardware, int(n.sum())),
@@ -139,7 +139,3 @@ def with_grid(data: RooflineData, grids: Grids) -> RooflineData:
         derated=roofs,
         collectives=int(collective["scenarios"].sum()) if data.kind == "roofline" else 0,
     )
-
-
-def _pair(roof) -> tuple[float, float]:
-    return roof.efficiencies
