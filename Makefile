@@ -22,7 +22,7 @@ test: $(STAMP)
 
 soak: $(STAMP)
 	$(VENV)/bin/pytest -m soak
-	FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py
+	FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py tests/test_fuzz_workbooks.py tests/test_fuzz_compare.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -215,7 +215,7 @@ def write_template(
     """Write the starter workbook (docs/input.md#starting-from-a-spreadsheet) at `path`, the
     catalog with `hardware` added on its Hardware sheet; refused when `path` exists, unless
     `force`. Returns the path."""
-    return write_template_workbook(Path(path), load_hardware(hardware), force=force)
+    return write_template_workbook(path, load_hardware(hardware), force=force)
 
 
 def _hardware(hardware: Hardware) -> list:

@@ -85,8 +85,9 @@ def sigterm_as_interrupt():
 
 
 def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
-    """What `pipeline run` prints for an input: what was computed and written, the notices,
-    and with `verbose` the seconds each stage took."""
+    """What `pipeline run` prints for an input (named as its analysis names it: a workbook with
+    the sheet read, `plan.xlsx[Scenarios]`): what was computed and written, the notices, and
+    with `verbose` the seconds each stage took."""
     s = analysis.summary
     folder = written.folder
     files = ", ".join(p.relative_to(folder).as_posix() for p in written.files)
@@ -96,7 +97,7 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
         files = ", ".join(p.name for p in shown) + f", {charts} in plots/"
     bounds = ", ".join(f"{b}-bound {fmt.count(n)}" for b, n in s.bounds.items())
     lines = [
-        f"{printable(path)}: {fmt.plural(s.scenarios, 'scenario')} ({bounds}), "
+        f"{printable(analysis.source)}: {fmt.plural(s.scenarios, 'scenario')} ({bounds}), "
         f"{fmt.plural(s.rejected_rows, 'rejected row')} -> {printable(folder)}/ "
         f"[{printable(files)}]"
     ]

@@ -5,6 +5,7 @@ results frame; `Comparison.write(DIR)` writes changes.csv and changes.html atomi
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,13 +16,14 @@ from pipeline.model.changes import (
     DEFAULT_THRESHOLD,
     KINDS,
     Changes,
+    check_threshold,
     compare_results,
 )
 from pipeline.record import Record
 from pipeline.render.changes import render_changes_html, write_changes_csv
 from pipeline.run.baseline import RESULTS_FILES, read_results_file
 from pipeline.run.folder import OutputFolder
-from pipeline.run.manifest import TOOL, file_entries
+from pipeline.run.manifest import TOOL, file_entries, read_manifest
 
 Run = Record | str | Path | pd.DataFrame
 
@@ -33,6 +35,9 @@ class Comparison:
     old_label: str
     new_label: str
     changes: Changes
+    # (role, absolute path) of each run read from disk: a folder, or a results file and,
+    # when it lies in an output folder of ours, that folder; write() never goes near them
+    runs: tuple[tuple[str, Path], ...] = ()
 
     @property
     def table(self) -> pd.DataFrame:
@@ -56,9 +61,12 @@ class Comparison:
 
     def write(self, out_dir: str | Path, *, force: bool = False) -> tuple[Path, Path]:
         """Write out_dir/changes.csv and out_dir/changes.html, replacing out_dir as a whole
-        only when it is missing, empty or a folder this tool wrote; returns the two paths."""
+        only when it is missing, empty or a folder this tool wrote, and never when it is,
+        holds or lies inside a compared run (OutputError); returns the two paths."""
+        check_apart(Path(out_dir), self.runs)
         html = render_changes_html(self.changes, self.old_label, self.new_label)
-        with OutputFolder(Path(out_dir), force=force) as tmp:
+        inputs = [path for _, path in self.runs]
+        with OutputFolder(Path(out_dir), inputs=inputs, force=force) as tmp:
             csv_path = write_changes_csv(self.changes, tmp / "changes.csv")
             html_path = tmp / "changes.html"
             html_path.write_text(html, encoding="utf-8")
@@ -81,9 +89,44 @@ class Comparison:
 def compare(old: Run, new: Run, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
     """The changes from run `old` (the baseline) to run `new`; each an Analysis, an output
     folder, a results.parquet or results.csv file, or a results frame."""
+    threshold = check_threshold(threshold)  # before anything is read
     old_frame, old_label = load_results(old, "baseline")
     new_frame, new_label = load_results(new, "new")
-    return Comparison(old_label, new_label, compare_results(old_frame, new_frame, threshold))
+    changes = compare_results(old_frame, new_frame, threshold)
+    runs = tuple((role, path) for role, run in (("baseline", old), ("new", new))
+                 for path in run_paths(run))  # fmt: skip
+    return Comparison(old_label, new_label, changes, runs)
+
+
+def run_paths(run: Run) -> list[Path]:
+    """The absolute paths a run read from disk occupies: its folder; or its file, and the
+    file's folder when that is an output folder of ours (a run's results.csv)."""
+    if not isinstance(run, str | os.PathLike):
+        return []
+    path = Path(os.path.abspath(run))
+    if path.is_dir():
+        return [path]
+    return [path, path.parent] if read_manifest(path.parent) is not None else [path]
+
+
+def check_apart(out_dir: Path, runs) -> None:
+    """OutputError when `out_dir` is, holds or lies inside one of `runs` ((role, path) pairs):
+    replacing it would delete that run, writing into it would change it."""
+    target = {Path(os.path.abspath(out_dir)), Path(out_dir).resolve()}
+    for role, run in runs:
+        places = {run, run.resolve()}
+        if target & places:
+            how = f"is the {role} run"
+        elif any(places & set(t.parents) for t in target):
+            how = f"is inside the {role} run {printable(run)}"
+        elif any(target & set(p.parents) for p in places):
+            how = f"holds the {role} run {printable(run)}"
+        else:
+            continue
+        raise OutputError(
+            f"{printable(out_dir)} {how}; a compared run is only read, never written over or "
+            "into: give another output folder (e.g. -o changes)"
+        )
 
 
 def load_results(run: Run, role: str = "baseline") -> tuple[pd.DataFrame, str]:

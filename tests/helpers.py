@@ -402,6 +402,99 @@ def write_sheet(path: Path, rows: list[list], title: str = "Scenarios", *more_sh
     return path
 
 
+MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PKG_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+
+def cells_xml(rows: list[list], first: int = 1) -> str:
+    """`<row>` elements for sheet data: text as inline strings, numbers as numbers, None
+    skipped, and `bytes` taken as a cell's own XML (`b'<c r="B2" t="e"><v>#N/A</v></c>'`)."""
+    from xml.sax.saxutils import escape
+
+    out = []
+    for r, values in enumerate(rows, start=first):
+        cells = []
+        for c, v in enumerate(values):
+            at = f"{_column_letters(c)}{r}"
+            if v is None:
+                continue
+            if isinstance(v, bytes):
+                cells.append(v.decode("utf-8"))
+            elif isinstance(v, str):
+                cells.append(f'<c r="{at}" t="inlineStr"><is><t>{escape(v)}</t></is></c>')
+            else:
+                cells.append(f'<c r="{at}"><v>{v!r}</v></c>')
+        out.append(f'<row r="{r}">{"".join(cells)}</row>')
+    return "".join(out)
+
+
+def _column_letters(col: int) -> str:
+    letters = ""
+    col += 1
+    while col:
+        col, rem = divmod(col - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
+
+
+def raw_workbook(
+    path: Path,
+    sheets: dict[str, str | bytes],
+    strings: list[str] | bytes | None = None,
+    parts: dict[str, bytes | None] | None = None,
+    hidden: tuple[str, ...] = (),
+) -> Path:
+    """A workbook written part by part, so its XML can be anything a test needs: `sheets`
+    {name: its rows (str, wrapped in <worksheet><sheetData>) or its whole part (bytes)}, in
+    xl/worksheets/sheet1.xml, sheet2.xml, ...; `strings`: the shared strings (texts, or the
+    part's bytes); `parts`: members added or replaced by zip name (None: left out);
+    `hidden`: the names of sheets marked hidden."""
+    import zipfile
+    from xml.sax.saxutils import escape, quoteattr
+
+    members: dict[str, bytes | None] = {
+        "[Content_Types].xml": (
+            b'<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxml'
+            b'formats.org/package/2006/content-types"><Default Extension="xml" ContentType='
+            b'"application/xml"/></Types>'
+        ),
+        "_rels/.rels": (
+            f'<Relationships xmlns="{_PKG_NS}"><Relationship Id="rId1" Type="{_REL_NS}/'
+            'officeDocument" Target="xl/workbook.xml"/></Relationships>'
+        ).encode(),
+    }
+    entries, rels = [], []
+    for i, (name, xml) in enumerate(sheets.items(), start=1):
+        state = ' state="hidden"' if name in hidden else ""
+        entries.append(f'<sheet name={quoteattr(name)} sheetId="{i}"{state} r:id="rId{i}"/>')
+        rels.append(
+            f'<Relationship Id="rId{i}" Type="{_REL_NS}/worksheet" '
+            f'Target="worksheets/sheet{i}.xml"/>'
+        )
+        if isinstance(xml, str):
+            xml = f'<worksheet xmlns="{MAIN_NS}"><sheetData>{xml}</sheetData></worksheet>'
+        members[f"xl/worksheets/sheet{i}.xml"] = xml.encode() if isinstance(xml, str) else xml
+    members["xl/workbook.xml"] = (
+        f'<workbook xmlns="{MAIN_NS}" xmlns:r="{_REL_NS}"><sheets>{"".join(entries)}</sheets>'
+        "</workbook>"
+    ).encode()
+    members["xl/_rels/workbook.xml.rels"] = (
+        f'<Relationships xmlns="{_PKG_NS}">{"".join(rels)}</Relationships>'
+    ).encode()
+    if isinstance(strings, list):
+        items = "".join(f"<si><t>{escape(t)}</t></si>" for t in strings)
+        strings = f'<sst xmlns="{MAIN_NS}">{items}</sst>'.encode()
+    if strings is not None:
+        members["xl/sharedStrings.xml"] = strings
+    members.update(parts or {})
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            if data is not None:
+                archive.writestr(name, data)
+    return path
+
+
 # three made-up chips whose every figure is known, for the side-by-side table and its text
 CHIP_TRIO = pd.DataFrame(
     [

@@ -346,7 +346,9 @@ def test_template_writes_refuses_to_overwrite_and_runs(tmp_path, monkeypatch):
     assert invoke("template", "--force").exit_code == 0
     result = invoke("validate", "scenarios.xlsx")
     assert result.exit_code == 0, result.output
-    assert result.stdout == "scenarios.xlsx: 13 rows read, 1,035 valid scenarios, 0 rejected rows\n"
+    assert result.stdout == (
+        "scenarios.xlsx[Scenarios]: 13 rows read, 1,035 valid scenarios, 0 rejected rows\n"
+    )
 
 
 def _two_runs(tmp_path, d_new=8756, hbm=None):
@@ -412,13 +414,20 @@ def test_compare_errors_exit_2(tmp_path):
     assert missing.exit_code == 2
     assert f"Error: the baseline {tmp_path / 'nope'} does not exist" in missing.output
     dup = tmp_path / "dup.csv"
-    dup.write_text("name,t_lower\na,1\na,2\n")
+    dup.write_text("name,bound,fits,critical_batch,t_lower\na,memory,True,,1\na,memory,True,,2\n")
     result = invoke("compare", str(dup), str(new), "-o", str(tmp_path / "c"))
     assert result.exit_code == 2
-    assert "Error: the baseline results name 1 scenario(s) more than once ('a')" in result.output
+    assert f"Error: the baseline {dup} names 1 scenario(s) more than once ('a')" in result.output
     older = tmp_path / "older.csv"
     older.write_text("name,bound,t_lower\ntp2,network,0.00298\n")
     result = invoke("compare", str(older), str(new), "-o", str(tmp_path / "c"))
+    assert result.exit_code == 2  # a result one run lacks cannot be compared (P9)
+    assert f"Error: the baseline {older} has no 'fits' and 'critical_batch' columns" in (
+        result.output
+    )
+    fewer = tmp_path / "fewer.csv"
+    fewer.write_text("name,bound,fits,critical_batch,t_lower\ntp2,network,True,,0.00298\n")
+    result = invoke("compare", str(fewer), str(new), "-o", str(tmp_path / "c"))
     assert result.exit_code == 1
     assert "skipped columns only one run has: B, D, F, chips, compute_dtype" in result.output
     foreign = tmp_path / "mine"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 
-from pipeline.engine import dask_run
+from pipeline import cli_engine
+from pipeline.engine import cluster
 from tests.helpers import invoke, write_scenarios
 
 TEXT = "name,op,hardware,B,D,F\nq,matmul,h100,1..64,64,64\n"
@@ -33,8 +35,8 @@ def test_an_unreachable_scheduler_exits_1_with_its_address(tmp_path):
 
 def test_without_dask_installed_the_error_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import fails as if not installed
-    with pytest.raises(dask_run.EngineError, match=r"pip install 'roofline-pipeline\[dask\]'"):
-        dask_run._dask()
+    with pytest.raises(cluster.EngineError, match=r"pip install 'roofline-pipeline\[dask\]'"):
+        cluster.dask_module()
     path = write_scenarios(tmp_path, TEXT)
     got = invoke("run", str(path), "--engine", "dask", "-o", str(tmp_path / "out"))
     assert got.exit_code == 1 and "needs Dask" in got.output
@@ -83,3 +85,63 @@ def test_several_inputs_get_the_index_page_as_in_a_local_run(tmp_path):
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="one/report.html"' in index and 'href="two/report.html"' in index
     assert "rows rejected" in index
+
+
+def test_help_shows_the_worker_wait_and_its_default():
+    out = invoke("run", "--help").output
+    assert "--worker-wait SECONDS" in out and "60; x>0]" in " ".join(out.split())
+
+
+def test_off_a_terminal_a_wait_for_a_worker_is_one_line_and_progress_nothing(monkeypatch):
+    said = []
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    with cli_engine._progress(
+        Path("s.csv"), False, None, lambda *a, **k: said.append(a[0])
+    ) as step:
+        step(0, 4, None)
+        step(0, 4, 60.0)
+        step(0, 4, 59.5)  # the same wait: no second line
+        step(1, 4, None)
+        step(1, 4, 12.2)  # a new wait
+        step(4, 4, None)
+    assert said == [
+        "s.csv: waiting for a Dask worker (60 s left)…",
+        "s.csv: waiting for a Dask worker (12 s left)…",
+    ]
+    with cli_engine._progress(Path("s.csv"), True, None, said.append) as step:
+        assert step is None  # -q: nothing at all
+
+
+def test_on_a_terminal_the_bar_counts_partitions_and_says_when_it_waits(monkeypatch):
+    class Bar:
+        def __init__(self, **kwargs):
+            self.kwargs, self.pos, self.shown = kwargs, 0, []
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.shown.append("closed")
+
+        def update(self, n):
+            self.pos += n
+            self.shown.append((self.label, self.pos))
+
+        def render_progress(self):
+            self.shown.append((self.label, self.pos))
+
+    bars = []
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with cli_engine._progress(Path("s.csv"), False, lambda **k: bars.append(Bar(**k)) or bars[-1],
+                              None) as step:  # fmt: skip
+        step(0, 3, 5.0)
+        step(2, 3, None)
+        step(3, 3, None)
+    (bar,) = bars
+    assert bar.kwargs["length"] == 3 and bar.kwargs["show_pos"]
+    assert bar.shown == [
+        ("s.csv: waiting for a Dask worker (5 s left)…", 0),
+        ("s.csv: partitions", 2),
+        ("s.csv: partitions", 3),
+        "closed",
+    ]

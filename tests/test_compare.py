@@ -61,7 +61,7 @@ def test_csv_only_folder_and_missing_or_malformed_baselines(runs, tmp_path):
         pipeline.compare(bad, new)
     headless = tmp_path / "results.csv"
     headless.write_text("a,b\n1,2\n")
-    with pytest.raises(InvalidResults, match="has no 'name' column"):
+    with pytest.raises(InvalidResults, match="has none of the columns a comparison reads"):
         load_results(headless)
 
 

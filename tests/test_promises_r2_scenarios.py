@@ -72,8 +72,9 @@ def test_r10_formula_cells_neutralized_in_csv_exact_in_parquet(tmp_path):
     csv = pd.read_csv(tmp_path / "results.csv", dtype=str, keep_default_na=False)
     assert csv["name"].tolist() == ['\'=HYPERLINK("http://x")', "'=x", "plain", "n4", "n5", "n6"]
     assert csv["notes"].tolist() == [f"'{f}" for f in FORMULAS]
-    # a number in a text column is a number to Excel, not a formula: left as it is
-    assert csv["team"].tolist() == [*(f"'{f}" for f in FORMULAS[:3]), "-5", "-1.5e3", "'quoted"]
+    # a number in a text column is a number to Excel, not a formula: left as it is; a leading
+    # ' gets one more, so the quote is never ambiguous (issue 27, P10)
+    assert csv["team"].tolist() == [*(f"'{f}" for f in FORMULAS[:3]), "-5", "-1.5e3", "''quoted"]
     assert [float(v) for v in csv["t_lower"]] == results["t_lower"].tolist()  # untouched
 
     errors = pd.read_csv(io.BytesIO(format_csv(a.problems)), dtype=str)

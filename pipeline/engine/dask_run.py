@@ -1,29 +1,45 @@
 """`pipeline run FILE --engine dask` (docs/input.md#beyond-one-machine): the client checks
 the source rows and plans partitions by index range of their expansion (scenarios.plan);
-Dask workers expand, compute and write each partition (engine.partition); the client merges
-small aggregates only and writes them beside the partitions, atomically, as a local run does.
+Dask workers expand, compute and write each partition (engine.partition), submitted a few
+at a time (engine.cluster); the client merges small aggregates only and writes them beside
+the partitions, atomically, as a local run does.
 
-Dask is imported here only, when this engine runs: the local engine needs none of it."""
+Dask is imported (engine.cluster) only when this engine runs: the local engine needs none."""
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
+import shutil
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from numbers import Integral, Real
 from pathlib import Path
 
 import pandas as pd
 
 from pipeline.analysis import strict_refusal
+from pipeline.engine.cluster import (
+    CONNECT_TIMEOUT,
+    DEFAULT_WORKER_WAIT,
+    EngineError,
+    Progress,
+    compute_partitions,
+    connected,
+    dask_module,
+    scheduler_problem,
+)
 from pipeline.engine.merge import Merged, merge_partition
-from pipeline.engine.partition import compute_partition, part_name
+from pipeline.engine.partition import FolderUnseen, compute_partition, part_name
 from pipeline.engine.views import dask_notice, dask_record
-from pipeline.errors import PipelineError, RowProblem, printable
+from pipeline.errors import RowProblem, described, printable, quoted
 from pipeline.model.catalog import Catalog, load_catalog
 from pipeline.record import Record
+from pipeline.render import format as fmt
 from pipeline.render.tables import write_csv
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries
@@ -32,14 +48,14 @@ from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.expand import idle_chip_words, merge_idle
 from pipeline.version import __version__
 
+__all__ = ["CONNECT_TIMEOUT", "DEFAULT_WORKER_WAIT", "DaskRun", "EngineError", "run_dask"]
+
 DEFAULT_PARTITION_ROWS = 1_000_000
-CONNECT_TIMEOUT = 10  # seconds to reach a --scheduler before saying it cannot be reached
+# the smallest partition of a run with more scenarios than that: a partition costs a task, a
+# file and its aggregates, which 1,000 scenarios take about as long to compute
+MIN_PARTITION_ROWS = 1_000
 RETRIES = 2  # a partition whose task raised is tried this many more times (a lost worker's
 # tasks are moved by Dask itself, up to its distributed.scheduler.allowed-failures)
-
-
-class EngineError(PipelineError):
-    """The Dask engine cannot run: Dask missing, or its scheduler unreachable."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,7 @@ class DaskRun:
     problems: tuple[RowProblem, ...]
     warnings: tuple[str, ...]
     merged: Merged
+    files: tuple[str, ...]  # every file written, as manifest.json lists them (and itself)
     record: Record  # what the report, workbook and charts show (engine.views): its summary
     # covers every scenario, its results are a sample of them when `record.sampled`
 
@@ -71,9 +88,11 @@ def run_dask(
     encoding: str | None = None,
     workers: int | None = None,
     timeout: float = CONNECT_TIMEOUT,
+    worker_wait: float = DEFAULT_WORKER_WAIT,
     name: str | None = None,
     strict: bool = False,
     options: Options | None = None,
+    progress: Progress | None = None,
 ) -> DaskRun:
     """Check `path`, compute its scenarios on Dask (`scheduler`: an address, else a
     LocalCluster of `workers` processes, one per core) in partitions of `partition_rows`,
@@ -81,50 +100,71 @@ def run_dask(
     with `csv`), errors.csv, summary.json, the charts, workbook.xlsx, report.html (as
     `options`, run.write.Options, say: all by default) and manifest.json. A failed run leaves
     the folder as it was. `hardware`: as for pipeline.analyze (paths, DataFrames, a Catalog);
-    `strict`: any rejected row raises InvalidScenarios, nothing computed."""
+    `strict`: any rejected row raises InvalidScenarios, nothing computed. `worker_wait`:
+    seconds with no worker before the run stops (EngineError); `progress(done, of,
+    wait_left)` is called as partitions complete, and while it waits for a worker."""
+    args = dict(locals())
+    _check_arguments(args)
     catalog = hardware if isinstance(hardware, Catalog) else load_catalog(
         [] if hardware is None else list(hardware) if isinstance(hardware, list | tuple)
         else [hardware]
     )  # fmt: skip
-    if partition_rows < 1:
-        raise ValueError(f"partition_rows must be 1 or more, not {partition_rows}")
-    client_module = _dask()
+    module = dask_module()
+    try:
+        return _run(module, Path(path), Path(out_dir), catalog, args)
+    except MemoryError:
+        raise EngineError(
+            "out of memory in this process, the Dask client (it holds the file's rows, a "
+            "sample of 50,000 scenarios and a few small tables per partition): fewer source "
+            "rows or fleet values, or a larger --partition-rows (fewer partitions), need less"
+        ) from None
+
+
+def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> DaskRun:
+    """run_dask's work, its arguments checked."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    path = Path(path)
-    loaded = load_scenarios(path, catalog, sheet=sheet, encoding=encoding, planned=True)
-    if strict and loaded.problems:
+    loaded = load_scenarios(
+        path, catalog, sheet=args["sheet"], encoding=args["encoding"], planned=True
+    )
+    if args["strict"] and loaded.problems:
         raise strict_refusal(loaded, catalog)
     plan = loaded.planned
-    total = plan.total
-    options = options or Options()
+    total, rows, csv = plan.total, args["partition_rows"], args["csv"]
+    if rows < MIN_PARTITION_ROWS < total:
+        raise EngineError(
+            f"{printable(path)}: partitions of {fmt.plural(rows, 'scenario')} are too small "
+            f"to pay their Dask overhead (a task, a file and its aggregates each) in a run of "
+            f"{fmt.count(total)}: give --partition-rows {fmt.count(MIN_PARTITION_ROWS)} or "
+            f"more (default {fmt.count(DEFAULT_PARTITION_ROWS)})"
+        )
+    options = args["options"] or Options()
     t_load = time.perf_counter() - t0
-    ranges = [(lo, min(lo + partition_rows, total)) for lo in range(0, total, partition_rows)]
-    target = Path(out_dir) / (name or path.stem)
+    target = out_dir / (args["name"] or path.stem)
     merged = Merged()
-    with OutputFolder(target, inputs=[path, *catalog.files], force=force) as tmp:
-        with _client(client_module, scheduler, workers, timeout) as client:
+    scheduler = args["scheduler"]
+    with OutputFolder(target, inputs=[path, *catalog.files], force=args["force"]) as tmp:
+        (tmp / "results").mkdir()  # before any task: a task never makes a folder (partition)
+        with connected(module, scheduler, args["workers"], args["timeout"]) as client:
             token = uuid.uuid4().hex[:8]  # a run's own task keys, on a shared scheduler
-            futures = []
-            for k, (lo, hi) in enumerate(ranges):
-                part, a, b = plan.part(lo, hi)
-                futures.append(
-                    client.submit(
-                        compute_partition,
-                        part,
-                        a,
-                        b,
-                        k,
-                        str(tmp),
-                        csv,
-                        key=f"roofline-{token}-{part_name(k)}",
-                        retries=RETRIES,
-                        pure=False,
-                    )  # fmt: skip
-                )
-            for future in client_module.as_completed(futures):
-                merge_partition(merged, future.result())
-                future.release()  # the client keeps the aggregates, never the rows
+
+            def submit(k: int, lo: int, hi: int):
+                part, a, b = plan.part(lo, hi)  # built as it is submitted, never all at once
+                return client.submit(compute_partition, part, a, b, k, str(tmp), csv,
+                                     key=f"roofline-{token}-{part_name(k)}", retries=RETRIES,
+                                     pure=False)  # fmt: skip
+
+            try:
+                partitions = compute_partitions(
+                    client, module, total, rows, submit, lambda got: merge_partition(merged, got),
+                    worker_wait=args["worker_wait"], progress=args["progress"], where=scheduler,
+                )  # fmt: skip
+            except FolderUnseen as exc:
+                raise EngineError(
+                    f"a Dask worker on {printable(exc.args[1])} does not see the run's folder "
+                    f"{printable(exc.args[0])}: every worker must see -o's folder at the same "
+                    "path (a shared file system)"
+                ) from None
         problems = (*loaded.problems, *merged.refused_problems(loaded.source))
         lines = plan.frame["line"].to_numpy()[plan.valid]
         per_line = pd.Series(plan.counts[plan.valid]).groupby(lines).sum()
@@ -137,15 +177,15 @@ def run_dask(
         if len(errors):
             write_csv(errors, tmp / "errors.csv")
         rejected = len({p.line for p in problems})
-        summary = merged.summary(total, len(ranges))
+        summary = merged.summary(total, partitions)
         (tmp / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
         timings = {"load": t_load, "compute": time.perf_counter() - t0 - t_load}
         record = dask_record(merged, loaded, catalog, problems, warnings, started, timings)
-        first = [dask_notice(record, len(ranges))]
+        first = [dask_notice(record, partitions)]
         _, notices, _ = write_views(
             record, tmp, options, target.name, lambda stage: None, tables=False, notices=first
         )
-        files = sorted(p for p in tmp.rglob("*") if p.is_file())
+        entries = _entries(tmp, merged)
         manifest = {
             "tool": "roofline-pipeline",
             "engine": "dask",
@@ -160,88 +200,89 @@ def run_dask(
             "partitions": merged.partition_list(),
             "warnings": list(warnings),
             "notices": notices,
-            "files": _entries(tmp, files, merged),
+            "files": entries,
             "timings_seconds": {"total": round(time.perf_counter() - t0, 3)},
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
     return DaskRun(
         folder=target,
         scenarios=merged.rows,
-        partitions=len(ranges),
+        partitions=partitions,
         source_rows=loaded.source_rows,
         rejected_rows=rejected,
         problems=problems,
         warnings=warnings,
         merged=merged,
+        files=(*(e["path"] for e in entries), "manifest.json"),
         record=record,
     )
 
 
-def _entries(tmp: Path, files: list[Path], merged: Merged) -> list[dict]:
-    """The manifest's file entries; a partition's SHA-256 is the one its worker computed as
-    it wrote it (the client never reads the rows back to hash them)."""
+def _entries(tmp: Path, merged: Merged) -> list[dict]:
+    """The manifest's file entries: the files the client wrote, and of results/ only the
+    partitions' files it merged (anything else there, a half-written `.tmp` file of a worker
+    killed mid-write, is removed). A partition's SHA-256 is the one its worker computed as it
+    wrote it (the client never reads the rows back to hash them)."""
     digests = {name: d for p in merged.partitions.values() for name, d in p["files"].items()}
-    entries = []
-    for path in files:
-        name = path.relative_to(tmp).as_posix()
-        if name not in digests:
-            entries += file_entries(tmp, [path])
-            continue
-        info = path.stat()
+    for entry in (tmp / "results").iterdir():
+        if f"results/{entry.name}" not in digests:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    own = sorted(p for p in tmp.rglob("*") if p.is_file() and p.parent != tmp / "results")
+    entries = file_entries(tmp, own)
+    for name in sorted(digests):
+        info = (tmp / name).stat()
         entries.append({"path": name, "bytes": info.st_size, "sha256": digests[name],
                         "mtime_ns": info.st_mtime_ns})  # fmt: skip
-    return entries
+    return sorted(entries, key=lambda e: e["path"])
 
 
-def _dask():
-    """dask.distributed, or a clear error saying how to install it."""
-    try:
-        import distributed
-    except ImportError:
-        raise EngineError(
-            "--engine dask needs Dask: pip install 'roofline-pipeline[dask]'"
-        ) from None
-    return distributed
-
-
-class _client:
-    """A Client on `scheduler` (reached within `timeout` seconds, else EngineError), or on a
-    LocalCluster this run starts and stops: `workers` processes, one thread each."""
-
-    def __init__(self, module, scheduler: str | None, workers: int | None, timeout: float):
-        self.module, self.scheduler, self.timeout = module, scheduler, timeout
-        self.workers = workers or os.cpu_count() or 1
-        self.cluster = None
-        self.client = None
-
-    def __enter__(self):
-        if self.scheduler:
-            try:
-                self.client = self.module.Client(self.scheduler, timeout=self.timeout)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise EngineError(
-                    f"cannot reach the Dask scheduler at {printable(self.scheduler)} within "
-                    f"{self.timeout:g} s ({type(exc).__name__}); start one with `dask "
-                    "scheduler` and give its address (tcp://HOST:8786)"
-                ) from None
-            return self.client
-        import dask  # installed with distributed
-
-        # Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its workers, which turns off
-        # glibc's dynamic mmap threshold: then every array past 128 KiB is mapped and
-        # unmapped afresh, and its pages faulted in again, which made a partition 25 % (1M
-        # rows) to 55 % (500k) slower than the same call in a plain process. The run's own
-        # cluster keeps glibc's default; a user's cluster is theirs (README).
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-            self.cluster = self.module.LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=40,
-            )  # fmt: skip
-        self.client = self.module.Client(self.cluster)
-        return self.client
-
-    def __exit__(self, *exc) -> None:
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+def _check_arguments(args: dict) -> None:
+    """run_dask's arguments, checked as pipeline.analyze checks its own: TypeError for a value
+    of the wrong kind, ValueError for one out of range."""
+    for label in ("path", "out_dir"):
+        if not isinstance(args[label], str | os.PathLike):
+            raise TypeError(f"{label} must be a path (str or pathlib.Path), not "
+                            f"{described(args[label])}")  # fmt: skip
+    rows = args["partition_rows"]
+    if isinstance(rows, bool) or not isinstance(rows, Integral):
+        raise TypeError(
+            f"partition_rows must be a whole number (int) of 1 or more, not {described(rows)}"
+        )
+    if rows < 1:
+        raise ValueError(f"partition_rows must be 1 or more, not {rows:,}")
+    for label in ("csv", "force", "strict"):
+        if not isinstance(args[label], bool):
+            raise TypeError(f"{label} must be True or False, not {described(args[label])}")
+    if args["options"] is not None and not isinstance(args["options"], Options):
+        raise TypeError(
+            "options must be a pipeline.run.write.Options (Options(workbook=False), ...) or "
+            f"None, not {described(args['options'])}"
+        )
+    for label in ("scheduler", "name", "sheet", "encoding"):
+        if args[label] is not None and not isinstance(args[label], str):
+            raise TypeError(f"{label} must be a str or None, not {described(args[label])}")
+    workers = args["workers"]
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)):
+        raise TypeError(f"workers must be a whole number (int) or None, not {described(workers)}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be 1 or more, not {workers:,}")
+    for label in ("timeout", "worker_wait"):
+        value = args[label]
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise TypeError(f"{label} must be a number of seconds, not {described(value)}")
+        if not 0 < value < math.inf:
+            raise ValueError(f"{label} must be a number of seconds above 0, not {value}")
+    if args["progress"] is not None and not callable(args["progress"]):
+        raise TypeError(f"progress must be a function or None, not {described(args['progress'])}")
+    if args["scheduler"] is not None and (problem := scheduler_problem(args["scheduler"])):
+        raise ValueError(problem)
+    if args["encoding"] is not None:
+        try:
+            codecs.lookup(args["encoding"])
+        except LookupError:
+            raise ValueError(
+                f"unknown encoding {quoted(args['encoding'])} (e.g. cp1252, utf-16)"
+            ) from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -25,16 +26,27 @@ from pipeline.scenarios.plan import Planned
 SLOWEST = 10  # the slowest scenarios each partition sends back
 
 
+class FolderUnseen(Exception):
+    """The worker does not see the run's results folder (args: the folder, the worker's
+    host): -o is not on a file system the workers share, or the run ended meanwhile."""
+
+
 def part_name(number: int) -> str:
     return f"part-{number:05d}"
 
 
 def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str, csv: bool) -> dict:
     """Compute scenarios lo..hi of `part` (Planned.part's), write them into `folder`/results
-    (written under a temporary name, then renamed: a retried task never leaves half a file)
-    and return the aggregates: rows, file checksums, counts per hardware/op/bound, the
-    series' partial lines, the critical batches, the findings, the derated rows, the chart
-    grids (charts.grid), the refused rows and the idle-chip table."""
+    (under a temporary name, then renamed; the client lists only the files of the partitions
+    it merged, and removes any other) and return the aggregates: rows, file checksums,
+    counts per hardware/op/bound, the series' partial lines, the critical batches, the
+    findings, the derated rows, the chart grids (charts.grid), the refused rows and the
+    idle-chip table. The client makes `folder`/results before any task runs; a task never
+    makes a folder, so one still running after its run ended (Ctrl-C, a lost scheduler)
+    cannot bring back the run's removed folder: its write fails instead (FolderUnseen)."""
+    out = Path(folder) / "results"
+    if not out.is_dir():
+        raise FolderUnseen(str(out), socket.gethostname())
     frame = part.rows(lo, hi)
     results, facts = compute_record(frame)
     own = frame["own_numbers"].to_numpy(dtype=bool)
@@ -50,15 +62,19 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
         results = results[~bad].reset_index(drop=True)
         facts = facts[~bad].reset_index(drop=True)
         own = own[~bad]
-    out = Path(folder) / "results"
-    out.mkdir(parents=True, exist_ok=True)
     files = {}
     name = part_name(number)
     writers = [(".parquet", write_parquet)] + ([(".csv", write_csv)] if csv else [])
     for suffix, write in writers:
         final = out / f"{name}{suffix}"
         tmp = out / f".{name}{suffix}.{os.getpid()}.tmp"
-        write(results, tmp)
+        try:
+            write(results, tmp)
+        except FileNotFoundError:  # the folder went since the look above: the run ended
+            raise FolderUnseen(str(out), socket.gethostname()) from None
+        except BaseException:  # a full disk: no half file left for the client to remove
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, final)
         files[f"results/{final.name}"] = _sha256(final)
     return {

@@ -10,13 +10,14 @@ to the same double, `8.2e11`), as the CSV writes them: they are data, not a disp
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import InvalidResults, printable
+from pipeline.errors import InvalidResults, described, printable, quoted
 
 KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
 COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes")
@@ -31,6 +32,16 @@ CAUSES = (
 )  # fmt: skip
 _DIM = re.compile(r"^[A-Z]$")
 COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower")
+# the results a change is found in: a run without one cannot be compared with one that has it
+RESULTS = ("bound", "fits", "critical_batch", "t_lower")
+NUMBERS = ("critical_batch", "t_lower")
+# what a missing cell may read as (Arrow's CSV reader takes the same texts for a null)
+_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+            "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null")  # fmt: skip
+_FLAGS = {"true": True, "false": False}
+_KIND = {"fits": ("True or False", "True, False or empty"),
+         "t_lower": ("a number", "a time in seconds, or empty"),
+         "critical_batch": ("a number", "a batch size, or empty")}  # fmt: skip
 
 
 def compared_columns(columns: Iterable) -> list[str]:
@@ -71,16 +82,27 @@ class Changes:
         return any(self.counts[k] for k in chosen)
 
 
+def check_threshold(threshold) -> float:
+    """`threshold` as a float when it is a number in [0, 1); TypeError or ValueError saying so
+    otherwise (NaN, a bool and a text are refused)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, Real):
+        raise TypeError(f"threshold must be a number in [0, 1), not {described(threshold)}")
+    if not 0 <= threshold < 1:  # NaN fails both comparisons
+        raise ValueError(f"threshold must be a number in [0, 1), e.g. 0.05, not {threshold!r}")
+    return float(threshold)
+
+
 def compare_results(
     old: pd.DataFrame, new: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD
 ) -> Changes:
     """The changes from `old` to `new` (results frames, matched by `name`); a `t_lower` change
     is a ratio new/old outside 1 ± `threshold`. InvalidResults when a frame has no `name`
-    column or a name twice."""
-    if not (isinstance(threshold, int | float) and 0 <= threshold < 1):
-        raise ValueError(f"threshold must be a number in [0, 1), not {threshold!r}")
-    for label, frame in (("baseline", old), ("new", new)):
-        _check_names(frame, label)
+    column, a name twice, a compared column twice or a cell of the wrong kind (text in
+    `t_lower`), or when one frame has a compared result column (RESULTS) the other lacks."""
+    threshold = check_threshold(threshold)
+    old = typed_results(_checked(old, "baseline"), _rows_of("the baseline results"))
+    new = typed_results(_checked(new, "new"), _rows_of("the new results"))
+    _check_one_sided(old, new)
     skipped = tuple(sorted(set(compared_columns(old.columns)) ^ set(compared_columns(new.columns))))
     old_names = old["name"].astype(str).to_numpy(dtype=object)
     new_names = new["name"].astype(str).to_numpy(dtype=object)
@@ -109,21 +131,119 @@ def compare_results(
     table = pd.concat(parts.values(), ignore_index=True)
     table = table.astype({c: "str" for c in COLUMNS if c != "ratio"} | {"ratio": float})
     counts = {k: len(parts[k]) if k in parts else 0 for k in KINDS}
-    return Changes(table, counts, len(new_i), skipped, _groups(table), float(threshold))
+    return Changes(table, counts, len(new_i), skipped, _groups(table), threshold)
 
 
-def _check_names(frame: pd.DataFrame, label: str) -> None:
+def _rows_of(label: str) -> Callable[[int], str]:
+    return lambda row: f"{label}, row {row + 1:,}"
+
+
+def _checked(frame: pd.DataFrame, label: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"the {label} results must be a DataFrame, not {described(frame)}")
     if "name" not in frame.columns:
         raise InvalidResults(f"the {label} results have no 'name' column; is it a results file?")
-    dup = frame["name"].duplicated(keep="first")
-    if dup.any():
-        names = pd.unique(frame["name"][dup])
-        shown = ", ".join(f"'{printable(n)}'" for n in names[:SHOWN_NAMES])
-        more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    twice = repeated_columns(frame.columns)
+    if twice:
+        raise InvalidResults(f"the {label} results have {twice}; each column must be there once")
+    names = repeated_names(frame["name"])
+    if names:
         raise InvalidResults(
-            f"the {label} results name {len(names):,} scenario(s) more than once ({shown}"
-            f"{more}); scenarios are matched by name, so each must be unique"
+            f"the {label} results name {names}; scenarios are matched by name, so each must "
+            "be unique"
         )
+    return frame
+
+
+def repeated_columns(columns: Iterable) -> str:
+    """ "the column 't_lower' twice (columns 3 and 7)" for the first compared column that
+    `columns` holds more than once; '' when none is."""
+    names = [str(c) for c in columns]
+    read = set(compared_columns(names)) | {"name"}
+    seen: dict[str, list[int]] = {}
+    for at, name in enumerate(names, start=1):
+        if name in read:
+            seen.setdefault(name, []).append(at)
+    for name, places in seen.items():
+        if len(places) > 1:
+            where = ", ".join(map(str, places[:-1])) + f" and {places[-1]}"
+            times = "twice" if len(places) == 2 else f"{len(places)} times"
+            return f"the column {quoted(name)} {times} (columns {where})"
+    return ""
+
+
+def repeated_names(names: pd.Series) -> str:
+    """ "2 scenario(s) more than once ('a', 'c')" for `names` that repeat; '' when none does."""
+    dup = names.astype(str).duplicated(keep="first")
+    if not dup.any():
+        return ""
+    twice = pd.unique(names.astype(str)[dup])
+    shown = ", ".join(f"'{printable(n)}'" for n in twice[:SHOWN_NAMES])
+    more = f" and {len(twice) - SHOWN_NAMES} more" if len(twice) > SHOWN_NAMES else ""
+    return f"{len(twice):,} scenario(s) more than once ({shown}{more})"
+
+
+def listed(names: Iterable[str]) -> str:
+    """ "'a', 'b' and 'c'": names quoted, the last two joined by 'and'."""
+    shown = [quoted(n) for n in names]
+    return ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else "".join(shown)
+
+
+def _check_one_sided(old: pd.DataFrame, new: pd.DataFrame) -> None:
+    """InvalidResults when a result a change is found in is a column of one frame only: a
+    comparison that skipped it would say 'no changes' of what it never looked at."""
+    for side, frame, other in (("new", new, old), ("baseline", old, new)):
+        lacking = [c for c in RESULTS if c in other.columns and c not in frame.columns]
+        if lacking:
+            raise InvalidResults(
+                f"the {side} results have no {listed(lacking)} "
+                f"column{'s' if len(lacking) > 1 else ''} "
+                f"and the {'baseline' if side == 'new' else 'new'} results do: compare results "
+                "that both have name, bound, fits, critical_batch and t_lower (any results "
+                "file of `pipeline run`)"
+            )
+
+
+def typed_results(frame: pd.DataFrame, where: Callable[[int], str]) -> pd.DataFrame:
+    """`frame` with `t_lower` and `critical_batch` as numbers and `fits` as True/False/missing,
+    text cells that hold them (a CSV read back) converted; InvalidResults naming the first
+    cell that holds anything else (`where(i)`: how to name row i, e.g. 'the baseline X:3')."""
+    fixed = {}
+    for column in (*NUMBERS, "fits"):
+        if column not in frame.columns or _typed(frame[column], column == "fits"):
+            continue
+        cells = frame[column].to_numpy(dtype=object)
+        text = pd.Series(np.where(pd.notna(cells), cells, ""), dtype=object).astype(str)
+        text = text.str.strip()
+        missing = text.isin(_MISSING).to_numpy()
+        if column == "fits":
+            low = text.str.lower()
+            good = missing | low.isin(_FLAGS.keys()).to_numpy()
+            value = pd.array(low.map(_FLAGS).where(~missing, None), dtype="boolean")
+        else:
+            numbers = pd.to_numeric(text.where(~missing, None), errors="coerce")
+            value = np.asarray(numbers, dtype=float)
+            good = missing | ~np.isnan(value)
+        bad = np.flatnonzero(~good)
+        if bad.size:
+            what, valid = _KIND[column]
+            more = f" (and {bad.size - 1:,} more cells)" if bad.size > 1 else ""
+            raise InvalidResults(
+                f"{where(int(bad[0]))}: column {column}: {quoted(cells[bad[0]])} is not "
+                f"{what}{more}; a results file's {column} is {valid}"
+            )
+        fixed[column] = value
+    return frame.assign(**fixed) if fixed else frame
+
+
+def _typed(series: pd.Series, flags: bool) -> bool:
+    """Whether the column holds the kind it should already (numbers, or booleans for fits)."""
+    dtype = series.dtype
+    boolean = isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b"
+    if flags:
+        return boolean
+    numeric = dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype)
+    return numeric and not boolean
 
 
 def _values(series: pd.Series, at: np.ndarray) -> np.ndarray:
@@ -133,7 +253,9 @@ def _values(series: pd.Series, at: np.ndarray) -> np.ndarray:
     if isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b":
         flags = series.to_numpy(dtype=object)[at]
         missing = pd.isna(flags)
-        return np.where(missing, "", np.where(flags == True, "True", "False")).astype(object)  # noqa: E712
+        true = np.zeros(len(flags), dtype=bool)
+        true[~missing] = flags[~missing].astype(bool)  # pd.NA has no truth value
+        return np.where(missing, "", np.where(true, "True", "False")).astype(object)
     if dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype):
         return series.to_numpy(dtype=float, na_value=np.nan)[at]
     if isinstance(dtype, pd.CategoricalDtype):

@@ -48,6 +48,17 @@ def _rows(frame: pd.DataFrame, times: bool = False) -> list[dict]:
     return rows
 
 
+def change_size(ratio) -> np.ndarray:
+    """How far each new/old ratio is from 1 either way, |log ratio|; infinite for a ratio
+    with no logarithm (a zero, negative or missing time on one side): those come first.
+    Computed without numpy's warnings."""
+    ratio = np.asarray(ratio, dtype=float)
+    size = np.full(ratio.shape, np.inf)
+    positive = ratio > 0  # NaN is not
+    size[positive] = np.abs(np.log(ratio[positive]))
+    return size
+
+
 def _number(text: str) -> float:
     try:
         return float(text)
@@ -66,8 +77,7 @@ def render_changes_html(changes: Changes, old_label: str, new_label: str) -> str
     by_kind = {k: table[table["change"] == k] for k in KINDS}
     times = by_kind["t_lower"]
     if len(times):
-        size = np.abs(np.log(times["ratio"].to_numpy(dtype=float)))
-        times = times.iloc[np.argsort(-np.nan_to_num(size, nan=np.inf), kind="stable")]
+        times = times.iloc[np.argsort(-change_size(times["ratio"]), kind="stable")]
     groups = changes.groups[changes.groups["rows"] > GROUPED_OVER]
     page = {
         "old_label": old_label,

@@ -6,10 +6,10 @@ change. Numbers are formatted by render.format, never here."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from pipeline.render import format as fmt
+from pipeline.render.changes import change_size
 
 KINDS = ("bound", "fits", "critical_batch", "t_lower", "added", "removed")
 LABELS = {
@@ -89,7 +89,7 @@ def time_changes(table: pd.DataFrame, limit: int = MAX_GROUPS) -> list[dict]:
             "old": pd.to_numeric(times["old"], errors="coerce").to_numpy(dtype=float),
             "new": pd.to_numeric(times["new"], errors="coerce").to_numpy(dtype=float),
             "ratio": ratio,
-            "size": np.abs(np.log(np.where(ratio > 0, ratio, np.nan))),
+            "size": change_size(ratio),
         }
     )
     frame = frame.sort_values("size", ascending=False, kind="stable", na_position="last")

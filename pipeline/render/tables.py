@@ -8,8 +8,11 @@ line break is always safe.
 
 A text cell that a spreadsheet would run as a formula (one starting with = + - @, a tab or a
 carriage return: OWASP's CSV injection list) is written with a leading ' so Excel shows it as
-text; a cell that is a plain number ("-5", "+1.5e3") is no formula and is left as it is. Only
-the CSV files do this: results.parquet and the DataFrames keep every value exactly.
+text; a cell that is a plain number ("-5", "+1.5e3") is no formula and is left as it is. A
+text cell that starts with ' gets one more too, so the quote is never ambiguous: `=x` is
+written `'=x` and `'=x` is written `''=x`, and `unquoted()` takes exactly one ' back off
+(results.csv read back for a comparison). Only the CSV files do this: results.parquet and the
+DataFrames keep every value exactly.
 """
 
 from __future__ import annotations
@@ -54,13 +57,14 @@ def _empty_is_null(arr: pa.Array) -> pa.Array:
     return _neutralized(pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr))
 
 
-_FORMULA_START = r"^[=+\-@\t\r]"
+_FORMULA_START = r"^[=+\-@\t\r']"  # OWASP's list, and the quote itself
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 
 
 def _neutralized(arr: pa.Array) -> pa.Array:
-    """Text cells a spreadsheet would run as formulas, prefixed with ' (vectorized: one Arrow
-    regex over the column; only the cells it matches are looked at again and rebuilt)."""
+    """Text cells a spreadsheet would run as formulas, or that start with ', prefixed with '
+    (vectorized: one Arrow regex over the column; only the cells it matches are looked at
+    again and rebuilt)."""
     risky = pc.match_substring_regex(arr, _FORMULA_START)
     if not pc.any(risky).as_py():
         return arr
@@ -74,6 +78,19 @@ def _neutralized(arr: pa.Array) -> pa.Array:
     quote, empty = pa.scalar("'", arr.type), pa.scalar("", arr.type)  # string or large_string
     fixed = pc.binary_join_element_wise(quote, cells.filter(pa.array(formula)), empty)
     return pc.replace_with_mask(arr, pa.array(mask), fixed)
+
+
+_QUOTED = r"^'[=+\-@\t\r']"  # what _neutralized writes: ' then a formula start or a '
+
+
+def unquoted(text: pd.Series) -> pd.Series:
+    """A text column of a CSV written here, as it was before the quote above: one leading '
+    taken off each cell the quote made (' then a formula start or a second '). A results.csv
+    of an earlier version, which quoted formula starts only, reads the same way: '=x is =x
+    (what it wrote for =x and, lossily, for '=x), 'abc stays 'abc; only a text that began
+    with two quotes (''x) loses one."""
+    quoted = text.str.match(_QUOTED, na=False)
+    return text.where(~quoted, text.str.slice(1)) if quoted.any() else text
 
 
 def to_table(frame: pd.DataFrame) -> pa.Table:

@@ -1,7 +1,9 @@
 """The starter workbook of `pipeline template` (docs/input.md#starting-from-a-spreadsheet): a
 Scenarios sheet with every input column, the shipped q1-q5 rows as examples, drop-down lists
-and a note on each header cell (meaning, unit, default); a Hardware sheet with the catalog; a
-Lists sheet the drop-downs read. Written to a temporary file, then renamed into place.
+and a note on each header cell (meaning, unit, default); a Hardware sheet with the catalog,
+for reference (the tool never reads it back: it says so above the table and is locked against
+edits; a chip is added or changed with a --hardware file); a Lists sheet the drop-downs read.
+Written to a temporary file, then renamed into place.
 
 Numbers stay numbers and are shown as typed (format `0`: no thousands separators, no scientific
 notation, so a CSV saved from the sheet reads back the same); every other cell is a text cell
@@ -17,12 +19,12 @@ import re
 import shutil
 import tempfile
 from importlib import resources
+from os import PathLike
 from pathlib import Path
 
 import pandas as pd
-import rvgsrust_xlsxwriter as rx
 
-from pipeline.errors import OutputError, printable
+from pipeline.errors import OutputError, described, printable
 from pipeline.model.catalog import (
     EFFICIENCY_COLUMNS,
     LINKS,
@@ -33,6 +35,7 @@ from pipeline.model.dtypes import ALIASES, DTYPES
 from pipeline.model.ops import COLLECTIVES, CUSTOM, NAMED_OPS, is_dim
 from pipeline.render.workbook import _hardware_frame, _table, panic_reason
 from pipeline.render.workbook_styles import Styles
+import rvgsrust_xlsxwriter as rx
 from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
 
 DEFAULT_PATH = "scenarios.xlsx"
@@ -123,6 +126,16 @@ TEXT_COLUMNS = ("name", "op", "hardware", *DTYPE_COLUMNS, "shard", "link", "note
 FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds")  # shown as typed (General)
 TOTALS = (*OVERRIDES, "flops", "bytes")  # numbers of 15 digits and more: 1e15 FLOP/s
 WIDTHS = {"totals": 18, "dim": 8, "fraction": 10, "notes": 60}  # characters
+# above the Hardware sheet's table: the tool reads the Scenarios sheet only
+HARDWARE_NOTE = (
+    "For reference: the hardware catalog this workbook was made with. The tool never reads "
+    "this sheet, so it is locked against edits. To add a chip or change a figure, write a "
+    "hardware file (CSV or TOML: a name column and the fields to set) and give it when you "
+    "run: pipeline run scenarios.xlsx --hardware mine.csv (pipeline hardware NAME shows a "
+    "chip's fields and their sources)."
+)
+HARDWARE_TOP = 2  # the Hardware sheet's header row (0-based): the note, a blank row, the table
+NOTE_COLUMNS, NOTE_LINES = 10, 3  # the note's cells, merged, and the lines it wraps to
 
 
 def note(column: str) -> str:
@@ -192,9 +205,15 @@ def cell_value(column: str, text: str) -> str | int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-def write_template(path: Path, catalog: Catalog, *, force: bool = False) -> Path:
+def write_template(path: str | Path, catalog: Catalog, *, force: bool = False) -> Path:
     """Write the starter workbook at `path` (refused when it exists, unless `force`): first to
     a temporary file beside it, then renamed over it, so `path` is never half written."""
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False, not {described(force)}")
+    if not isinstance(path, str | PathLike) or isinstance(path, bytes):
+        raise TypeError(f"path must be a str or a pathlib.Path, not {described(path)}")
+    if str(path) == "":  # Path("") is '.', a name nobody gave
+        raise OutputError("'' is an empty path; name the workbook, e.g. scenarios.xlsx")
     path = Path(path)
     if path.suffix.lower() != ".xlsx":
         raise OutputError(f"{printable(path)}: a template is an Excel workbook; name it *.xlsx")
@@ -238,7 +257,15 @@ def _write(path: Path, catalog: Catalog) -> None:
     _scenarios(scenarios, styles, columns, header, rows)
     hardware = book.add_worksheet("Hardware")
     frame, formats = _hardware_frame(catalog_records(catalog), pd.DataFrame(), pd.DataFrame())
-    _table(hardware, styles, frame, formats, 1, "the hardware catalog", wrap="source")
+    hardware.merge_range(0, 0, 0, NOTE_COLUMNS - 1, HARDWARE_NOTE, styles.notice_wrapped)
+    hardware.set_row_height(0, 15 * NOTE_LINES)
+    _table(
+        hardware, styles, frame, formats, 1, "the hardware catalog", wrap="source", top=HARDWARE_TOP
+    )
+    # edits here would change nothing: Excel refuses them (filtering and widths still work)
+    hardware.protect_with_options(
+        rx.ProtectionOptions(use_autofilter=True, format_columns=True, format_rows=True)
+    )
     choices = lists(catalog, [c for c in columns if is_dim(c)])
     _lists(book.add_worksheet("Lists"), styles, choices)
     _validations(scenarios, columns, choices)

@@ -1,6 +1,7 @@
 """workbook.xlsx, for planners who filter it, paste from it and mail it on
 (docs/outputs.md#the-workbook). Written with rvgsrust-xlsxwriter (rust_xlsxwriter under a
-Python API): the big sheets stream Arrow columns straight into constant-memory worksheets.
+Python API), or XlsxWriter where it is not installed (render.xlsx_backend): the big sheets
+stream Arrow columns straight into constant-memory worksheets.
 
 Sheets, in order: Answer (render.workbook_answer), Changes (with a baseline:
 render.workbook_changes), Summary, Results (the columns that answer
@@ -11,8 +12,9 @@ the Summary says what the caps left out.
 Numbers stay numbers: every cell holds the SI value of results.csv, and a number format
 (render.format.EXCEL) does the human part. Text from the input is always a text cell (this
 writer never turns a string into a formula, number or link) and carries Excel's quote prefix,
-so it stays text when someone edits the cell. Text past Excel's 32,767 characters per cell is
-cut there, and the Summary says so.
+so it stays text when someone edits the cell. Text past Excel's 32,767 characters per cell (a
+cell, a column header, a name on the Answer sheet) is cut there, and the Summary says so
+(render.workbook_cells).
 """
 
 from __future__ import annotations
@@ -29,22 +31,22 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import rvgsrust_xlsxwriter as rx
 
-from pipeline.errors import OutputError
+from pipeline.errors import OutputError, quoted
 from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
 from pipeline.record import Record
 from pipeline.render.charts import Chart
 from pipeline.render.format import EXCEL, efficiencies, plural
 from pipeline.render.workbook_answer import print_results, results_columns, write_answer
+from pipeline.render.workbook_cells import CELL_CHARS, FittedSheet, fit_column, fit_headers
 from pipeline.render.workbook_changes import write_changes
-from pipeline.render.workbook_styles import Styles, show_times, tint_bounds
+from pipeline.render.workbook_styles import Styles, column_letter, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
+import rvgsrust_xlsxwriter as rx
 from pipeline.scenarios.sheet import CAPPED_NOTE
 
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
-CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
 WRAP_WIDTH = 100  # characters, for long text that wraps (hardware sources)
 ROW_HEIGHT_PT = 15
 
@@ -145,10 +147,12 @@ def write_workbook(
         try:
             book = rx.Workbook(str(path))
             styles = Styles()
-            answer = book.add_worksheet("Answer")
+            answer = FittedSheet(book.add_worksheet("Answer"))
             if baseline is not None:
-                own += write_changes(book.add_worksheet("Changes"), styles, baseline, cap)
-            summary = book.add_worksheet("Summary")
+                changes = FittedSheet(book.add_worksheet("Changes"))
+                own += write_changes(changes, styles, baseline, cap)
+                own += changes.notices("changes.csv")
+            summary = FittedSheet(book.add_worksheet("Summary"))
             sheet = book.add_worksheet("Results", constant_memory=True)
             shown = results.iloc[:cap][results_columns(results.columns)]
             own += _table(sheet, styles, shown, RESULT_FORMATS, 1, analysis.rows_in)
@@ -179,7 +183,17 @@ def write_workbook(
             if callable(charts):
                 charts = charts()
             if charts:
-                write_charts(book.add_worksheet("Charts"), styles, charts)
+                sheet = FittedSheet(book.add_worksheet("Charts"))
+                write_charts(sheet, styles, charts)
+                own += sheet.notices(analysis.rows_in)
+            # the Summary and Answer sheets' own cuts (a long name), counted by a dry run
+            for name, write in (
+                ("Summary", lambda s: write_summary(s, styles, analysis, run_name, ())),
+                ("Answer", lambda s: write_answer(s, styles, analysis, run_name, 0)),
+            ):
+                dry = FittedSheet(None, name)
+                write(dry)
+                own += dry.notices(analysis.rows_in)
             write_summary(summary, styles, analysis, run_name, [*notices, *own])
             write_answer(answer, styles, analysis, run_name, len(notices) + len(own))
             book.set_properties(title=f"Roofline run {run_name}", comments=analysis.source)
@@ -246,30 +260,11 @@ def _arrow(frame: pd.DataFrame) -> tuple[pa.Table, dict[str, int]]:
         else:
             arr = pa.array(series, from_pandas=True)
         if pa.types.is_string(arr.type):
-            arr, n = _cut(arr)
+            arr, n = fit_column(arr)
             if n:
                 cut[str(name)] = n
         columns[str(name)] = arr
     return pa.table(columns), cut
-
-
-def _cut(arr: pa.Array) -> tuple[pa.Array, int]:
-    """Cells past Excel's limit cut to it (measured in UTF-16 units, never in a pair)."""
-    long = np.flatnonzero(
-        pc.fill_null(pc.greater(pc.utf8_length(arr), CELL_CHARS // 2), False).to_numpy(
-            zero_copy_only=False
-        )
-    )
-    if not len(long):
-        return arr, 0
-    values = arr.to_pylist()
-    n = 0
-    for i in long.tolist():
-        units = values[i].encode("utf-16-le")
-        if len(units) // 2 > CELL_CHARS:
-            values[i] = units[: 2 * (CELL_CHARS - 1)].decode("utf-16-le", "ignore") + "…"
-            n += 1
-    return pa.array(values, type=pa.string()), n
 
 
 def _table(
@@ -280,10 +275,15 @@ def _table(
     freeze: int,
     whole: str,
     wrap: str | None = None,
+    top: int = 0,
 ) -> list[str]:
-    """A header row, then the frame's rows: formats per column, text quote-prefixed, widths,
-    header frozen, autofilter, printed landscape with the header on every page. Returns the
-    notices of cells cut to Excel's limit (`whole` says where they are whole)."""
+    """A header row (row `top`, 0-based), then the frame's rows: formats per column, text
+    quote-prefixed, widths, header frozen, autofilter, printed landscape with the header on
+    every page. Returns the notices of cells and headers cut to Excel's limit (`whole` says
+    where they are whole)."""
+    headers, long = fit_headers([str(c) for c in frame.columns])
+    if long:
+        frame = frame.set_axis(headers, axis=1)
     table, cut = _arrow(frame)
     names = table.column_names
     rows = table.num_rows
@@ -297,39 +297,48 @@ def _table(
         )
         sheet.set_column_width(col, _width(name, table.column(name), quantity, wrap == name))
         if text and rows:  # text as read ("4096"): no "number stored as text" triangles
-            sheet.ignore_error_range(1, col, rows, col, "number_stored_as_text")
+            sheet.ignore_error_range(top + 1, col, top + rows, col, "number_stored_as_text")
     sheet.set_infinity_value("inf")
     sheet.set_neg_infinity_value("-inf")
     if wrap in names and rows:
         lengths = pc.fill_null(pc.utf8_length(table.column(wrap)), 0).to_numpy()
         for row in np.flatnonzero(lengths > 1.2 * WRAP_WIDTH).tolist():
             lines = int(np.ceil(lengths[row] / (1.2 * WRAP_WIDTH)))
-            sheet.set_row_height(row + 1, ROW_HEIGHT_PT * lines)
+            sheet.set_row_height(top + row + 1, ROW_HEIGHT_PT * lines)
     if rows:
         # a boolean cell gets its format per cell (the writer leaves it without the column's)
         flags = {
             n: styles.boolean for n in names if pa.types.is_boolean(table.schema.field(n).type)
         }
-        sheet.write_dataframe(0, 0, table, header_format=styles.header, column_formats=flags)
+        sheet.write_dataframe(top, 0, table, header_format=styles.header, column_formats=flags)
     else:  # the writer writes nothing for no rows, not even the header
         for col, name in enumerate(names):
-            sheet.write(0, col, name, styles.header)
-    sheet.freeze_panes(1, min(freeze, max(len(names) - 1, 0)))
+            sheet.write(top, col, name, styles.header)
+    sheet.freeze_panes(top + 1, min(freeze, max(len(names) - 1, 0)))
     sheet.set_landscape()
-    sheet.set_repeat_rows(0, 0)
+    sheet.set_repeat_rows(top, top)
     if names:
-        sheet.autofilter(0, 0, rows, len(names) - 1)
-    show_times(sheet, styles, [c for c, n in enumerate(names) if formats.get(n) == "seconds"], rows)
-    return [
-        f"{n:,} cell(s) of column {column} on the {sheet.name} sheet held more than Excel's "
-        f"{CELL_CHARS:,} characters and are cut there; {whole} has them whole."
+        sheet.autofilter(top, 0, top + rows, len(names) - 1)
+    times = [c for c, n in enumerate(names) if formats.get(n) == "seconds"]
+    show_times(sheet, styles, times, rows, top)
+    said = [
+        f"{n:,} cell(s) of column {column if len(column) <= 120 else quoted(column)} on the "
+        f"{sheet.name} sheet held more than Excel's {CELL_CHARS:,} characters and are cut "
+        f"there; {whole} has them whole."
         for column, n in cut.items()
     ]
+    if long:
+        letters = ", ".join(column_letter(i) for i in long)
+        said.append(
+            f"the header of column {letters} on the {sheet.name} sheet held more than Excel's "
+            f"{CELL_CHARS:,} characters and is cut there; {whole} has it whole."
+        )
+    return said
 
 
 def _width(name: str, column: pa.ChunkedArray, quantity: str | None, wrap: bool) -> float:
     """Column width in characters: the header plus the filter arrow, or the widest early cell."""
-    width = len(str(name)) + 3
+    width = min(len(str(name)) + 3, 60)  # a long header wraps, never a wall of a column
     if wrap:
         return WRAP_WIDTH
     if quantity is not None:

@@ -5,10 +5,9 @@ quote prefix (docs/outputs.md#the-workbook)."""
 
 from __future__ import annotations
 
-import rvgsrust_xlsxwriter as rx
-
 from pipeline.model.roofline import BOUNDS
 from pipeline.render.format import EXCEL, EXCEL_SECONDS_RULES, excel_seconds
+import rvgsrust_xlsxwriter as rx
 
 # fill, font: light tints of the charts' Okabe-Ito colours (render.charts.style.BOUND_COLORS)
 BOUND_COLOURS = {
@@ -51,7 +50,7 @@ def _format(
         f.set_border_bottom("thin")
     if wrap:
         f.set_text_wrap()
-        f.set_align("top")
+        f.set_vertical_align("top")  # set_align takes horizontal names only ("top": left)
     if indent:
         f.set_indent(indent)
     return f
@@ -70,6 +69,7 @@ class Styles:
         self.text = _format()
         self.wrapped = _format(wrap=True)
         self.notice = _format(bold=True, font=NOT_FITTING_COLOURS[1])
+        self.notice_wrapped = _format(bold=True, font=NOT_FITTING_COLOURS[1], wrap=True)
         self.count = _format(text=False, number=EXCEL["count"], align="left")
         self.integer = _format(text=False, number=EXCEL["count"])
         self.boolean = _format(text=False, number=EXCEL["boolean"])
@@ -109,7 +109,8 @@ class Styles:
         return self._times[number]
 
 
-def _letter(col: int) -> str:
+def column_letter(col: int) -> str:
+    """A 0-based column's letters (0: A, 45: AT)."""
     # imported here: openpyxl's package import costs ~50 ms, which every command would pay
     from openpyxl.utils import get_column_letter
 
@@ -127,7 +128,7 @@ def tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
         if column not in names:
             continue
         col = names.index(column)
-        letter = _letter(col)
+        letter = column_letter(col)
         for condition, cell_format in rules:
             rule = rx.ConditionalFormatFormula()
             rule.set_rule(f"=${letter}2{condition}")
@@ -138,12 +139,15 @@ def tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
             sheet.add_conditional_format(rows, col, rows, col, rule)
 
 
-def show_times(sheet, styles: Styles, columns: list[int], rows: int) -> None:
-    """Time columns (0-based `columns`, data from row 2) shown by EXCEL_SECONDS_RULES: the
-    first rule whose lower bound a cell reaches applies (a time of 0 keeps the column's)."""
+def show_times(sheet, styles: Styles, columns: list[int], rows: int, top: int = 0) -> None:
+    """Time columns (0-based `columns`, data below the header on row `top`, 0-based) shown by
+    EXCEL_SECONDS_RULES: the first rule whose lower bound a cell reaches applies (a time of 0
+    keeps the column's)."""
     if rows == 0 or not columns:
         return
-    ranges = " ".join(f"{_letter(c)}2:{_letter(c)}{rows + 1}" for c in columns)
+    ranges = " ".join(
+        f"{column_letter(c)}{top + 2}:{column_letter(c)}{top + rows + 1}" for c in columns
+    )
     last = max(columns)
     for low, cell_format in styles.seconds_rules:
         rule = rx.ConditionalFormatCell()
@@ -154,4 +158,4 @@ def show_times(sheet, styles: Styles, columns: list[int], rows: int) -> None:
         rule.set_format(cell_format)
         rule.set_stop_if_true(True)
         rule.set_multi_range(ranges)  # as in tint_bounds: placed on the last row written
-        sheet.add_conditional_format(rows, last, rows, last, rule)
+        sheet.add_conditional_format(top + rows, last, top + rows, last, rule)

@@ -5,6 +5,7 @@ to the outputs through the write's context (run.stages.Context)."""
 
 from __future__ import annotations
 
+import csv
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +15,21 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from pipeline.errors import InvalidResults, described, printable
-from pipeline.model.changes import Changes, compare_results, compared_columns
+from pipeline.errors import InvalidResults, described, printable, quoted
+from pipeline.model.changes import (
+    RESULTS,
+    Changes,
+    compare_results,
+    compared_columns,
+    listed,
+    repeated_columns,
+    repeated_names,
+    typed_results,
+)
+from pipeline.render.tables import unquoted
 
 RESULTS_FILES = ("results.parquet", "results.csv")
+NEEDED = ("name", *RESULTS)  # a results file without one of them cannot be compared
 
 
 class BaselineError(InvalidResults):
@@ -55,7 +67,8 @@ def check_baseline_dir(folder) -> Path:
             f"baseline {printable(path)} {why}; give an earlier run's output folder"
         )
     try:
-        next(os.scandir(path), None)
+        with os.scandir(path) as entries:
+            next(entries, None)
     except OSError as exc:
         raise BaselineError(f"baseline {printable(path)} cannot be read: {exc.strerror}") from None
     return path
@@ -77,36 +90,95 @@ def read_baseline(folder) -> pd.DataFrame:
 def read_results_file(path: Path, role: str, error: type[InvalidResults] = InvalidResults):
     """A results.parquet or results.csv read back for a comparison: only the columns one
     reads, a CSV's text cells as they were before the CSV-injection quote (render.tables),
-    names always text; `error` (naming the file and the `role`) when it cannot be read."""
+    names always text, `t_lower` and `critical_batch` numbers, `fits` True/False; `error`
+    (naming the `role`, the file, and the line and column where it can) when the file cannot
+    be read, lacks a column a comparison needs, repeats one, or holds text where a number
+    belongs."""
     label = printable(path)
+    kind = path.suffix.lower()
+    if kind not in (".parquet", ".csv"):
+        raise error(f"the {role} {label} is neither a results.parquet nor a results.csv file")
     try:
-        if path.suffix.lower() == ".parquet":
-            columns = compared_columns(pq.read_schema(path).names)
+        header = pq.read_schema(path).names if kind == ".parquet" else _csv_header(path)
+        _check_header(header, f"the {role} {label}", error)
+        columns = compared_columns(header)
+        if kind == ".parquet":
             frame = pq.read_table(path, columns=columns).to_pandas()
-        elif path.suffix.lower() == ".csv":
-            # names stay text ('NA', '007'); an empty number cell is missing, as written
-            header = pacsv.open_csv(path).schema.names
-            types = pacsv.ConvertOptions(
-                column_types={"name": pa.string()}, include_columns=compared_columns(header)
-            )
-            frame = _unquoted(pacsv.read_csv(path, convert_options=types).to_pandas())
         else:
-            raise error(f"the {role} {label} is neither a results.parquet nor a results.csv file")
+            # names stay text ('NA', '007'); an empty number cell is missing, as written
+            types = pacsv.ConvertOptions(
+                column_types={"name": pa.string()}, include_columns=columns
+            )
+            frame = _unquoted(pacsv.read_csv(path, convert_options=types))
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise error(f"cannot read the {role} {label}: {printable(exc)}") from None
-    if "name" not in frame.columns:
-        raise error(f"the {role} {label} has no 'name' column")
-    return frame
+    names = repeated_names(frame["name"])
+    if names:
+        raise error(
+            f"the {role} {label} names {names}; scenarios are matched by name, so each must "
+            "be unique"
+        )
+
+    def where(row: int) -> str:
+        line = _csv_line(path, row) if kind == ".csv" else None
+        if line is not None:
+            return f"the {role} {label}:{line}"
+        return f"the {role} {label}, row {row + 1:,} (name {quoted(frame['name'].iloc[row])})"
+
+    try:
+        return typed_results(frame, where)
+    except InvalidResults as exc:
+        raise error(str(exc)) from None
 
 
-def _unquoted(frame: pd.DataFrame) -> pd.DataFrame:
-    """results.csv's text cells as written before the CSV-injection quote (render.tables)."""
-    for column in frame.columns:
-        if pd.api.types.is_string_dtype(frame[column].dtype):
-            text = frame[column]
-            quoted = text.str.match(r"^'[=+\-@\t\r]", na=False)
-            if quoted.any():
-                frame[column] = text.where(~quoted, text.str.slice(1))
+def _csv_header(path: Path) -> list[str]:
+    return pacsv.open_csv(path).schema.names
+
+
+def _check_header(header: list[str], file: str, error: type[InvalidResults]) -> None:
+    """`error` when the header lacks a column a comparison needs or repeats one it reads."""
+    missing = [c for c in NEEDED if c not in header]
+    needed = f"{', '.join(NEEDED[:-1])} and {NEEDED[-1]}"
+    if len(missing) == len(NEEDED):
+        raise error(
+            f"{file} has none of the columns a comparison reads ({needed}); is it a results "
+            "file of `pipeline run`?"
+        )
+    if missing:
+        raise error(
+            f"{file} has no {listed(missing)} column{'s' if len(missing) > 1 else ''}; a "
+            f"comparison reads {needed}, which every results file of `pipeline run` has"
+        )
+    twice = repeated_columns(header)
+    if twice:
+        raise error(f"{file} has {twice}; a results file names each column once")
+
+
+def _csv_line(path: Path, row: int) -> int | None:
+    """The line of a CSV's data row `row` (0: the first after the header), counting the
+    line breaks inside quoted cells; None when the file cannot be walked (an error's path
+    only: a message's place, never a compute step)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            reader = csv.reader(f)
+            start, seen = 1, -1
+            for cells in reader:
+                if cells:  # Arrow skips empty lines
+                    if seen == row:
+                        return start
+                    seen += 1
+                start = reader.line_num + 1
+    except (OSError, csv.Error):
+        pass
+    return None
+
+
+def _unquoted(table: pa.Table) -> pd.DataFrame:
+    """results.csv's text columns as written before the CSV-injection quote (render.tables)."""
+    frame = table.to_pandas()
+    for at, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            frame.isetitem(at, unquoted(frame.iloc[:, at]))
     return frame
 
 

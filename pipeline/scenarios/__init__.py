@@ -29,7 +29,7 @@ from pipeline.scenarios.header import (
     rename_reserved,
 )
 from pipeline.scenarios.loaded import Loaded
-from pipeline.scenarios.plan import PLAN_LIMIT
+from pipeline.scenarios.plan import FLEET_LIMIT, FLEET_LIMIT_NAME
 from pipeline.scenarios.plan import plan as plan_rows
 from pipeline.scenarios.reach import reach_warnings
 from pipeline.scenarios.read import read_table
@@ -94,8 +94,8 @@ def _check(
     warnings = [*warnings, *renamed, *check_columns(columns, extras, path)]
     table, nul_problems = nul_cells(table)
     found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells
-    limit = PLAN_LIMIT if planned else max_rows
-    fleet = expand_fleet(table, lines, fields, found, catalog, limit)
+    limit = (FLEET_LIMIT, FLEET_LIMIT_NAME) if planned else (max_rows, "--max-rows")
+    fleet = expand_fleet(table, lines, fields, found, catalog, *limit)
     made = fleet if fleet.labels is not None else None  # rows that fleet lists made
     checker = Checker(fleet.table, fleet.lines, fleet.fields, source, catalog, fleet.found, made)
     plan = None

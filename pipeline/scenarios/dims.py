@@ -4,6 +4,8 @@ bandwidth and capacity, efficiencies)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -11,8 +13,9 @@ from pipeline.errors import quoted
 from pipeline.model.catalog import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
 from pipeline.model.dtypes import DTYPES, peak_family
 from pipeline.scenarios.coded import Col, combine
-from pipeline.scenarios.problems import Found, flag, flag_per_value
+from pipeline.scenarios.problems import EMPTY_ITEM, RANGE, Found, flag, flag_per_value
 from pipeline.scenarios.sweeps import (
+    MAX_EXACT,
     SWEEP_FORMS,
     TOO_BIG,
     Sweep,
@@ -26,6 +29,53 @@ MAX_OP_LOG2 = 1000  # an op's dims may multiply to 2^1000; float64 ends near 2^1
 Sweeps = tuple[np.ndarray, np.ndarray]  # the rows that sweep a column, and each one's Sweep
 
 
+# a list in a cell of each kind, for messages (the fleet's columns: scenarios.fleet)
+LIST_EXAMPLES = {"hardware": "h100|b200", "chips": "1|2|4", "dtype": "bf16|fp8"}
+_RANGE_PARTS = re.compile(r"^\s*(\d{1,17})\s*\.\.\s*(\d{1,17})\s*(?:\*\s*(\d{1,17})\s*)?$")
+
+
+def list_reason(text: str, example: str = "128|256") -> str | None:
+    """Why a `|` list has an empty item (`8||16`, `h100|`, `|`): a doubled or stray `|`, the
+    same problem in every column, refusing the row (None when every item has a value)."""
+    parts = [part.strip() for part in text.split("|")]
+    empty = [str(i) for i, part in enumerate(parts, start=1) if not part]
+    if "|" not in text or not empty:
+        return None
+    which = f"item {empty[0]}" if len(empty) == 1 else f"items {', '.join(empty[:5])}"
+    which += ", ..." if len(empty) > 5 else ""
+    kept = [part for part in parts if part]
+    fix = f"write {quoted('|'.join(kept))}" if kept else f"give its values, e.g. {example}"
+    return (
+        f"{EMPTY_ITEM} in the list {quoted(text)} ({which} of {len(parts)}); values are "
+        f"separated by one '|': {fix}"
+    )
+
+
+def range_reason(text: str) -> str | None:
+    """Why a range `lo..hi` or `lo..hi*factor` that reads as one is not a sweep: it starts
+    below 1, goes down (`8..1`) or never grows (`1..64*1`), and the range meant (None: it
+    is fine, or not a range of plain digits)."""
+    m = _RANGE_PARTS.match(text)
+    if m is None:
+        return None
+    lo, hi, factor = (None if g is None else int(g) for g in m.groups())
+    if max(lo, hi, factor or 0) > MAX_EXACT:  # parse_sweep says it is too big
+        return None
+    if min(lo, hi) < 1:
+        what = f"that starts at {min(lo, hi)}"
+    elif hi < lo:
+        what = "that goes down"
+    elif factor is not None and factor < 2:
+        what = f"that never grows (a factor of {factor})"
+    else:
+        return None
+    fix = f"{max(min(lo, hi), 1)}..{max(lo, hi, 1)}" + ("" if factor is None else "*2")
+    return (
+        f"{RANGE} {what}: {quoted(text)}; a range goes up from 1 or more, by one (1..64) "
+        f"or times 2 or more (1..64*2): write {quoted(fix)}"
+    )
+
+
 def _parse_dim_cell(text: str) -> int | Sweep | str | None:
     """A dim cell: its whole number, its Sweep, None when blank, or the reason it is bad."""
     if text == "":
@@ -34,7 +84,7 @@ def _parse_dim_cell(text: str) -> int | Sweep | str | None:
         return parse_sweep(text) if is_sweep(text) else parse_whole(text)
     except ValueError as exc:
         if is_sweep(text):
-            return f"{quoted(text)}: {exc}"
+            return list_reason(text) or range_reason(text) or f"{quoted(text)}: {exc}"
         if str(exc) == TOO_BIG:
             return f"{quoted(text)} {TOO_BIG}"
         return f"{quoted(text)} is not a positive integer or a sweep ({SWEEP_FORMS})"

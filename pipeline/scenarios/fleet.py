@@ -16,12 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.errors import quoted
 from pipeline.model.catalog import Catalog
 from pipeline.model.dtypes import canonical_dtype
 from pipeline.model.ops import FLEET
+from pipeline.scenarios.dims import LIST_EXAMPLES, list_reason, range_reason
 from pipeline.scenarios.expand import within_limit
-from pipeline.scenarios.problems import Found
-from pipeline.scenarios.sweeps import Sweep, parse_sweep
+from pipeline.scenarios.problems import RANGE, Found
+from pipeline.scenarios.sweeps import TOO_BIG, Sweep, parse_sweep
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,13 @@ def expand_fleet(
     found: Found,
     catalog: Catalog,
     max_rows: int,
+    limit_name: str = "--max-rows",
 ) -> FleetRows:
     """Each row whose fleet cells list values, made one row per combination (in the order of
     FLEET, the last column varying fastest); rows with a problem already (`found`) are left
-    whole. A row whose points would take the file past `max_rows` is refused (its first
-    values kept, so its other cells are still checked) rather than built."""
+    whole. A row with a list or range written wrong (`h100||b200`, `1..64*1`) is refused
+    whole, like a dim's (`8||16`), and so is one whose points would take the file past
+    `max_rows` (rather than built): its first values kept, so its other cells are checked."""
     n = table.num_rows
     cols = [c for c in FLEET if c in table.column_names]
     listed = {c: _listed(table.column(c), c) for c in cols}
@@ -76,19 +80,21 @@ def expand_fleet(
     counts = np.ones(n, dtype=np.int64)
     # a combination past the limit is counted, never built (its size may pass int64)
     counts[has] = [min(int(sizes[k]), max_rows + 1) for k in combo_of[has]]
-    new_found: Found = []
+    new_found = _written_wrong(cells, listed, has)
     refused = np.zeros(n, dtype=bool)
+    refused[[p for p, _, _ in new_found]] = True
+    counts[refused] = 1
     if int(counts.sum()) > max_rows:
-        keep = within_limit(counts, max_rows)
-        refused = ~keep & has
-        for p in np.flatnonzero(refused).tolist():
+        over = ~within_limit(counts, max_rows) & has & ~refused
+        refused |= over
+        for p in np.flatnonzero(over).tolist():
             column = next(c for c in cols if listed[c][p])
             new_found.append(
                 (
                     p,
                     column,
                     f"lists {int(sizes[combo_of[p]]):,} combinations, which takes the "
-                    f"file past its limit of {max_rows:,} rows (--max-rows)",
+                    f"file past its limit of {max_rows:,} rows ({limit_name})",
                 )
             )
         counts[refused] = 1
@@ -146,6 +152,37 @@ def _listed(column: pa.ChunkedArray, name: str) -> np.ndarray:
     return pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
 
 
+def _written_wrong(cells: dict, listed: dict, has: np.ndarray) -> Found:
+    """A problem per listed cell (of rows `has`) whose list has an empty item or whose chips
+    range does not read (scenarios.dims says why); each distinct cell judged once."""
+    found: Found = []
+    for c, values in cells.items():
+        rows = np.flatnonzero(listed[c] & has)
+        if not len(rows):
+            continue
+        distinct, inverse = np.unique(values[rows].astype(str), return_inverse=True)
+        reasons = np.array([_cell_reason(str(v), c) for v in distinct], dtype=object)[inverse]
+        found += [(int(p), c, r) for p, r in zip(rows, reasons, strict=True) if r]
+    return found
+
+
+def _cell_reason(cell: str, column: str) -> str:
+    """Why a listed cell is written wrong ('' when it is not): a `|` list with an empty
+    item, or a chips range that is not one (`8..1`, `1..64*1`)."""
+    example = LIST_EXAMPLES.get(column, LIST_EXAMPLES["dtype"])
+    if "|" in cell:
+        return list_reason(cell, example) or ""
+    try:
+        parse_sweep(cell)
+    except ValueError as exc:
+        why = f" ({exc})" if TOO_BIG in str(exc) else ""
+        return range_reason(cell) or (
+            f"{RANGE} of chips that does not read: {quoted(cell)}{why}; chips are a whole "
+            f"number (8), a list ({example}) or a range (1..64, or 1..64*2 to double)"
+        )
+    return ""
+
+
 def _lists(key: tuple, cols: list[str]) -> list[tuple[str, object, int]]:
     """A combination's listed cells: (column, its items or its chips Sweep, how many)."""
     out = []
@@ -189,7 +226,8 @@ def _values(items) -> list[str]:
 
 
 def _first(items) -> str:
-    return str(items.lo) if isinstance(items, Sweep) else items[0]
+    """A refused row's value: a range's start, a list's first value ('' when it has none)."""
+    return str(items.lo) if isinstance(items, Sweep) else next((i for i in items if i), "")
 
 
 def _label(value: str, column: str, catalog: Catalog) -> str:

@@ -37,16 +37,28 @@ KNOWN = (
 )
 
 
+def normal_name(name: str) -> str:
+    """A column's name as the checks know it: trimmed, a single letter in upper case (a dim),
+    any other name in lower case."""
+    name = str(name).strip()
+    return name.upper() if len(name) == 1 and name.isalpha() else name.lower()
+
+
+def nul_message(header: str) -> str:
+    """What is wrong with a header holding a NUL byte, and where in it."""
+    return (
+        f"the header {quoted(header)} holds a NUL byte at character "
+        f"{header.index(chr(0)) + 1}; remove it (a scenario file is text)"
+    )
+
+
 def normalize_headers(columns: list[str], path: Path) -> list[str]:
     out = []
     for i, c in enumerate(columns):
         c = str(c).strip()
         if "\x00" in c:
-            raise ScenarioFileError(
-                f"{printable(path)}:1: column {i + 1}: the header {quoted(c)} holds a NUL byte "
-                f"at character {c.index(chr(0)) + 1}; remove it (a scenario file is text)"
-            )
-        out.append(c.upper() if len(c) == 1 and c.isalpha() else c.lower())
+            raise ScenarioFileError(f"{printable(path)}:1: column {i + 1}: {nul_message(c)}")
+        out.append(normal_name(c))
     seen: dict[str, int] = {}
     dups = []
     for i, c in enumerate(out):

@@ -16,8 +16,11 @@ Found = list[tuple[int, str, str]]  # (row position, column, reason)
 
 # a workbook cell that was not text (scenarios.sheet): its reason starts with one of these
 FORMULA, DATE, BOOLEAN = "a formula", "a date", "a TRUE/FALSE cell"
+ERROR = "the error value"  # a workbook's #N/A, #DIV/0!, ...: Excel could not compute the cell
+# a list or range written wrong (`h100||b200`, `8..1`; scenarios.dims): its whole row refused
+EMPTY_ITEM, RANGE = "an empty item", "a range"
 # a cell with one of these problems gets no other: the other checks of it would mislead
-OWN_CELL = ("NUL byte", FORMULA, DATE, BOOLEAN)
+OWN_CELL = ("NUL byte", FORMULA, DATE, BOOLEAN, ERROR, EMPTY_ITEM, RANGE)
 
 
 def flag(mask: np.ndarray, column: str, reason: str | Callable[[int], str]) -> Found:

@@ -1,26 +1,34 @@
 """The package around a workbook's cells: what kind of file it is (.xlsx, .xls, .ods, an
-encrypted one), caps on what it unpacks to, where a sheet's XML is, and which formula cells
-have no value saved. The cells themselves are read by `sheet` (python-calamine)."""
+encrypted one, Excel's lock file), where its parts are, found the way python-calamine finds
+them, and caps on what the parts read unpack to. The cells are checked by `xlsx_budget` before
+`sheet` has python-calamine read them."""
 
 from __future__ import annotations
 
+import copy
 import io
-import posixpath
-import re
 import zipfile
-from xml.etree import ElementTree
+import zlib
+from dataclasses import dataclass
+from pathlib import PurePath
+from xml.parsers import expat
 
-from pipeline.errors import ScenarioFileError, printable
+from pipeline.errors import ScenarioFileError, printable, quoted
 
 ZIP_MAGIC = b"PK\x03\x04"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Excel 97-2003 (.xls), or an encrypted .xlsx
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
+LOCK_PREFIX = "~$"  # Excel's lock file of an open workbook: ~$plan.xlsx beside plan.xlsx
 
-# what a workbook may unpack to: 100,000 scenario rows take about 30 MB of sheet XML, so this
-# is room for 3 million; a zip bomb declares far more, or packs far tighter than XML does
+# what the parts read may unpack to (the sheet read, the shared strings, styles, the workbook
+# and its relationships; the other sheets are never opened): 100,000 scenario rows take about
+# 30 MB of sheet XML, so this is room for 3 million; a zip bomb declares far more, or packs far
+# tighter than XML does
 MAX_UNPACKED = 1 << 30
-MAX_RATIO = 200  # unpacked / packed of one member, counted above RATIO_FLOOR bytes
+MAX_RATIO = 200  # unpacked / packed of one part, counted above RATIO_FLOOR bytes
 RATIO_FLOOR = 1 << 24
+MAX_META = 1 << 24  # workbook.xml and the relationships: a few KB in any real workbook
+DAMAGED = "the file is damaged; open it in Excel or LibreOffice and save it again"
 
 
 def is_workbook(name: str, data: bytes) -> bool:
@@ -28,9 +36,19 @@ def is_workbook(name: str, data: bytes) -> bool:
     return data.startswith((ZIP_MAGIC, OLE_MAGIC)) or name.lower().endswith(WORKBOOK_SUFFIXES)
 
 
-def open_package(path, data: bytes) -> zipfile.ZipFile:
-    """The workbook's zip, its declared sizes checked; ScenarioFileError saying what the
-    file is instead (.xls, .ods, password-protected, not a zip, a zip bomb)."""
+def lock_file_note(path) -> str:
+    """What Excel's lock file `~$plan.xlsx` is, and what to give instead."""
+    name = PurePath(str(path)).name
+    owner = name[len(LOCK_PREFIX) :]
+    return (
+        f"{printable(path)}: Excel's lock file for {quoted(owner)} (Excel writes it while the "
+        f"workbook is open; it holds no cells): give {quoted(owner)}"
+    )
+
+
+def open_package(path, data: bytes) -> Package:
+    """The workbook's zip; ScenarioFileError saying what the file is instead (.xls, .ods,
+    password-protected, Excel's lock file, not a zip)."""
     name = printable(path)
     if data.startswith(OLE_MAGIC):
         if "EncryptedPackage".encode("utf-16-le") in data:
@@ -43,91 +61,192 @@ def open_package(path, data: bytes) -> zipfile.ZipFile:
             "(Excel Workbook) or as CSV"
         )
     try:
-        package = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        if PurePath(str(path)).name.startswith(LOCK_PREFIX):
+            raise ScenarioFileError(lock_file_note(path)) from exc
         raise ScenarioFileError(
             f"{name}: not an .xlsx workbook (an .xlsx file is a zip archive, and this is "
             "not one); save it from Excel as .xlsx, or as CSV"
         ) from exc
-    members = package.infolist()
-    if "mimetype" in package.namelist() and b"opendocument" in package.read("mimetype"):
+    if "mimetype" in archive.namelist() and b"opendocument" in archive.read("mimetype")[:200]:
         raise ScenarioFileError(
             f"{name}: an OpenDocument spreadsheet (.ods), which is not read; save it as "
             ".xlsx (Excel 2007-365) or as CSV"
         )
-    total = sum(m.file_size for m in members)
-    worst = max(members, key=lambda m: m.file_size / max(m.compress_size, 1), default=None)
-    if total > MAX_UNPACKED or (
-        worst is not None
-        and worst.file_size > RATIO_FLOOR
-        and worst.file_size > MAX_RATIO * max(worst.compress_size, 1)
-    ):
-        raise ScenarioFileError(
-            f"{name}: the workbook would unpack to {total:,} bytes from {len(data):,} "
-            f"(a zip bomb?); the limit is {MAX_UNPACKED:,} bytes, and {MAX_RATIO} times its "
-            "packed size for any part over 16 MB: save the scenarios as CSV"
+    return Package(name, archive, len(data))
+
+
+@dataclass(frozen=True)
+class SheetEntry:
+    """A sheet as workbook.xml lists it: its name, whether it is shown, where its XML is."""
+
+    name: str
+    state: str  # "visible", "hidden" or "veryHidden"
+    part: str | None  # the path python-calamine opens for it (None: no relationship names one)
+
+
+class Package:
+    """A workbook's zip, its parts looked up as python-calamine looks them up (ASCII letters in
+    any case, `\\` read as `/`), each part read checked against the size it declares."""
+
+    def __init__(self, name: str, archive: zipfile.ZipFile, size: int):
+        self.name, self.zip, self.size = name, archive, size
+        self._members: dict[str, list[zipfile.ZipInfo]] = {}
+        for info in archive.infolist():
+            self._members.setdefault(_key(info.filename), []).append(info)
+
+    def member(self, path: str) -> zipfile.ZipInfo | None:
+        """The zip member python-calamine opens for `path` (None: there is none); two members
+        whose names differ only in case are refused, as the reader could take either."""
+        found = self._members.get(_key(path), [])
+        if len(found) > 1:
+            raise ScenarioFileError(
+                f"{self.name}: the workbook holds {len(found)} parts named {quoted(path)} in "
+                f"different case ({', '.join(quoted(i.filename) for i in found)}); {DAMAGED}"
+            )
+        return found[0] if found else None
+
+    def read(self, info: zipfile.ZipInfo) -> bytes:
+        """A part's bytes, refused when it holds more than it declares (a zip bomb's trick)."""
+        with self.open(info) as stream:
+            return stream.read()
+
+    def open(self, info: zipfile.ZipInfo) -> _Checked:
+        """A part as a stream of the bytes it declares."""
+        return _Checked(self, info)
+
+    def xl_folder(self) -> str:
+        """Where workbook.xml is: the folder of the package's officeDocument relationship."""
+        rels = self.member("_rels/.rels")
+        if rels is None:
+            raise ScenarioFileError(
+                f"{self.name}: not an .xlsx workbook (the zip has no _rels/.rels, the list of "
+                "its parts); save it from Excel as .xlsx, or as CSV"
+            )
+        for _, attrs in self._elements(rels, ("Relationship",)):
+            if attrs.get("Type", "").endswith("/relationships/officeDocument"):
+                target = attrs.get("Target", "")
+                return target[: target.rfind("/") + 1].removeprefix("/")
+        return "xl/"
+
+    def opening_parts(self, xl: str) -> list[zipfile.ZipInfo]:
+        """The parts python-calamine reads when it opens the workbook."""
+        paths = ("_rels/.rels", f"{xl}sharedStrings.xml", f"{xl}styles.xml",
+                 f"{xl}_rels/workbook.xml.rels", f"{xl}workbook.xml")  # fmt: skip
+        return [m for m in map(self.member, paths) if m is not None]
+
+    def sheets(self, xl: str) -> list[SheetEntry]:
+        """The sheets workbook.xml lists, in its order, each with the part that holds it."""
+        targets = {}
+        rels = self.member(f"{xl}_rels/workbook.xml.rels")
+        if rels is not None:
+            for _, attrs in self._elements(rels, ("Relationship",)):
+                if "Id" in attrs:
+                    targets[attrs["Id"]] = attrs.get("Target", "")
+        book = self.member(f"{xl}workbook.xml")
+        entries = []
+        for _, attrs in [] if book is None else self._elements(book, ("sheet",)):
+            rel = next((v for k, v in reversed(attrs.items()) if k.rpartition(":")[2] == "id"), "")
+            target = targets.get(rel)
+            part = None if target is None else target[1:] if target[:1] == "/" else xl + target
+            entries.append(SheetEntry(attrs.get("name", ""), attrs.get("state", "visible"), part))
+        return entries
+
+    def check_unpacked(self, parts: list[zipfile.ZipInfo]) -> None:
+        """Refuse parts that would unpack past MAX_UNPACKED together, or one over RATIO_FLOOR
+        that packs tighter than MAX_RATIO to 1."""
+        parts = list({p.filename: p for p in parts}.values())
+        total = sum(p.file_size for p in parts)
+        worst = max(parts, key=lambda p: p.file_size / max(p.compress_size, 1), default=None)
+        if total > MAX_UNPACKED or (
+            worst is not None
+            and worst.file_size > RATIO_FLOOR
+            and worst.file_size > MAX_RATIO * max(worst.compress_size, 1)
+        ):
+            raise ScenarioFileError(
+                f"{self.name}: the parts read ({', '.join(quoted(p.filename) for p in parts)}) "
+                f"would unpack to {total:,} bytes from {self.size:,} (a zip bomb?); the limit "
+                f"is {MAX_UNPACKED:,} bytes, and {MAX_RATIO} times its packed size for any "
+                "part over 16 MB: save the scenarios as CSV"
+            )
+
+    def _no_doctype(self, *_args) -> None:
+        """A DTD, which no workbook part has: refused (its entities could expand without end)."""
+        raise ScenarioFileError(f"{self.name}: a part holds a DTD (<!DOCTYPE ...>); {DAMAGED}")
+
+    def _elements(self, info, names: tuple[str, ...]) -> list[tuple[str, dict[str, str]]]:
+        """The elements of a small XML part with these local names (any prefix, as
+        python-calamine matches them), with their attributes as written."""
+        if info.file_size > MAX_META:
+            raise ScenarioFileError(
+                f"{self.name}: the part {quoted(info.filename)} would unpack to "
+                f"{info.file_size:,} bytes, past the {MAX_META:,} it may take; {DAMAGED}"
+            )
+        found: list[tuple[str, dict[str, str]]] = []
+
+        def start(tag: str, attrs: list[str]) -> None:
+            local = tag.rpartition(":")[2]
+            if local in names:
+                found.append((local, dict(zip(attrs[::2], attrs[1::2], strict=True))))
+
+        parser = expat.ParserCreate()
+        parser.ordered_attributes = True
+        parser.StartElementHandler = start
+        parser.StartDoctypeDeclHandler = self._no_doctype
+        try:
+            parser.Parse(self.read(info), True)
+        except expat.ExpatError as exc:
+            raise ScenarioFileError(
+                f"{self.name}: the part {quoted(info.filename)} is not well-formed XML "
+                f"({expat.ErrorString(exc.code)} at line {exc.lineno}); {DAMAGED}"
+            ) from exc
+        return found
+
+
+def _key(path: str) -> str:
+    """python-calamine's key of a part's name: `\\` as `/`, ASCII letters in lower case."""
+    return (
+        path.replace("\\", "/").encode("utf-8", "surrogatepass").lower().decode("utf-8", "replace")
+    )
+
+
+class _Checked:
+    """A part's bytes as a stream, read through a ZipInfo that allows one byte more than the
+    part declares, so a part that holds more is caught at that byte, never unpacked whole."""
+
+    def __init__(self, package: Package, info: zipfile.ZipInfo):
+        self.package, self.info, self.left = package, info, info.file_size
+        wider = copy.copy(info)
+        wider.file_size = info.file_size + 1
+        try:
+            self.stream = package.zip.open(wider)
+        except (zipfile.BadZipFile, NotImplementedError, OSError, ValueError) as exc:
+            raise self._error(exc) from exc
+
+    def __enter__(self) -> _Checked:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stream.close()
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (all that are left with -1)."""
+        try:
+            data = self.stream.read(size)
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+            raise self._error(exc) from exc
+        if len(data) > self.left:
+            raise ScenarioFileError(
+                f"{self.package.name}: the part {quoted(self.info.filename)} holds more than the "
+                f"{self.info.file_size:,} bytes it declares (a zip bomb?); save the scenarios "
+                "as CSV"
+            )
+        self.left -= len(data)
+        return data
+
+    def _error(self, exc: Exception) -> ScenarioFileError:
+        return ScenarioFileError(
+            f"{self.package.name}: cannot unpack the part {quoted(self.info.filename)} "
+            f"({printable(exc)}); {DAMAGED}"
         )
-    return package
-
-
-_NS = {
-    "m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
-    "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
-    "p": "http://schemas.openxmlformats.org/package/2006/relationships",
-}
-
-
-def sheet_part(package: zipfile.ZipFile, sheet: str) -> str | None:
-    """The zip member holding `sheet`'s XML (None when the workbook does not say)."""
-    try:
-        book = ElementTree.fromstring(package.read("xl/workbook.xml"))
-        rels = ElementTree.fromstring(package.read("xl/_rels/workbook.xml.rels"))
-    except (KeyError, ElementTree.ParseError):
-        return None
-    targets = {r.get("Id"): r.get("Target", "") for r in rels.findall("p:Relationship", _NS)}
-    for s in book.iterfind("m:sheets/m:sheet", _NS):
-        if s.get("name") == sheet:
-            target = targets.get(s.get(f"{{{_NS['r']}}}id"), "")
-            if target.startswith("/"):
-                return target.lstrip("/")
-            return posixpath.normpath(posixpath.join("xl", target))
-    return None
-
-
-_ANY_FORMULA = re.compile(rb"<f[ >/]")
-_CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.S)
-_REF = re.compile(rb'\br="([A-Z]+)([0-9]+)"')
-_FORMULA = re.compile(rb"<f\b[^>]*?(?:/>|>(.*?)</f>)", re.S)
-_VALUE = re.compile(rb"<v>[^<]")
-
-
-def uncached_formulas(package: zipfile.ZipFile, part: str | None) -> dict[tuple[int, int], str]:
-    """{(row, column), 0-based: formula} of the formula cells with no value saved (a file
-    written by a program that does not compute, such as openpyxl; Excel and LibreOffice
-    save the values)."""
-    if part is None or part not in package.namelist():
-        return {}
-    xml = package.read(part)
-    if _ANY_FORMULA.search(xml) is None:  # most sheets (a regex: 2 x faster than `in`)
-        return {}
-    found = {}
-    for cell in _CELL.finditer(xml):
-        attrs, inner = cell.group(1), cell.group(2) or b""
-        formula = _FORMULA.search(inner)
-        if formula is None or _VALUE.search(inner) or b't="str"' in attrs:
-            continue  # a value saved (t="str" with an empty <v>: a formula giving "")
-        ref = _REF.search(attrs)
-        if ref is None:
-            continue
-        col = 0
-        for ch in ref.group(1):
-            col = col * 26 + ch - 64
-        text = (formula.group(1) or b"").decode("utf-8", "replace")
-        found[(int(ref.group(2)) - 1, col - 1)] = "=" + _unescape(text)
-    return found
-
-
-def _unescape(text: str) -> str:
-    for entity, ch in (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'")):
-        text = text.replace(entity, ch)
-    return text.replace("&amp;", "&")

@@ -22,8 +22,10 @@ distributed = pytest.importorskip("distributed")
 import pipeline  # noqa: E402
 from pipeline.engine import dask_run  # noqa: E402
 from pipeline.engine.dask_run import EngineError, run_dask  # noqa: E402
+from pipeline.engine.partition import FolderUnseen  # noqa: E402
 from pipeline.errors import OutputError  # noqa: E402
 from pipeline.model.catalog import load_catalog  # noqa: E402
+from pipeline.scenarios.plan import Planned  # noqa: E402
 from tests.helpers import pipeline_cmd, write_scenarios  # noqa: E402
 
 # 100,000 scenarios: a sweep row over two chips cut by every partition, single rows between
@@ -206,9 +208,9 @@ def test_the_runs_own_workers_keep_glibcs_malloc_thresholds(tmp_path):
     into its parent's environment, and every later cluster of that process inherits it."""
     code = (
         "import os, distributed\n"
-        "from pipeline.engine.dask_run import _client\n"
+        "from pipeline.engine.cluster import connected\n"
         "if __name__ == '__main__':\n"
-        "    with _client(distributed, None, 1, 10) as client:\n"
+        "    with connected(distributed, None, 1, 10) as client:\n"
         "        print(list(client.run(lambda: os.environ.get('MALLOC_TRIM_THRESHOLD_')).values()))\n"
     )
     script = tmp_path / "env.py"
@@ -217,3 +219,74 @@ def test_the_runs_own_workers_keep_glibcs_malloc_thresholds(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=120)  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "[None]", done.stderr[-2000:]
+
+
+def test_a_sweep_of_2_to_the_53_starts_at_once_in_bounded_memory(tmp_path, cluster, monkeypatch):
+    """9,007,199,254,740,992 scenarios: partitions built as they are submitted, a few ahead
+    (2 per worker thread), so the first completes before the rest is even counted out."""
+    path = write_scenarios(
+        tmp_path, "name,op,hardware,B,D,F\nq,matmul,h100,1..9007199254740992,64,64\n"
+    )
+    built = []
+    real_part = Planned.part
+
+    def part(self, lo, hi):
+        built.append(lo)
+        return real_part(self, lo, hi)
+
+    class Enough(Exception):
+        pass
+
+    def first(merged, got):
+        raise Enough(got["rows"])
+
+    monkeypatch.setattr(Planned, "part", part)
+    monkeypatch.setattr(dask_run, "merge_partition", first)
+    with pytest.raises(Enough) as stop:
+        run_dask(path, tmp_path / "out", scheduler=cluster.scheduler_address, partition_rows=1000)
+    assert stop.value.args == (1000,)
+    assert built == [0, 1000, 2000, 3000]  # two worker threads, two partitions each
+    assert not (tmp_path / "out" / "s").exists()
+
+
+def test_workers_that_do_not_see_the_folder_are_named_with_the_fix(tmp_path, cluster, monkeypatch):
+    path = write_scenarios(tmp_path, SWEEP)
+
+    def elsewhere(part, lo, hi, number, folder, csv):  # a worker on a machine of its own
+        raise FolderUnseen(f"{folder}/results", "node7")
+
+    monkeypatch.setattr(dask_run, "compute_partition", elsewhere)
+    with pytest.raises(EngineError) as err:
+        run_dask(path, tmp_path / "out", scheduler=cluster.scheduler_address, partition_rows=50_000)
+    assert str(err.value).startswith("a Dask worker on node7 does not see the run's folder ")
+    assert str(err.value).endswith(
+        "every worker must see -o's folder at the same path (a shared file system)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "said"),
+    [
+        ({"worker_wait": 0}, ValueError, "worker_wait must be a number of seconds above 0"),
+        (
+            {"worker_wait": float("nan")},
+            ValueError,
+            "worker_wait must be a number of seconds above 0, not nan",
+        ),
+        ({"timeout": True}, TypeError, "timeout must be a number of seconds, not True (bool)"),
+        ({"workers": 0}, ValueError, "workers must be 1 or more, not 0"),
+        ({"workers": 1.0}, TypeError, "workers must be a whole number (int) or None"),
+        ({"scheduler": 8786}, TypeError, "scheduler must be a str or None, not 8786 (int)"),
+        ({"scheduler": "  "}, ValueError, "--scheduler is empty"),
+        ({"progress": "yes"}, TypeError, "progress must be a function or None"),
+        ({"encoding": "klingon"}, ValueError, "unknown encoding 'klingon'"),
+        ({"partition_rows": 0}, ValueError, "partition_rows must be 1 or more, not 0"),
+        ({"out_dir": 3}, TypeError, "out_dir must be a path (str or pathlib.Path), not 3 (int)"),
+    ],
+)
+def test_the_other_arguments_are_checked_before_anything_runs(tmp_path, kwargs, error, said):
+    path = write_scenarios(tmp_path, SWEEP)
+    with pytest.raises(error) as err:
+        run_dask(**{"path": path, "out_dir": tmp_path / "out", **kwargs})
+    assert str(err.value).startswith(said)
+    assert not (tmp_path / "out").exists()

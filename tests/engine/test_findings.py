@@ -30,6 +30,7 @@ def test_findings_merged_from_any_cut_are_the_local_ones(tmp_path, cuts):
     local = pipeline.analyze(write_scenarios(tmp_path, TEXT)).summary.findings
     plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
     cuts = [*cuts, plan.total]
+    (tmp_path / "out" / "results").mkdir(parents=True)  # the client makes it, never a task
     parts = [
         compute_partition(*plan.part(lo, hi), k, str(tmp_path / "out"), False)["findings"]
         for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True))
@@ -51,6 +52,7 @@ def test_findings_merged_from_any_cut_are_the_local_ones(tmp_path, cuts):
 def test_a_partition_sends_the_rows_of_its_edge_series(tmp_path):
     plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
     part, a, b = plan.part(100, 905)  # the end of 'small' and the start of 'big'
+    (tmp_path / "out" / "results").mkdir(parents=True)
     got = compute_partition(part, a, b, 0, str(tmp_path / "out"), False)["findings"]
     assert got["edges"]["slowest"] == {"small": 800, "big": 5}  # every row is in "slowest"
     assert got["edges"]["nofit"] == {"big": 5}

@@ -6,9 +6,10 @@ from __future__ import annotations
 import hashlib
 
 import pandas as pd
+import pytest
 
 import pipeline
-from pipeline.engine.partition import compute_partition
+from pipeline.engine.partition import FolderUnseen, compute_partition
 from pipeline.model.catalog import load_catalog
 from tests.helpers import load_text, write_scenarios
 
@@ -22,6 +23,7 @@ def test_a_partition_is_the_local_rows_of_its_range_with_their_aggregates(tmp_pa
     local = pipeline.analyze(write_scenarios(tmp_path, TEXT))
     plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
     part, a, b = plan.part(1500, 3500)
+    (tmp_path / "out" / "results").mkdir(parents=True)  # the client makes it, never a task
     got = compute_partition(part, a, b, 0, str(tmp_path / "out"), True)
     rows = pd.read_parquet(tmp_path / "out" / "results" / "part-00000.parquet")
     want = local.results.iloc[1500:3500].reset_index(drop=True)
@@ -44,3 +46,14 @@ def test_a_partition_is_the_local_rows_of_its_range_with_their_aggregates(tmp_pa
     )
     later = compute_partition(part, a, b, 3, str(tmp_path / "out"), False)
     assert list(later["files"]) == ["results/part-00003.parquet"]
+
+
+def test_a_task_never_makes_the_runs_folder(tmp_path):
+    """The client makes results/ before any task; a task that runs on after its run ended
+    (the folder removed) fails instead of bringing the folder back."""
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    part, a, b = plan.part(0, 10)
+    with pytest.raises(FolderUnseen) as err:
+        compute_partition(part, a, b, 0, str(tmp_path / "gone"), False)
+    assert err.value.args[0] == str(tmp_path / "gone" / "results")
+    assert not (tmp_path / "gone").exists()

@@ -15,6 +15,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import pipeline  # noqa: E402
+from pipeline.engine import dask_run  # noqa: E402
 from pipeline.engine.dask_run import run_dask  # noqa: E402
 from pipeline.engine.views import ROWS_IN  # noqa: E402
 from tests.helpers import ROOT, write_scenarios  # noqa: E402
@@ -34,7 +35,8 @@ def _text(html: str) -> str:
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "TIME", html)
 
 
-def test_a_small_run_draws_what_the_local_engine_draws(tmp_path, cluster):
+def test_a_small_run_draws_what_the_local_engine_draws(tmp_path, cluster, monkeypatch):
+    monkeypatch.setattr(dask_run, "MIN_PARTITION_ROWS", 1)  # partitions cut inside series
     source = ROOT / "scenarios" / "q1-q5.csv"
     local = pipeline.analyze(source).write(tmp_path / "local" / "q1-q5").folder
     got = run_dask(source, tmp_path / "dask", scheduler=cluster.scheduler_address,

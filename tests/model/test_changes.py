@@ -108,11 +108,41 @@ def test_duplicate_names_are_an_error_naming_them():
         compare_results(old.drop_duplicates("name"), pd.DataFrame({"t_lower": [1.0]}))
 
 
-def test_an_older_schema_compares_on_the_common_columns(book):
-    old = book.results.drop(columns=["fits", "link_bandwidth"])
+def test_an_input_column_one_side_lacks_is_skipped_and_said(book):
+    old = book.results.drop(columns=["link_bandwidth", "D"])
     c = compare_results(old, book.results)
-    assert c.skipped == ("fits", "link_bandwidth") and not c.changed
-    assert c.counts["fits"] == 0
+    assert c.skipped == ("D", "link_bandwidth") and not c.changed
+
+
+def test_a_result_column_one_side_lacks_is_an_error(book):
+    with pytest.raises(InvalidResults, match="the new results have no 'fits' and 't_lower' col"):
+        compare_results(book.results, book.results.drop(columns=["t_lower", "fits"]))
+    with pytest.raises(InvalidResults, match="the baseline results have no 'bound' column"):
+        compare_results(book.results.drop(columns=["bound"]), book.results)
+
+
+def test_text_where_a_number_belongs_is_an_error_naming_the_row():
+    old = pd.DataFrame({"name": ["a", "b"], "t_lower": ["1e-3", "fast"], "fits": ["True", ""]})
+    new = pd.DataFrame({"name": ["a", "b"], "t_lower": [1e-3, 2e-3], "fits": [True, None]})
+    with pytest.raises(InvalidResults, match="the baseline results, row 2: column t_lower: 'fast'"):
+        compare_results(old, new)
+    old["t_lower"] = ["1e-3", "nan"]  # numbers as text, a missing one: read as numbers
+    assert compare_results(old, new).table["name"].tolist() == ["b"]
+    with pytest.raises(InvalidResults, match="row 1: column fits: 'maybe' is not True or False"):
+        compare_results(old.assign(fits=["maybe", ""]), new)
+
+
+def test_a_repeated_column_is_an_error():
+    frame = pd.DataFrame([["a", 1.0, 2.0]], columns=["name", "t_lower", "t_lower"])
+    with pytest.raises(InvalidResults, match=r"the column 't_lower' twice \(columns 2 and 3\)"):
+        compare_results(frame, frame)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -0.1, 1, True, "0.05", None])
+def test_threshold_must_be_a_number_in_0_1(bad):
+    frame = pd.DataFrame({"name": ["a"], "t_lower": [1.0]})
+    with pytest.raises((TypeError, ValueError), match=r"threshold must be a number in \[0, 1\)"):
+        compare_results(frame, frame, threshold=bad)
 
 
 def test_columns_read_back_as_text_compare_equal():

@@ -134,15 +134,15 @@ def test_every_documented_column_has_its_own_note():
 
 
 def test_hardware_sheet_is_the_catalog(book):
-    sheet = book["Hardware"]
-    header = [c.value for c in sheet[1]]
+    sheet = book["Hardware"]  # a note on row 1 (for reference only), the table from row 3
+    header = [c.value for c in sheet[3]]
     assert set(header) == set(CATALOG_COLUMNS) and header[-1] == "source"
     catalog = pipeline.catalog()
-    names = [sheet.cell(r, 1).value for r in range(2, sheet.max_row + 1)]
+    names = [sheet.cell(r, 1).value for r in range(4, sheet.max_row + 1)]
     assert names == list(catalog.index)
-    peak = sheet.cell(names.index("h100") + 2, header.index("peak_bf16") + 1)
+    peak = sheet.cell(names.index("h100") + 4, header.index("peak_bf16") + 1)
     assert peak.value == catalog.loc["h100", "peak_bf16"] and "TFLOP/s" in peak.number_format
-    sources = [sheet.cell(r, header.index("source") + 1).value for r in range(2, sheet.max_row + 1)]
+    sources = [sheet.cell(r, header.index("source") + 1).value for r in range(4, sheet.max_row + 1)]
     assert sources == list(catalog["source"])
 
 
@@ -156,7 +156,7 @@ def test_a_hardware_file_adds_its_chips(tmp_path):
     book = openpyxl.load_workbook(path)
     names = [c.value for c in book["Hardware"]["A"]]
     assert "mychip" in names
-    header = [c.value for c in book["Hardware"][1]]
+    header = [c.value for c in book["Hardware"][3]]
     source = book["Hardware"].cell(names.index("mychip") + 1, header.index("source") + 1)
     assert source.data_type == "s" and source.value.startswith("=HYPERLINK(")  # text, not a formula
     assert {"mychip", "mc"} <= {c.value for c in book["Lists"]["B"]}

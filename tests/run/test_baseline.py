@@ -43,8 +43,11 @@ def test_read_baseline_prefers_parquet_then_csv(tmp_path):
 def test_read_baseline_undoes_the_csv_injection_quote(tmp_path):
     folder = tmp_path / "old"
     folder.mkdir()
-    (folder / "results.csv").write_text('name,t_lower\n"\'=SUM(A1)",1.0\n"plain",2.0\n')
-    assert read_baseline(folder)["name"].tolist() == ["=SUM(A1)", "plain"]
+    head = "name,bound,fits,critical_batch,t_lower\n"
+    rows = ['"\'=SUM(A1)"', '"plain"', "\"''=x\"", "\"'''\"", '"\'abc"']
+    text = head + "".join(f'{r},"memory","True",,1.0\n' for r in rows)
+    (folder / "results.csv").write_text(text)
+    assert read_baseline(folder)["name"].tolist() == ["=SUM(A1)", "plain", "'=x", "''", "'abc"]
 
 
 @pytest.mark.parametrize(

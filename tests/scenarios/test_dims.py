@@ -37,7 +37,11 @@ def test_whole_or_sweep_values_sweeps_and_problems():
     ("cell", "reason"),
     [
         ("9007199254740993", f"'9007199254740993' {TOO_BIG}"),
-        ("8..1", "'8..1': range 8..1 must go from a positive start up to its end"),
+        (
+            "8..1",
+            "a range that goes down: '8..1'; a range goes up from 1 or more, by one (1..64) "
+            "or times 2 or more (1..64*2): write '1..8'",
+        ),
         ("0", "'0' is not a positive integer or a sweep (128|256, 1..512, 1..4096*2)"),
     ],
 )

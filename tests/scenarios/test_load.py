@@ -169,12 +169,14 @@ def test_quoted_newline_in_notes_keeps_line_numbers(tmp_path, catalog):
         (
             HEAD,
             "a,matmul,5..1,2,3,v5e",
-            "column B: '5..1': range 5..1 must go from a positive start up to its end",
+            "column B: a range that goes down: '5..1'; a range goes up from 1 or more, by "
+            "one (1..64) or times 2 or more (1..64*2): write '1..5'",
         ),
         (
             HEAD,
             "a,matmul,1..64*1,2,3,v5e",
-            "column B: '1..64*1': geometric factor 1 must be at least 2",
+            "column B: a range that never grows (a factor of 1): '1..64*1'; a range goes up "
+            "from 1 or more, by one (1..64) or times 2 or more (1..64*2): write '1..64*2'",
         ),
         (HEAD, "a,matmul,1|x,2,3,v5e", "column B: '1|x': sweep item 'x' is not a positive integer"),
         (HEAD, ",matmul,1,2,3,v5e", "column name: empty name; every scenario needs a unique name"),

@@ -4,7 +4,6 @@ clear error for every workbook that cannot be used."""
 from __future__ import annotations
 
 import datetime as dt
-import io
 import zipfile
 
 import openpyxl
@@ -13,9 +12,11 @@ from openpyxl.styles import Font
 
 from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
+from pipeline.scenarios import sheet as sheet_module
 from pipeline.scenarios.sheet import CAPPED_NOTE
 from pipeline.scenarios.xlsx import MAX_RATIO, OLE_MAGIC
-from tests.helpers import write_sheet
+from pipeline.scenarios.xlsx_cells import Scan
+from tests.helpers import cells_xml, raw_workbook, write_sheet
 
 HEADER = ["name", "op", "B", "D", "F", "hardware", "notes"]
 ROW = ["ok", "matmul", 8, 8192, 8192, "v5e", ""]
@@ -167,17 +168,18 @@ def test_ods_files(tmp_path, catalog):
 
 
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(tmp_path, catalog):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("xl/worksheets/sheet1.xml", bytes(17 << 20))  # packs about 1,000 to 1
-    path = tmp_path / "bomb.xlsx"
-    path.write_bytes(buffer.getvalue())
-    size = len(buffer.getvalue())
-    assert (17 << 20) > MAX_RATIO * size
+    bomb = b"<worksheet><sheetData/>" + bytes(17 << 20) + b"</worksheet>"  # 1,000 to 1
+    path = raw_workbook(tmp_path / "bomb.xlsx", {"Scenarios": bomb})
+    size = path.stat().st_size
+    assert len(bomb) > MAX_RATIO * size
+    read = ("_rels/.rels", "xl/_rels/workbook.xml.rels", "xl/workbook.xml")
+    with zipfile.ZipFile(path) as z:
+        total = len(bomb) + sum(z.getinfo(n).file_size for n in read)
     assert _error(path, catalog) == (
-        f"{path}: the workbook would unpack to {17 << 20:,} bytes from {size:,} (a zip bomb?); "
-        f"the limit is 1,073,741,824 bytes, and {MAX_RATIO} times its packed size for any "
-        "part over 16 MB: save the scenarios as CSV"
+        f"{path}: the parts read ('_rels/.rels', 'xl/_rels/workbook.xml.rels', "
+        f"'xl/workbook.xml', 'xl/worksheets/sheet1.xml') would unpack to {total:,} "
+        f"bytes from {size:,} (a zip bomb?); the limit is 1,073,741,824 bytes, and "
+        f"{MAX_RATIO} times its packed size for any part over 16 MB: save the scenarios as CSV"
     )
 
 
@@ -189,4 +191,68 @@ def test_an_empty_sheet_and_a_header_alone(tmp_path, catalog):
     alone = write_sheet(tmp_path / "h.xlsx", [HEADER])
     assert _error(alone, catalog) == (
         f"{alone}[Scenarios]: a header but no scenario rows: nothing to compute"
+    )
+
+
+def test_header_problems_name_their_cells(tmp_path, catalog):
+    twice = raw_workbook(
+        tmp_path / "t.xlsx", {"Scenarios": cells_xml([[*HEADER, "x", "B"], [*ROW, 1, 2]])}
+    )
+    assert _error(twice, catalog) == (
+        f"{twice}[Scenarios]:1: column names appear twice: 'B' (cells C1 and I1)"
+    )
+    nul = raw_workbook(
+        tmp_path / "n.xlsx", {"Scenarios": cells_xml([[*HEADER, "te_x0000_am"], ROW])}
+    )
+    assert _error(nul, catalog) == (  # Excel's escape _x0000_ is the one way a NUL gets in
+        f"{nul}[Scenarios]:1: cell H1: the header 'te\\x00am' holds a NUL byte at character 3; "
+        "remove it (a scenario file is text)"
+    )
+    formula = [[*HEADER[:2], b'<c r="C1"><f>UPPER("b")</f></c>', *HEADER[3:]], ROW]
+    path = raw_workbook(tmp_path / "f.xlsx", {"Scenarios": cells_xml(formula)})
+    assert _error(path, catalog) == (
+        f"{path}[Scenarios]:1: cell C1 of the header is a formula with no value saved "
+        "('=UPPER(\"b\")'); type the column's name"
+    )
+
+
+def test_a_formula_or_error_past_the_values_read_is_still_a_cell_of_the_sheet(tmp_path, catalog):
+    rows = [HEADER, [*ROW, None, None, b'<c r="J2"><f>A1</f></c>']]
+    path = raw_workbook(tmp_path / "s.xlsx", {"Scenarios": cells_xml(rows)})
+    assert _error(path, catalog) == (
+        f"{path}[Scenarios]:2: cell J2 holds '=A1', but its column has no header (J1 is "
+        "empty): name the column in J1, or clear the cell"
+    )
+
+
+def test_a_hidden_sheet_given_by_name_is_read_without_a_warning(tmp_path, catalog):
+    body = cells_xml([HEADER, ROW])
+    path = raw_workbook(tmp_path / "s.xlsx", {"Plan": body, "Mine": body}, hidden=("Mine",))
+    assert load_scenarios(path, catalog, sheet="Mine").warnings == ()
+
+
+def test_the_first_of_several_sheets_without_a_header_names_the_sheets(tmp_path, catalog):
+    path = write_sheet(tmp_path / "s.xlsx", [["notes"], HEADER, ROW], "Read me", "Plan")
+    assert _error(path, catalog) == (
+        f"{path}[Read me]: no sheet is named 'Scenarios' or 'Inputs', so the first sheet, "
+        "'Read me', was read, and its first row is not a scenario header (name, op, hardware, "
+        "...); the workbook has 'Read me', 'Plan': give the scenario sheet with --sheet NAME"
+    )
+
+
+def test_when_the_check_and_python_calamine_disagree_the_sheet_is_refused(
+    tmp_path, catalog, monkeypatch
+):
+    path = raw_workbook(tmp_path / "s.xlsx", {"Scenarios": cells_xml([HEADER, ROW])})
+    monkeypatch.setattr(sheet_module, "scan_sheet", lambda *a: Scan((1, 2), {}))
+    assert _error(path, catalog) == (
+        f"{path}[Scenarios]: the sheet's XML reads two ways (python-calamine finds a value at G2, "
+        "past the cells the check of the XML found); the file is damaged; open it in Excel or LibreOffice and save it again"
+    )
+    monkeypatch.setattr(
+        sheet_module, "scan_sheet", lambda *a: Scan((9, 9), {(1, 0): ("error", "#N/A")})
+    )
+    assert _error(path, catalog) == (
+        f"{path}[Scenarios]: cell A2 reads as a value, but its XML holds an error value ('#N/A'); "
+        "the file is damaged; open it in Excel or LibreOffice and save it again"
     )

@@ -1,20 +1,28 @@
-"""The workbook's package: what kind of file it is, where a sheet's XML is, unsaved formulas."""
+"""The workbook's package: what kind of file it is, its parts found as python-calamine finds
+them (any case), the caps on the parts read, a part that holds more than it declares."""
 
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 
-import openpyxl
+import pytest
 
+from pipeline.errors import ScenarioFileError
 from pipeline.scenarios.xlsx import (
+    MAX_META,
     OLE_MAGIC,
     ZIP_MAGIC,
+    SheetEntry,
     is_workbook,
     open_package,
-    sheet_part,
-    uncached_formulas,
 )
+from tests.helpers import raw_workbook
+
+
+def _package(path):
+    return open_package(path, path.read_bytes())
 
 
 def test_workbooks_are_told_by_their_bytes_or_their_extension():
@@ -23,27 +31,90 @@ def test_workbooks_are_told_by_their_bytes_or_their_extension():
     assert not is_workbook("s.csv", b"name,op\n")
 
 
-def test_sheet_part_and_the_formulas_without_a_saved_value(tmp_path):
-    wb = openpyxl.Workbook()
-    wb.active.title = "First"
-    ws = wb.create_sheet("Scenarios")
-    ws["B3"] = '=A1 & "<x>"'
-    ws["AA2"] = 5
-    wb.save(tmp_path / "s.xlsx")
-    package = open_package(tmp_path / "s.xlsx", (tmp_path / "s.xlsx").read_bytes())
-    assert sheet_part(package, "Scenarios") == "xl/worksheets/sheet2.xml"
-    assert sheet_part(package, "Nope") is None
-    assert uncached_formulas(package, "xl/worksheets/sheet2.xml") == {(2, 1): '=A1 & "<x>"'}
-    assert uncached_formulas(package, "xl/worksheets/sheet1.xml") == {}
-
-
-def test_saved_values_and_empty_string_results_count_as_saved():
-    sheet = (
-        b'<sheetData><row r="1"><c r="A1"><f>1+1</f><v>2</v></c>'
-        b'<c r="B1" t="str"><f>""</f><v></v></c><c r="C1"><f>X1</f><v/></c></row></sheetData>'
+def test_excels_lock_file_is_named_as_such(tmp_path):
+    lock = tmp_path / "~$plan.xlsx"
+    lock.write_bytes(b"\x05alice" + bytes(160))
+    with pytest.raises(ScenarioFileError) as err:
+        _package(lock)
+    assert str(err.value) == (
+        f"{lock}: Excel's lock file for 'plan.xlsx' (Excel writes it while the workbook is "
+        "open; it holds no cells): give 'plan.xlsx'"
     )
+
+
+def test_sheets_their_state_and_parts_as_the_workbook_lists_them(tmp_path):
+    path = raw_workbook(tmp_path / "s.xlsx", {"One": "", "Two": ""}, hidden=("Two",))
+    package = _package(path)
+    assert package.xl_folder() == "xl/"
+    assert package.sheets("xl/") == [
+        SheetEntry("One", "visible", "xl/worksheets/sheet1.xml"),
+        SheetEntry("Two", "hidden", "xl/worksheets/sheet2.xml"),
+    ]
+    opening = [i.filename for i in package.opening_parts("xl/")]
+    assert opening == ["_rels/.rels", "xl/_rels/workbook.xml.rels", "xl/workbook.xml"]
+
+
+def test_parts_are_found_in_any_case_and_an_absolute_target_from_the_root(tmp_path):
+    rels = (
+        b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        b'<Relationship Id="rId1" Target="/xl/worksheets/SHEET1.xml" Type="x/worksheet"/>'
+        b"</Relationships>"
+    )
+    path = raw_workbook(tmp_path / "s.xlsx", {"S": ""}, parts={"xl/_rels/workbook.xml.rels": rels})
+    package = _package(path)
+    assert package.sheets("xl/") == [SheetEntry("S", "visible", "xl/worksheets/SHEET1.xml")]
+    assert package.member("xl/worksheets/SHEET1.xml").filename == "xl/worksheets/sheet1.xml"
+    assert package.member("XL\\Workbook.XML").filename == "xl/workbook.xml"
+    assert package.member("xl/nothing.xml") is None
+
+
+def test_two_parts_whose_names_differ_only_in_case_are_refused(tmp_path):
+    path = raw_workbook(tmp_path / "s.xlsx", {"S": ""}, parts={"xl/worksheets/Sheet1.xml": b"<x/>"})
+    with pytest.raises(
+        ScenarioFileError, match=r"holds 2 parts named 'xl/worksheets/sheet1.xml' in"
+    ):
+        _package(path).member("xl/worksheets/sheet1.xml")
+
+
+def test_a_zip_without_its_list_of_parts_is_not_a_workbook(tmp_path):
+    path = raw_workbook(tmp_path / "s.xlsx", {"S": ""}, parts={"_rels/.rels": None})
+    with pytest.raises(ScenarioFileError, match="the zip has no _rels/.rels"):
+        _package(path).xl_folder()
+
+
+def test_the_cap_counts_the_parts_read_only(tmp_path):
+    unread = b"<x>" + bytes(40 << 20) + b"</x>"  # packs 1,000 to 1: a bomb, but never opened
+    path = raw_workbook(tmp_path / "s.xlsx", {"S": "", "Big": unread})
+    package = _package(path)
+    package.check_unpacked(
+        [*package.opening_parts("xl/"), package.member(package.sheets("xl/")[0].part)]
+    )
+    with pytest.raises(ScenarioFileError, match=r"a zip bomb\?"):
+        package.check_unpacked([package.member("xl/worksheets/sheet2.xml")])
+
+
+def test_a_part_that_holds_more_than_it_declares_is_refused(tmp_path):
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as z:
-        z.writestr("xl/worksheets/sheet1.xml", sheet)
-    package = zipfile.ZipFile(buffer)
-    assert uncached_formulas(package, "xl/worksheets/sheet1.xml") == {(0, 2): "=X1"}
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.xml", b"<a>" + b"x" * 5000 + b"</a>")
+    data = bytearray(buffer.getvalue())
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 24, 100)  # declares 100 bytes unpacked
+    package = open_package("s.xlsx", bytes(data))
+    with pytest.raises(ScenarioFileError, match=r"'a.xml'"):
+        package.read(package.member("a.xml"))
+
+
+def test_a_large_or_malformed_list_of_sheets_is_refused(tmp_path):
+    big = raw_workbook(
+        tmp_path / "b.xlsx", {"S": ""}, parts={"xl/workbook.xml": b" " * (MAX_META + 1)}
+    )
+    with pytest.raises(ScenarioFileError, match="would unpack to 16,777,217 bytes"):
+        _package(big).sheets("xl/")
+    bad = raw_workbook(tmp_path / "m.xlsx", {"S": ""}, parts={"xl/workbook.xml": b"<workbook>"})
+    with pytest.raises(ScenarioFileError, match="'xl/workbook.xml' is not well-formed XML"):
+        _package(bad).sheets("xl/")
+    dtd = b'<!DOCTYPE x [<!ENTITY a "aaaa">]><workbook/>'
+    doc = raw_workbook(tmp_path / "d.xlsx", {"S": ""}, parts={"xl/workbook.xml": dtd})
+    with pytest.raises(ScenarioFileError, match="a part holds a DTD"):
+        _package(doc).sheets("xl/")

@@ -1,0 +1,229 @@
+"""`pipeline run` and `pipeline validate`: scenario files in, outputs (or only messages) out."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+import pipeline
+from pipeline.cli.options import (
+    ENCODING_OPTION,
+    HARDWARE_OPTION,
+    MAX_ROWS_OPTION,
+    SHEET_OPTION,
+    echo_problems,
+    engine_options,
+    errors,
+    expand_inputs,
+    hardware_catalog,
+    output_folder,
+)
+from pipeline.cli_engine import run_on_dask, run_usage
+from pipeline.cli_support import escaped, output_names, sigterm_as_interrupt, summary_lines
+from pipeline.errors import PipelineError, printable
+from pipeline.limits import (
+    DEFAULT_MAX_CHARTS,
+    DEFAULT_TABLE_ROWS,
+    DEFAULT_WORKBOOK_INPUT_ROWS,
+    DEFAULT_WORKBOOK_ROWS,
+)
+from pipeline.render import format as fmt
+
+
+@click.command()
+@click.argument("scenarios", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output-dir",
+    default="output",
+    show_default=True,
+    callback=output_folder,
+    help="Folder that receives one sub-folder per input file.",
+)
+@HARDWARE_OPTION
+@SHEET_OPTION
+@ENCODING_OPTION
+@click.option("--strict", is_flag=True, help="Any rejected row is fatal: write nothing, exit 1.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an output folder of an earlier run even when files were added to it or "
+    "changed (never a folder without our manifest.json, nor one holding an input).",
+)
+@click.option("--no-plots", is_flag=True, help="Skip the roofline PNGs.")
+@click.option("--no-workbook", is_flag=True, help="Skip workbook.xlsx.")
+@click.option("--no-report", is_flag=True, help="Skip report.html.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary lines.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the seconds each stage took.")
+@MAX_ROWS_OPTION
+@click.option("--max-charts", type=click.IntRange(min=0), default=DEFAULT_MAX_CHARTS,
+              show_default=True, help="Most charts per run; the summary says which were left "
+              "out.")  # fmt: skip
+@click.option("--workbook-rows", type=click.IntRange(min=0, max=1_048_575),
+              default=DEFAULT_WORKBOOK_ROWS, show_default=True, help="Rows of the workbook's "
+              "Results and Errors sheets; results.csv always has all.")  # fmt: skip
+@click.option(
+    "--workbook-input-rows",
+    type=click.IntRange(min=0, max=1_048_575),
+    default=DEFAULT_WORKBOOK_INPUT_ROWS,
+    show_default=True,
+    help="Rows of the workbook's Inputs sheet (at most --workbook-rows); the scenario file "
+    "has all.",
+)
+@click.option("--report-rows", type=click.IntRange(min=0), default=DEFAULT_TABLE_ROWS,
+              show_default=True, help="Rows of each per-hardware table in report.html; "
+              "results.csv always has all.")  # fmt: skip
+@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="An earlier "
+              "run's OUTPUT_DIR: compare each input with its <stem>/ there.")  # fmt: skip
+@engine_options
+def run(
+    scenarios,
+    output_dir: Path,
+    hardware_files,
+    sheet,
+    encoding,
+    strict,
+    force,
+    no_plots,
+    no_workbook,
+    no_report,
+    quiet,
+    verbose,
+    max_rows,
+    max_charts,
+    workbook_rows,
+    workbook_input_rows,
+    report_rows,
+    baseline,
+    **engine,
+) -> None:
+    """Compute every scenario of SCENARIOS (CSV or .xlsx files, or quoted globs).
+
+    Each input gets OUTPUT_DIR/<stem>/ with results.csv and results.parquet (every scenario,
+    SI units), errors.csv (rejected rows, if any), plots/*.png, workbook.xlsx, report.html
+    and manifest.json, written atomically. Several inputs also get OUTPUT_DIR/index.html.
+    Rejected rows are listed on stderr as FILE:LINE: column COL: reason; then one line per
+    input says what was computed and written:
+
+    \b
+      scenarios/q1-q5.csv: 1,035 scenarios (compute-bound 669, memory-bound 365,
+      network-bound 1), 0 rejected rows -> output/q1-q5/ [results.csv, ...]
+
+    \b
+    Examples:
+      pipeline run scenarios/q1-q5.csv
+      pipeline run 'nightly/*.csv' -o out/ --verbose --report-rows 100
+
+    Exit status: 0 all rows valid and all outputs written; 1 some rows rejected (outputs still
+    written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
+    """
+    with sigterm_as_interrupt():
+        paths = expand_inputs(scenarios)
+        ctx = click.get_current_context()  # an option given, whatever its value: asked for
+        given = {p for p in ctx.params if ctx.get_parameter_source(p).name != "DEFAULT"}
+        if problem := run_usage(given, engine, sheet, paths):
+            raise click.UsageError(problem)
+        catalog, names = hardware_catalog(hardware_files), output_names(paths)
+        try:  # a baseline folder missing or unreadable: an error before anything is written
+            baselines = pipeline.cli_support.baseline_folders(baseline, names)
+        except PipelineError as exc:
+            raise click.ClickException(escaped(str(exc))) from exc
+        protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
+        read = dict(sheet=sheet, encoding=encoding)
+        write = dict(
+            plots=not no_plots,
+            workbook=not no_workbook,
+            report=not no_report,
+            max_charts=max_charts,
+            workbook_rows=workbook_rows,
+            workbook_input_rows=workbook_input_rows,
+            report_rows=report_rows,
+            force=force,
+            protect=protect,
+        )
+        if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
+            how = dict(quiet=quiet, strict=strict, baseline=baseline, write=write)
+            ui = (echo_problems, errors, click.echo, click.progressbar)
+            sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
+        status, runs = 0, []
+        for path, name, old in zip(paths, names, baselines, strict=True):
+            if baseline is not None and old is None:
+                click.echo(pipeline.cli_support.no_baseline_note(path, baseline / name), err=True)
+            write["baseline"] = old
+            with errors() as failed:
+                analysis = pipeline.analyze(
+                    path, hardware=catalog, max_rows=max_rows, strict=strict, **read
+                )
+                echo_problems(analysis.problem_list, analysis.warnings)
+                with _progress(path, quiet) as step:
+                    written = analysis.write(output_dir / name, progress=step, **write)
+                runs.append(pipeline.index_entry(analysis, written))
+                status = max(status, 1 if analysis.problem_list else 0)
+                if not quiet:
+                    click.echo("\n".join(summary_lines(path, analysis, written, verbose)))
+            if failed:
+                status = 1
+                runs.append(pipeline.failed_entry(str(path), name, failed[0]))
+        if len(paths) > 1 and not no_report:
+            with errors() as failed:
+                index = pipeline.write_index(output_dir, runs, protect=protect)
+                if not quiet:
+                    click.echo(f"index of {fmt.plural(len(runs), 'run')} -> {printable(index)}")
+            status = 1 if failed else status
+    sys.exit(status)
+
+
+@contextmanager
+def _progress(path: Path, quiet: bool):
+    """A progress bar of the output stages on a terminal (stderr); nothing otherwise."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    label = printable(path)
+    with click.progressbar(
+        length=100, label=f"{label}: writing", file=sys.stderr, show_eta=False
+    ) as bar:
+        done = 0
+
+        def step(stage: str) -> None:
+            nonlocal done
+            done += 1
+            bar.label = f"{label}: {stage}"
+            bar.update(max(1, min(100 - bar.pos, 100 // (done + 1))))
+
+        yield step
+
+
+@click.command()
+@click.argument("scenarios", nargs=-1, required=True)
+@HARDWARE_OPTION
+@SHEET_OPTION
+@ENCODING_OPTION
+@MAX_ROWS_OPTION
+def validate(scenarios, hardware_files, sheet, encoding, max_rows: int) -> None:
+    """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem.
+
+    \b
+    One line per input after its messages:
+      scenarios/q1-q5.csv: 13 rows read, 1,035 valid scenarios, 0 rejected rows
+    """
+    catalog = hardware_catalog(hardware_files)
+    status = 0
+    for path in expand_inputs(scenarios):
+        with errors() as failed:
+            analysis = pipeline.analyze(
+                path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
+            )
+            echo_problems(analysis.problem_list, analysis.warnings)
+            s = analysis.summary
+            click.echo(
+                f"{printable(analysis.source)}: {fmt.plural(s.source_rows, 'row')} read, "
+                f"{fmt.plural(s.scenarios, 'valid scenario')}, "
+                f"{fmt.plural(s.rejected_rows, 'rejected row')}"
+            )
+            status = max(status, 1 if analysis.problem_list else 0)
+        status = 1 if failed else status
+    sys.exit(status)

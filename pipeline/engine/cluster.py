@@ -1,0 +1,245 @@
+"""The Dask side of a run (engine.dask_run): a client on a scheduler, or on a local cluster
+the run starts and stops; the partitions submitted a few at a time, the next as one
+completes, so a plan of any size costs the client nothing up front; and each way Dask can
+fail (no worker, a partition that kills its workers, the scheduler lost) as one EngineError
+saying what to do, never a hang or a traceback.
+
+Dask is imported here only when this engine runs: the local engine needs none of it."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import CancelledError
+
+from pipeline.errors import PipelineError, printable
+from pipeline.render import format as fmt
+
+CONNECT_TIMEOUT = 10  # seconds to reach a --scheduler before saying it cannot be reached
+DEFAULT_WORKER_WAIT = 60  # seconds a run waits with no worker before it stops (--worker-wait)
+IN_FLIGHT = 2  # partitions submitted per worker thread: one running, one queued behind it
+POLL = 0.5  # seconds between looks at the workers while no partition completes
+# protocols a run can reach without a security configuration (tls://, wss://) or UCX (ucx://)
+PROTOCOLS = ("tcp", "ws")
+TLS = "needs TLS certificates (a Dask security configuration), which this tool does not take"
+UCX = "needs UCX (ucx-py and its network set-up), which this tool does not set up"
+NOT_TAKEN = {"tls": TLS, "wss": TLS, "ucx": UCX, "ucxx": UCX}
+
+Progress = Callable[[int, int, float | None], None]  # partitions done, of total, wait left
+
+
+class EngineError(PipelineError):
+    """The Dask engine cannot run or finish: Dask missing, no scheduler or worker, a lost
+    scheduler, a partition its workers cannot survive."""
+
+
+def dask_module():
+    """dask.distributed, or a clear error saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise EngineError(
+            "--engine dask needs Dask: pip install 'roofline-pipeline[dask]'"
+        ) from None
+    return distributed
+
+
+def scheduler_problem(address: str) -> str | None:
+    """What makes `address` no scheduler address this engine can use, or None."""
+    if not address.strip():
+        return (
+            "--scheduler is empty: give a running scheduler's address (tcp://HOST:8786), or "
+            "leave it out for a local cluster"
+        )
+    scheme, sep, _ = address.strip().partition("://")
+    scheme = scheme.lower() if sep else "tcp"  # HOST:PORT is Dask's tcp://HOST:PORT
+    if scheme in NOT_TAKEN:
+        tunnel = ", inside a trusted network or through an SSH tunnel"
+        return (
+            f"--scheduler {printable(address)}: a {scheme}:// scheduler {NOT_TAKEN[scheme]}; "
+            "give the scheduler's tcp:// address (tcp://HOST:8786)"
+            + (tunnel if NOT_TAKEN[scheme] is TLS else "")
+        )
+    if scheme not in PROTOCOLS:
+        return (
+            f"--scheduler {printable(address)}: unknown protocol {printable(scheme)}://; give "
+            "the scheduler's tcp:// address (tcp://HOST:8786)"
+        )
+    return None
+
+
+class connected:
+    """A Client on `scheduler` (reached within `timeout` seconds, else EngineError), or on a
+    LocalCluster this run starts and stops: `workers` processes, one thread each, and no
+    dashboard. While it is open, distributed's own log lines are held back: what goes wrong
+    is said once, as an EngineError."""
+
+    def __init__(self, module, scheduler: str | None, workers: int | None, timeout: float):
+        self.module, self.scheduler, self.timeout = module, scheduler, timeout
+        self.workers = workers or os.cpu_count() or 1
+        self.cluster = None
+        self.client = None
+        self.levels: dict[logging.Logger, int] = {}
+
+    def __enter__(self):
+        # distributed's loggers each their own level (distributed.client: warning): all held
+        names = ["distributed", *logging.root.manager.loggerDict]
+        for name in names:
+            if name == "distributed" or name.startswith("distributed."):
+                logger = logging.getLogger(name)
+                self.levels.setdefault(logger, logger.level)
+                logger.setLevel(logging.CRITICAL + 1)
+        try:
+            return self._open()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _open(self):
+        if self.scheduler:
+            try:
+                self.client = self.module.Client(self.scheduler, timeout=self.timeout)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise EngineError(
+                    f"cannot reach the Dask scheduler at {printable(self.scheduler)} within "
+                    f"{self.timeout:g} s ({type(exc).__name__}); start one with `dask "
+                    "scheduler` and give its address (tcp://HOST:8786)"
+                ) from None
+            return self.client
+        import dask  # installed with distributed
+
+        # Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its workers, which turns off
+        # glibc's dynamic mmap threshold: then every array past 128 KiB is mapped and
+        # unmapped afresh, and its pages faulted in again, which made a partition 25 % (1M
+        # rows) to 55 % (500k) slower than the same call in a plain process. The run's own
+        # cluster keeps glibc's default; a user's cluster is theirs (README).
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            # The scheduler serves HTTP (health checks) even without a dashboard, on 8787
+            # unless told otherwise, and warns when another cluster holds that port: the
+            # run's own cluster takes any free port on this machine, and no dashboard.
+            self.cluster = self.module.LocalCluster(
+                n_workers=self.workers, threads_per_worker=1, processes=True,
+                dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
+                silence_logs=logging.CRITICAL,
+            )  # fmt: skip
+        self.client = self.module.Client(self.cluster)
+        return self.client
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self.client is not None:
+                self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+        finally:
+            for logger, level in self.levels.items():
+                logger.setLevel(level)
+
+
+def compute_partitions(
+    client,
+    module,
+    total: int,
+    partition_rows: int,
+    submit: Callable[[int, int, int], object],
+    merge: Callable[[dict], None],
+    *,
+    worker_wait: float,
+    progress: Progress | None = None,
+    where: str | None = None,
+) -> int:
+    """Compute every partition of `total` scenarios (`submit(k, lo, hi)` makes partition k's
+    future), at most IN_FLIGHT per worker thread submitted at a time, and `merge` each result
+    as it completes; the number of partitions. `progress(done, of, wait_left)`: after each
+    change, `wait_left` the seconds left while no worker is there. EngineError when no worker
+    is there for `worker_wait` seconds, a partition kills the workers that run it, or the
+    scheduler (`where`; None: the run's own) is lost."""
+    count = max(1, math.ceil(total / partition_rows))  # a run of no scenario: one, empty
+    in_flight: dict = {}
+    done = submitted = 0
+    alone_since = None
+    show = progress or (lambda done, of, wait_left: None)
+    try:
+        while done < count:
+            threads = _threads(client, where, done, count)
+            while submitted < count and len(in_flight) < IN_FLIGHT * max(threads, 1):
+                lo = submitted * partition_rows
+                in_flight[submit(submitted, lo, min(lo + partition_rows, total))] = submitted
+                submitted += 1
+            wait_left = None
+            if threads == 0:
+                alone_since = alone_since or time.monotonic()
+                wait_left = worker_wait - (time.monotonic() - alone_since)
+                if wait_left <= 0:
+                    raise EngineError(_no_worker(where, worker_wait, done, count))
+            else:
+                alone_since = None
+            show(done, count, wait_left)
+            try:
+                finished, _ = module.wait(list(in_flight), timeout=POLL,
+                                          return_when="FIRST_COMPLETED")  # fmt: skip
+            except TimeoutError:
+                continue
+            except (OSError, CancelledError):  # the scheduler's connection closed, and the
+                raise EngineError(_lost(where, done, count)) from None  # futures with it
+            for future in finished:
+                k = in_flight.pop(future)
+                try:
+                    got = future.result()
+                except module.KilledWorker as exc:
+                    raise EngineError(_killed(k, count, partition_rows, total, exc)) from None
+                except CancelledError:  # the futures of a client whose scheduler is lost
+                    raise EngineError(_lost(where, done, count)) from None
+                merge(got)
+                future.release()  # the client keeps the aggregates, never the rows
+                done += 1
+        show(done, count, None)
+    finally:
+        for future in in_flight:
+            future.release()
+    return count
+
+
+def _threads(client, where: str | None, done: int, count: int) -> int:
+    """The worker threads the scheduler has now."""
+    try:
+        return sum(client.nthreads().values())
+    except (OSError, CancelledError):  # the connection closed, the client with it
+        raise EngineError(_lost(where, done, count)) from None
+
+
+def _no_worker(where: str | None, wait: float, done: int, count: int) -> str:
+    if where:
+        at, then = f"at {printable(where)}", f"start one (`dask worker {printable(where)}`)"
+    else:  # the nannies restart a dead worker: none for so long is one dying again and again
+        at, then = "in the run's local cluster", "a smaller --partition-rows needs less memory"
+    return (
+        f"no Dask worker {at} for {wait:g} s (none started, or every one killed), with "
+        f"{fmt.count(done)} of {fmt.plural(count, 'partition')} done; nothing written: "
+        f"{then}, or give a longer --worker-wait"
+    )
+
+
+def _lost(where: str | None, done: int, count: int) -> str:
+    at = f"at {printable(where)}" if where else "of the run's local cluster"
+    return (
+        f"lost the Dask scheduler {at} mid-run, with {fmt.count(done)} of "
+        f"{fmt.plural(count, 'partition')} done; nothing written: check that the scheduler "
+        "is running (and reachable), then run again"
+    )
+
+
+def _killed(k: int, count: int, partition_rows: int, total: int, exc) -> str:
+    lo = k * partition_rows
+    hi = min(lo + partition_rows, total)
+    tries = getattr(exc, "allowed_failures", 0) + 1  # Dask gives a task up after so many
+    who = "the Dask worker" if tries == 1 else f"each of the {tries} Dask workers"
+    return (
+        f"partition {fmt.count(k + 1)} of {fmt.count(count)} (scenarios {fmt.count(lo + 1)} to "
+        f"{fmt.count(hi)}) was on {who} that died running it (out of memory, or killed); "
+        f"nothing written: a smaller --partition-rows (now {fmt.count(partition_rows)}) needs "
+        "less memory per worker"
+    )
