@@ -11,10 +11,10 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
     pipeline.run_dask("sweep.csv", "out/")  # past one machine: partitions on Dask workers
 """
 
-from pipeline import charts
+from typing import TYPE_CHECKING
+
 from pipeline.analysis import Analysis, analyze, catalog, load_hardware, write_template
 from pipeline.compare import Comparison, compare
-from pipeline.engine.dask_run import DaskRun, run_dask
 from pipeline.errors import (
     InvalidHardwareFile,
     InvalidResults,
@@ -28,6 +28,35 @@ from pipeline.model.chips import chips
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Written
 from pipeline.version import __version__
+
+if TYPE_CHECKING:
+    from pipeline import charts
+    from pipeline.engine.dask_run import DaskRun, run_dask
+
+# imported when first used: the charts pull in matplotlib's figure module (0.4 s) and the
+# Dask engine its own modules, which `pipeline hardware` or a Dask worker never needs
+_LAZY = {
+    "charts": ("pipeline.charts", None),
+    "DaskRun": ("pipeline.engine.dask_run", "DaskRun"),
+    "run_dask": ("pipeline.engine.dask_run", "run_dask"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _LAZY[name]
+    value = importlib.import_module(module)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Analysis",

@@ -35,6 +35,10 @@ class OutputError(PipelineError):
     """Outputs could not be written."""
 
 
+class BrokenInstall(PipelineError):
+    """A data file the package ships is missing: the installation is incomplete."""
+
+
 class InvalidResults(PipelineError):
     """Results to compare cannot be used (missing, unreadable, a name twice)."""
 

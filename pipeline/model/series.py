@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from pipeline.model.ops import parse_op
 from pipeline.model.roofline import BOUNDS
@@ -30,20 +31,23 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     if results.empty:
         return pd.DataFrame(columns=list(SERIES_COLUMNS), index=pd.Index([], name="series"))
     codes, names = pd.factorize(results["series"].astype(str))
-    order = np.argsort(codes, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
-    first = order[starts]  # each series' first row
     n = len(names)
+    if n == len(results):  # every series one row (a nightly file of single scenarios)
+        order = first = starts = np.arange(n)
+    else:
+        order = np.argsort(codes, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+        first = order[starts]  # each series' first row
 
     def reduce(ufunc, values: np.ndarray) -> np.ndarray:
-        return ufunc.reduceat(values[order], starts)
+        return values[order] if n == len(values) else ufunc.reduceat(values[order], starts)
 
     t = results["t_lower"].to_numpy(dtype=float)
     bound = pd.Categorical(results["bound"], categories=list(BOUNDS)).codes.astype(np.int64)
     counts = np.bincount(codes * len(BOUNDS) + bound, minlength=n * len(BOUNDS))
     counts = counts.reshape(n, len(BOUNDS))
     kinds = (counts > 0).sum(axis=1)
-    label = np.where(kinds == 1, np.asarray(BOUNDS, dtype=object)[counts.argmax(axis=1)], MIXED)
+    label = _text([*BOUNDS, MIXED], np.where(kinds == 1, counts.argmax(axis=1), len(BOUNDS)))
     critical = results["critical_batch"].to_numpy(dtype=float, na_value=np.nan)
     with np.errstate(invalid="ignore"):
         critical_min, critical_max = reduce(np.fmin, critical), reduce(np.fmax, critical)
@@ -55,10 +59,10 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(
         {
             "hardware": _hardware(results["hardware"], codes, order, starts, first),
-            "op": results["op"].astype(str).to_numpy(dtype=object)[first],
-            "einsum": results["einsum"].astype(str).to_numpy(dtype=object)[first],
+            "op": _first(results["op"], first),
+            "einsum": _first(results["einsum"], first),
             "scenarios": np.bincount(codes, minlength=n),
-            "swept": facts["swept"].astype(str).to_numpy(dtype=object)[first],
+            "swept": _first(facts["swept"], first),
             "t_min": reduce(np.fmin, t),
             "t_max": reduce(np.fmax, t),
             "bound": label,
@@ -70,12 +74,25 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
             "bytes_min": bytes_min,
             "bytes_max": bytes_max,
         },
-        index=pd.Index(list(names), name="series"),
+        index=pd.Index(names, name="series"),
     )
     dim, at = _change_points(table)
     table.insert(table.columns.get_loc("critical_min"), "change_dim", dim)
     table.insert(table.columns.get_loc("critical_min"), "change_at", at)
     return table[list(SERIES_COLUMNS)]
+
+
+def _first(column: pd.Series, first: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Each series' value of `column` (its first row's) as text: only those rows converted,
+    a categorical's categories once."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and not column.hasnans:
+        return _text(column.cat.categories.astype(str), column.cat.codes.to_numpy()[first])
+    return pd.array(column.iloc[first].astype(str), dtype="str")
+
+
+def _text(labels, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """labels[codes] as a text column, taken in Arrow (no Python string per row)."""
+    return pd.array(pa.array(list(labels), pa.string()).take(pa.array(codes)), dtype="str")
 
 
 def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -124,7 +141,7 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
     return table[list(SERIES_COLUMNS)]
 
 
-def _hardware(hardware: pd.Series, codes, order, starts, first) -> np.ndarray:
+def _hardware(hardware: pd.Series, codes, order, starts, first):
     """Each series' chip, or its chips in file order joined by '|' (a fleet sweep,
     `h100|h200|mi300x`): only the series whose chip varies are looked at one by one."""
     if isinstance(hardware.dtype, pd.CategoricalDtype):
@@ -134,32 +151,38 @@ def _hardware(hardware: pd.Series, codes, order, starts, first) -> np.ndarray:
         chip_codes, chips = pd.factorize(hardware.astype(str))
     low = np.minimum.reduceat(chip_codes[order], starts)
     high = np.maximum.reduceat(chip_codes[order], starts)
-    out = np.asarray(chips, dtype=object)[chip_codes[first]]
+    labels = list(chips)
+    out = chip_codes[first].astype(np.int64)
     varying = np.flatnonzero(low != high)
     if len(varying):
         rows = np.isin(codes, varying)
         seen = pd.DataFrame({"series": codes[rows], "chip": chip_codes[rows]}).drop_duplicates()
         for code, group in seen.groupby("series", sort=False)["chip"]:  # fleet series only
-            out[code] = "|".join(chips[group.to_numpy()])
-    return out
+            out[code] = len(labels)
+            labels.append("|".join(chips[group.to_numpy()]))
+    return _text(labels, out)
 
 
-def _change_points(table: pd.DataFrame) -> tuple[np.ndarray, pd.arrays.IntegerArray]:
+def _change_points(table: pd.DataFrame):
     """Where a series turns compute-bound: a sweep of one dim, its op's only batch dim, whose
-    rows are compute- and otherwise bound, with one critical batch: from that dim = it."""
-    batch = {e: _batch_dim(e) for e in pd.unique(table["einsum"])}  # few distinct einsums
-    one_batch = table["einsum"].map(batch).fillna("")
+    rows are compute- and otherwise bound, with one critical batch: from that dim = it.
+    Worked out on codes; only the few candidate series' swept dims are compared as text."""
+    codes, einsums = pd.factorize(table["einsum"].astype(str))  # few distinct einsums
+    batch = np.asarray([_batch_dim(e) for e in einsums] or [""], dtype=object)
     critical = table["critical_min"].to_numpy(dtype=float, na_value=np.nan)
-    turns = (
-        (table["bound"] == MIXED)
-        & (table["compute"] > 0)
-        & (table["swept"] == one_batch)
-        & (one_batch != "")
-        & (table["critical_min"] == table["critical_max"]).fillna(False)
-    ).to_numpy(dtype=bool)
-    dim = np.where(turns, one_batch.to_numpy(dtype=object), "")
-    at = pd.array(np.where(turns, critical, np.nan), dtype="Float64").astype("Int64")
-    return dim, at
+    candidate = np.flatnonzero(
+        (table["bound"] == MIXED).to_numpy(dtype=bool)
+        & (table["compute"] > 0).to_numpy(dtype=bool)
+        & (batch[codes] != "")
+        & (table["critical_min"] == table["critical_max"]).fillna(False).to_numpy(dtype=bool)
+    )
+    swept = table["swept"].iloc[candidate].astype(str).to_numpy(dtype=object)
+    turns = candidate[swept == batch[codes[candidate]]]
+    which = np.zeros(len(table), dtype=np.int64)  # 0: no turn, else 1 + the einsum's code
+    which[turns] = codes[turns] + 1
+    at = np.full(len(table), np.nan)
+    at[turns] = critical[turns]
+    return _text(["", *batch], which), pd.array(at, dtype="Float64").astype("Int64")
 
 
 def _batch_dim(einsum: str) -> str:
@@ -180,7 +203,9 @@ def bottom_line(lines: pd.DataFrame, scenarios: int) -> dict:
         return {"series": 0, "scenarios": scenarios, "chips": 0, "bounds": {}, "changing": 0,
                 "not_fitting": 0, "slowest": None, "slowest_time": None}  # fmt: skip
     by_bound = lines["bound"].value_counts()
-    slowest = lines["t_max"].idxmax() if lines["t_max"].notna().any() else None
+    t_max = lines["t_max"].to_numpy(dtype=float, na_value=np.nan)
+    at = int(np.nanargmax(t_max)) if (t_max == t_max).any() else None  # by position: no index
+    slowest = lines.index[at] if at is not None else None  # hash table over a million series
     return {
         "series": len(lines),
         "scenarios": scenarios,
@@ -190,7 +215,7 @@ def bottom_line(lines: pd.DataFrame, scenarios: int) -> dict:
         "changing": int((lines["change_dim"] != "").sum()),
         "not_fitting": int((lines["not_fitting"] > 0).sum()),
         "slowest": slowest,
-        "slowest_time": float(lines.at[slowest, "t_max"]) if slowest is not None else None,
+        "slowest_time": float(t_max[at]) if at is not None else None,
     }
 
 

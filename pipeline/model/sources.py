@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import InvalidHardwareFile, printable, quoted
+from pipeline.errors import BrokenInstall, InvalidHardwareFile, printable, quoted
 from pipeline.textfile import csv_rows, decode_utf8
 
 FILE_COLUMNS = ("name", "field", "printed", "basis", "per", "source", "as_of")
@@ -174,7 +174,16 @@ def _read_file(file: Traversable) -> pd.DataFrame:
 
 @functools.cache
 def _shipped() -> pd.DataFrame:
-    return read_sources(sources_folder())
+    """The shipped rows; an installation without them is broken, never a catalog with no
+    sources (`pipeline hardware` would print none and exit 0)."""
+    folder = sources_folder()
+    rows = read_sources(folder)
+    if rows.empty:
+        raise BrokenInstall(
+            f"the hardware catalog's sources ({folder}/<vendor>.csv) are missing from this "
+            "installation: reinstall roofline-pipeline"
+        )
+    return rows
 
 
 def load_sources() -> pd.DataFrame:

@@ -163,13 +163,18 @@ def critical_batches(results: pd.DataFrame) -> pd.DataFrame:
     values = batch.to_numpy(dtype=float, na_value=np.nan)[has]
     key = np.zeros(len(rows), dtype=np.int64)  # series, chip and dtypes as one whole number
     for c in ("series", "hardware", *dtypes):
-        part, uniques = _codes(rows[c])
-        key = key * (len(uniques) + 1) + part
+        column = rows[c]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            part, size = column.cat.codes.to_numpy(), len(column.cat.categories)
+        else:
+            part, uniques = pd.factorize(column.astype(str))  # no Python string per value
+            size = len(uniques)
+        key = key * (size + 1) + part
     codes, _ = pd.factorize(key)  # in order of first appearance
     order = np.argsort(codes, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
     first = rows.iloc[order[starts]]
-    uniques = first["series"].to_numpy()
+    uniques = first["series"].astype(str).array
     return pd.DataFrame(
         {
             "hardware": pd.Categorical(first["hardware"]),

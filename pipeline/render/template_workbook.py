@@ -35,7 +35,7 @@ from pipeline.model.dtypes import ALIASES, DTYPES
 from pipeline.model.ops import COLLECTIVES, CUSTOM, NAMED_OPS, is_dim
 from pipeline.render.workbook import _hardware_frame, _table, panic_reason
 from pipeline.render.workbook_styles import Styles
-import rvgsrust_xlsxwriter as rx
+from pipeline.render.xlsx_backend import rx
 from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
 
 DEFAULT_PATH = "scenarios.xlsx"

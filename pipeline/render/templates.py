@@ -1,6 +1,6 @@
 """The one Jinja2 environment (autoescape, StrictUndefined) of the report and the batch index,
-its templates the package `pipeline.templates` (the top-level `templates/` folder, shipped
-under that name: pyproject.toml), and its filters: the `render.format` functions."""
+its templates the package `pipeline.templates` (pipeline/templates/), and its filters: the
+`render.format` functions."""
 
 from __future__ import annotations
 

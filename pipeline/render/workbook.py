@@ -43,7 +43,7 @@ from pipeline.render.workbook_cells import CELL_CHARS, FittedSheet, fit_column, 
 from pipeline.render.workbook_changes import write_changes
 from pipeline.render.workbook_styles import Styles, column_letter, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
-import rvgsrust_xlsxwriter as rx
+from pipeline.render.xlsx_backend import rx
 from pipeline.scenarios.sheet import CAPPED_NOTE
 
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included

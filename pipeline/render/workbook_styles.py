@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pipeline.model.roofline import BOUNDS
 from pipeline.render.format import EXCEL, EXCEL_SECONDS_RULES, excel_seconds
-import rvgsrust_xlsxwriter as rx
+from pipeline.render.xlsx_backend import rx
 
 # fill, font: light tints of the charts' Okabe-Ito colours (render.charts.style.BOUND_COLORS)
 BOUND_COLOURS = {

@@ -3,9 +3,7 @@ installed, editable or from a wheel), the filters."""
 
 from __future__ import annotations
 
-import fnmatch
 import importlib.resources
-import tomllib
 from pathlib import Path
 
 import jinja2
@@ -43,20 +41,6 @@ def test_templates_come_from_the_package(name):
 def test_a_missing_template_package_is_a_pipeline_error():
     with pytest.raises(PipelineError, match=r"report templates not found .*--no-report"):
         templates.package_loader("pipeline.no_such_templates")
-
-
-def test_a_wheel_ships_every_template():
-    """The package `pipeline.templates` is the top-level templates/ folder, and its package
-    data takes every template file in it."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
-    setuptools = config["setuptools"]
-    package = templates.TEMPLATE_PACKAGE
-    assert package in setuptools["packages"]
-    folder = ROOT / setuptools["package-dir"][package]
-    patterns = setuptools["package-data"][package]
-    files = [p.name for p in folder.iterdir() if p.suffix != ".py" and p.is_file()]
-    assert REPORT_TEMPLATE in files and INDEX_TEMPLATE in files
-    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
 
 
 def test_every_filter_is_the_format_function():

@@ -11,7 +11,7 @@ import pandas as pd
 from pipeline.model.changes import compare_results
 from pipeline.render.workbook_changes import HEADER_ROW, write_changes
 from pipeline.render.workbook_styles import Styles
-import rvgsrust_xlsxwriter as rx
+from pipeline.render.xlsx_backend import rx
 
 OLD = pd.DataFrame({"name": ["a", "b", "c"], "hardware": "h100", "bound": "memory",
                     "t_lower": [1.0, 1.0, 1.0], "D": [8754, 1, 1]})  # fmt: skip

@@ -6,21 +6,25 @@
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from pipeline.render.charts.data import RooflineData, SweepData
 from pipeline.render.charts.plan import Chart, PlannedChart, left_out_notice, plan_charts
-from pipeline.render.charts.roofline import roofline_figure
-from pipeline.render.charts.style import png_bytes
-from pipeline.render.charts.summary import summary_figure
 from pipeline.render.charts.summary_data import SummaryData
-from pipeline.render.charts.sweep import sweep_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["Chart", "PlannedChart", "figure", "left_out_notice", "plan_charts", "png"]
 
 
 def figure(data: RooflineData | SweepData | SummaryData) -> Figure:
-    """The Figure of one chart's data."""
+    """The Figure of one chart's data (matplotlib imported here, when a chart is drawn: a
+    command that draws none, such as `pipeline hardware`, never pays for it)."""
+    from pipeline.render.charts.roofline import roofline_figure
+    from pipeline.render.charts.summary import summary_figure
+    from pipeline.render.charts.sweep import sweep_figure
+
     if isinstance(data, RooflineData):
         return roofline_figure(data)
     if isinstance(data, SweepData):
@@ -32,4 +36,6 @@ def figure(data: RooflineData | SweepData | SummaryData) -> Figure:
 
 def png(data: RooflineData | SweepData | SummaryData) -> bytes:
     """One chart as PNG bytes (the same data gives the same bytes)."""
+    from pipeline.render.charts.style import png_bytes
+
     return png_bytes(figure(data))

@@ -1,0 +1,1 @@
+"""The report templates (Jinja2): the package `pipeline.templates`."""

@@ -1,1 +1,0 @@
-"""The report templates (Jinja2), shipped as the package `pipeline.templates`."""
