@@ -18,7 +18,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto
 
 soak: $(STAMP)
 	$(VENV)/bin/pytest -m soak
@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_xlsx_input.py
 	$(VENV)/bin/python benchmarks/bench_compare.py
 	$(VENV)/bin/python benchmarks/bench_dask.py
+	$(VENV)/bin/python benchmarks/bench_ab.py
 
 clean:
 	rm -rf $(VENV) output .pytest_cache

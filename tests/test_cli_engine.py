@@ -22,7 +22,10 @@ def test_help_says_what_the_engine_options_do():
         assert text in out
 
 
-def test_an_unreachable_scheduler_exits_1_with_its_address(tmp_path):
+def test_an_unreachable_scheduler_exits_1_with_its_address(tmp_path, monkeypatch):
+    from pipeline.engine import dask_run
+
+    monkeypatch.setitem(dask_run.run_dask.__kwdefaults__, "timeout", 1)  # not the 10 s default
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

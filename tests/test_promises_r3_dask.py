@@ -247,11 +247,12 @@ def test_p06_a_task_running_on_after_ctrl_c_never_brings_back_the_temp_folder(tm
     assert left_in(out) == []  # no temp folder made again
 
 
-def test_p12_partitions_are_submitted_as_workers_free_up_not_all_at_once(tmp_path, plain,
+@pytest.mark.parametrize("top", ["2000000", "9007199254740992"])  # 2^53: the old code hung
+def test_p12_partitions_are_submitted_as_workers_free_up_not_all_at_once(tmp_path, plain, top,
                                                                           monkeypatch):  # fmt: skip
-    """2,000,000 scenarios in 2,000 partitions: when the first completes, a few have been
-    built and submitted (2 per worker thread), not all 2,000 (nor 2^53 / 1,000)."""
-    path = write_scenarios(tmp_path, "name,op,hardware,B,D,F\nq,matmul,h100,1..2000000,64,64\n")
+    """2,000,000 (or 2^53) scenarios in partitions of 1,000: when the first completes, a few
+    have been built and submitted (2 per worker thread), not all of them."""
+    path = write_scenarios(tmp_path, f"name,op,hardware,B,D,F\nq,matmul,h100,1..{top},64,64\n")
     built = []
     real_part = Planned.part
 
@@ -270,6 +271,7 @@ def test_p12_partitions_are_submitted_as_workers_free_up_not_all_at_once(tmp_pat
     with pytest.raises(Enough) as stop:
         run_dask(path, tmp_path / "out", scheduler=plain.address, partition_rows=1000)
     assert 1 <= stop.value.args[0] <= 4  # one worker thread: two in flight, then one more
+    assert not (tmp_path / "out" / "s").exists()  # nothing left of the stopped run
 
 
 def test_p12_running_out_of_memory_on_the_client_never_advises_max_rows(tmp_path,

@@ -25,7 +25,6 @@ from pipeline.engine.dask_run import EngineError, run_dask  # noqa: E402
 from pipeline.engine.partition import FolderUnseen  # noqa: E402
 from pipeline.errors import OutputError  # noqa: E402
 from pipeline.model.catalog import load_catalog  # noqa: E402
-from pipeline.scenarios.plan import Planned  # noqa: E402
 from tests.helpers import pipeline_cmd, write_scenarios  # noqa: E402
 
 # 100,000 scenarios: a sweep row over two chips cut by every partition, single rows between
@@ -219,34 +218,6 @@ def test_the_runs_own_workers_keep_glibcs_malloc_thresholds(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=120)  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "[None]", done.stderr[-2000:]
-
-
-def test_a_sweep_of_2_to_the_53_starts_at_once_in_bounded_memory(tmp_path, cluster, monkeypatch):
-    """9,007,199,254,740,992 scenarios: partitions built as they are submitted, a few ahead
-    (2 per worker thread), so the first completes before the rest is even counted out."""
-    path = write_scenarios(
-        tmp_path, "name,op,hardware,B,D,F\nq,matmul,h100,1..9007199254740992,64,64\n"
-    )
-    built = []
-    real_part = Planned.part
-
-    def part(self, lo, hi):
-        built.append(lo)
-        return real_part(self, lo, hi)
-
-    class Enough(Exception):
-        pass
-
-    def first(merged, got):
-        raise Enough(got["rows"])
-
-    monkeypatch.setattr(Planned, "part", part)
-    monkeypatch.setattr(dask_run, "merge_partition", first)
-    with pytest.raises(Enough) as stop:
-        run_dask(path, tmp_path / "out", scheduler=cluster.scheduler_address, partition_rows=1000)
-    assert stop.value.args == (1000,)
-    assert built == [0, 1000, 2000, 3000]  # two worker threads, two partitions each
-    assert not (tmp_path / "out" / "s").exists()
 
 
 def test_workers_that_do_not_see_the_folder_are_named_with_the_fix(tmp_path, cluster, monkeypatch):

@@ -1,0 +1,86 @@
+"""A/B of the whole run against earlier commits: the same scenario file, every output, run
+by this checkout and by each REF in turn, start-up to exit.
+
+    .venv/bin/python benchmarks/bench_ab.py [--rows 1000000] [--repeat 2] [REF ...]
+
+Each REF (default b2290ee, the commit before the last seven issues, and HEAD's parent) is
+checked out into a temporary git worktree and run with this environment's Python
+(`python -m pipeline run FILE -o OUT -q` with the worktree as the working folder, so its
+own `pipeline` package is the one imported); the checkout itself runs as `HEAD+work`.
+The runs alternate (A B C A B C ...) so a busy machine slows them alike; the fastest of each
+is reported in seconds, scenarios per second and as a ratio to this checkout's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.generate import write  # noqa: E402
+
+
+def worktree(ref: str, where: Path) -> Path:
+    """`ref` checked out at `where`; an old layout's top-level templates/ made importable."""
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(where),
+                    ref], check=True)  # fmt: skip
+    if (where / "templates").is_dir() and not (where / "pipeline" / "templates").exists():
+        (where / "pipeline" / "templates").symlink_to(where / "templates")
+    return where
+
+
+def run_once(folder: Path, scenarios: Path, out: Path) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "run", str(scenarios), "-o", str(out), "-q"],
+        cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
+    )  # fmt: skip
+    took = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{folder}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("refs", nargs="*", default=["b2290ee", "HEAD~1"])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        scenarios = write(args.rows, tmp / "nightly.csv")
+        folders = {"HEAD+work": ROOT}
+        try:
+            for ref in args.refs:
+                folders[ref] = worktree(ref, tmp / f"wt-{len(folders)}")
+            times: dict[str, list[float]] = {name: [] for name in folders}
+            for round_ in range(args.repeat):
+                for name, folder in folders.items():
+                    took = run_once(folder, scenarios, tmp / "out")
+                    times[name].append(took)
+                    print(f"round {round_ + 1}: {name:>12} {took:6.2f} s", flush=True)
+        finally:
+            for folder in folders.values():
+                if folder != ROOT:
+                    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                    str(folder)], check=False)  # fmt: skip
+        here = min(times["HEAD+work"])
+        print(f"\n{args.rows:,} scenarios, every output, fastest of {args.repeat}:")
+        for name, got in times.items():
+            best = min(got)
+            print(f"  {name:>12}: {best:6.2f} s, {args.rows / best:10,.0f} scenarios/s, "
+                  f"{best / here:4.2f} x this checkout")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
