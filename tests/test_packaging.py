@@ -116,3 +116,15 @@ def test_the_editable_install_make_does_warns_of_nothing(tmp_path):
         if "Warning" in line or "careful" in line or "absent from" in line
     ]
     assert said == [], "\n".join(said)
+
+
+def test_a_missing_catalog_is_a_broken_install_not_a_traceback(monkeypatch, tmp_path):
+    from pipeline.model import catalog
+
+    monkeypatch.setattr(catalog, "builtin_catalog_path", lambda: tmp_path / "hardware.csv")
+    catalog._builtin.cache_clear()
+    try:
+        with pytest.raises(BrokenInstall, match=r"hardware\.csv\) cannot be read .*reinstall"):
+            catalog.load_catalog()
+    finally:
+        catalog._builtin.cache_clear()

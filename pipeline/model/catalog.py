@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import InvalidHardwareFile, described, printable, quoted
+from pipeline.errors import BrokenInstall, InvalidHardwareFile, described, printable, quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
 from pipeline.model.fleet import user_chip_warnings
 from pipeline.model.hardware_file import (
@@ -171,7 +171,13 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
 def _builtin() -> tuple[bytes, pd.DataFrame]:
     """The shipped catalog's bytes and chips, read once per process."""
     path = builtin_catalog_path()
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:  # an installation without its data files: never a traceback
+        raise BrokenInstall(
+            f"the hardware catalog ({path}) cannot be read ({exc.strerror or exc}): reinstall "
+            "roofline-pipeline"
+        ) from None
     cells, lines = read_csv_table(path, data)
     return data, _normalize(cells, path, lines, {}, toml=False)[0]
 
