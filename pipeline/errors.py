@@ -38,6 +38,9 @@ class OutputError(PipelineError):
 class BrokenInstall(PipelineError):
     """A data file the package ships is missing: the installation is incomplete."""
 
+    def __init__(self, message: str):
+        super().__init__(f"{message}; a file roofline-pipeline ships: reinstall it")
+
 
 class InvalidResults(PipelineError):
     """Results to compare cannot be used (missing, unreadable, a name twice)."""

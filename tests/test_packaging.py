@@ -94,7 +94,9 @@ def test_missing_sources_are_a_broken_install_not_an_empty_table(monkeypatch, tm
     monkeypatch.setattr(sources, "sources_folder", lambda: tmp_path / "gone")
     sources._shipped.cache_clear()
     try:
-        with pytest.raises(BrokenInstall, match="missing from this installation: reinstall"):
+        with pytest.raises(
+            BrokenInstall, match="sources .* are missing; a file roofline-pipeline ships: reinstall"
+        ):
             sources.load_sources()
     finally:
         sources._shipped.cache_clear()
@@ -124,7 +126,10 @@ def test_a_missing_catalog_is_a_broken_install_not_a_traceback(monkeypatch, tmp_
     monkeypatch.setattr(catalog, "builtin_catalog_path", lambda: tmp_path / "hardware.csv")
     catalog._builtin.cache_clear()
     try:
-        with pytest.raises(BrokenInstall, match=r"hardware\.csv\) cannot be read .*reinstall"):
+        with pytest.raises(
+            BrokenInstall,
+            match=r"hardware\.csv: no such file; a file roofline-pipeline ships: reinstall it",
+        ):
             catalog.load_catalog()
     finally:
         catalog._builtin.cache_clear()

@@ -171,13 +171,7 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
 def _builtin() -> tuple[bytes, pd.DataFrame]:
     """The shipped catalog's bytes and chips, read once per process."""
     path = builtin_catalog_path()
-    try:
-        data = path.read_bytes()
-    except OSError as exc:  # an installation without its data files: never a traceback
-        raise BrokenInstall(
-            f"the hardware catalog ({path}) cannot be read ({exc.strerror or exc}): reinstall "
-            "roofline-pipeline"
-        ) from None
+    data = read_bytes(path, BrokenInstall, "hardware catalog")  # missing: never a traceback
     cells, lines = read_csv_table(path, data)
     return data, _normalize(cells, path, lines, {}, toml=False)[0]
 

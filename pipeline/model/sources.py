@@ -179,10 +179,7 @@ def _shipped() -> pd.DataFrame:
     folder = sources_folder()
     rows = read_sources(folder)
     if rows.empty:
-        raise BrokenInstall(
-            f"the hardware catalog's sources ({folder}/<vendor>.csv) are missing from this "
-            "installation: reinstall roofline-pipeline"
-        )
+        raise BrokenInstall(f"the hardware catalog's sources ({folder}/<vendor>.csv) are missing")
     return rows
 
 
