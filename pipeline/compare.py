@@ -21,7 +21,7 @@ from pipeline.model.changes import (
 )
 from pipeline.record import Record
 from pipeline.render.changes import render_changes_html, write_changes_csv
-from pipeline.run.baseline import RESULTS_FILES, read_results_file
+from pipeline.run.baseline import read_results_file, results_in
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import TOOL, file_entries, read_manifest
 
@@ -141,13 +141,13 @@ def load_results(run: Run, role: str = "baseline") -> tuple[pd.DataFrame, str]:
     path = Path(run)
     label = printable(path)
     if path.is_dir():
-        found = [path / n for n in RESULTS_FILES if (path / n).is_file()]
-        if not found:
+        found = results_in(path)
+        if found is None:
             raise InvalidResults(
-                f"the {role} folder {label} has no results.parquet or results.csv; "
-                "give an output folder of `pipeline run`"
+                f"the {role} folder {label} has no results.parquet, results.csv or a Dask "
+                "run's results/; give an output folder of `pipeline run`"
             )
-        path = found[0]
+        path = found
     elif not path.exists():
         raise InvalidResults(f"the {role} {label} does not exist")
     frame = read_results_file(path, role)

@@ -34,6 +34,27 @@ def test_every_kind_of_run_gives_the_same_changes(runs):
         pd.testing.assert_frame_equal(pipeline.compare(a, b).table, expected)
 
 
+def test_a_dask_runs_folder_compares_and_serves_as_a_baseline(tmp_path):
+    """A Dask run keeps its rows in results/part-NNNNN.parquet: compare and --baseline read
+    them there, every part in order, as a local run's results.parquet."""
+    rows = [
+        dict(name=f"s{b}", B=b, D=8192, F=8192, op="matmul", hardware="v5e")
+        for b in (64, 512, 4096)
+    ]
+    local = pipeline.analyze(rows)
+    dask = tmp_path / "dask"
+    (dask / "results").mkdir(parents=True)
+    whole = local.results
+    whole.iloc[:2].to_parquet(dask / "results/part-00000.parquet", index=False)
+    whole.iloc[2:].to_parquet(dask / "results/part-00001.parquet", index=False)
+    assert pipeline.compare(dask, local).summary() == "3 compared: no changes"
+    moved = pipeline.analyze([{**r, "D": 2 * r["D"]} if r["B"] == 4096 else r for r in rows])
+    assert pipeline.compare(dask, moved).table["name"].unique().tolist() == ["s4096"]
+    from pipeline.run.baseline import read_baseline
+
+    assert read_baseline(dask)["name"].tolist() == ["s64", "s512", "s4096"]
+
+
 def test_repr_is_one_line(runs):
     base, old, new = runs
     c = pipeline.compare(base / "old", new)
@@ -50,7 +71,8 @@ def test_csv_only_folder_and_missing_or_malformed_baselines(runs, tmp_path):
     (only_csv / "results.csv").write_bytes((base / "old/results.csv").read_bytes())
     assert pipeline.compare(only_csv, new).changes.counts["bound"] == 1
     with pytest.raises(
-        InvalidResults, match="baseline folder .* has no results.parquet or results.csv"
+        InvalidResults,
+        match="baseline folder .* has no results.parquet, results.csv or a Dask run.s results/",
     ):
         pipeline.compare(tmp_path, new)
     with pytest.raises(InvalidResults, match="baseline .*nope does not exist"):

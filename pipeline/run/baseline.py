@@ -74,17 +74,27 @@ def check_baseline_dir(folder) -> Path:
     return path
 
 
-def read_baseline(folder) -> pd.DataFrame:
-    """The results of an earlier run's output folder: results.parquet, else results.csv;
-    BaselineError when the folder holds neither or the file cannot be read."""
-    path = check_baseline_dir(folder)
+def results_in(folder: Path) -> Path | None:
+    """Where an output folder keeps its results: results.parquet, else results.csv (a local
+    run), else results/ (a Dask run's part-NNNNN.parquet files); None when it has none."""
     for name in RESULTS_FILES:
-        if (path / name).is_file():
-            return read_results_file(path / name, "baseline", BaselineError)
-    raise BaselineError(
-        f"baseline {printable(path)} holds neither results.parquet nor results.csv; "
-        "give an earlier run's output folder"
-    )
+        if (folder / name).is_file():
+            return folder / name
+    parts = folder / "results"
+    return parts if parts.is_dir() and any(parts.glob("part-*.parquet")) else None
+
+
+def read_baseline(folder) -> pd.DataFrame:
+    """The results of an earlier run's output folder (results_in); BaselineError when the
+    folder holds none or they cannot be read."""
+    path = check_baseline_dir(folder)
+    found = results_in(path)
+    if found is None:
+        raise BaselineError(
+            f"baseline {printable(path)} holds neither results.parquet, results.csv nor a Dask "
+            "run's results/; give an earlier run's output folder"
+        )
+    return read_results_file(found, "baseline", BaselineError)
 
 
 def read_results_file(path: Path, role: str, error: type[InvalidResults] = InvalidResults):
@@ -95,15 +105,21 @@ def read_results_file(path: Path, role: str, error: type[InvalidResults] = Inval
     be read, lacks a column a comparison needs, repeats one, or holds text where a number
     belongs."""
     label = printable(path)
-    kind = path.suffix.lower()
+    kind = ".parquet" if path.is_dir() else path.suffix.lower()  # a folder: a Dask run's parts
+    if path.is_dir():
+        parts = sorted(path.glob("part-*.parquet"))
+        if not parts:
+            raise error(f"the {role} {label} is a folder without part-*.parquet files")
     if kind not in (".parquet", ".csv"):
         raise error(f"the {role} {label} is neither a results.parquet nor a results.csv file")
     try:
-        header = pq.read_schema(path).names if kind == ".parquet" else _csv_header(path)
+        schema_of = parts[0] if path.is_dir() else path
+        header = pq.read_schema(schema_of).names if kind == ".parquet" else _csv_header(path)
         _check_header(header, f"the {role} {label}", error)
         columns = compared_columns(header)
         if kind == ".parquet":
-            frame = pq.read_table(path, columns=columns).to_pandas()
+            source = parts if path.is_dir() else path  # the parts in order: file order
+            frame = pq.read_table(source, columns=columns).to_pandas()
         else:
             # names stay text ('NA', '007'); an empty number cell is missing, as written
             types = pacsv.ConvertOptions(
