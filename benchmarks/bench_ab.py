@@ -9,6 +9,11 @@ checked out into a temporary git worktree and run with this environment's Python
 own `pipeline` package is the one imported); the checkout itself runs as `HEAD+work`.
 The runs alternate (A B C A B C ...) so a busy machine slows them alike; the fastest of each
 is reported in seconds, scenarios per second and as a ratio to this checkout's.
+
+Each round also times the bare floors of the same work, in a process of their own: pandas
+reading the file (pyarrow engine), pyarrow writing the results as CSV and as Parquet, and
+rvgsrust-xlsxwriter dumping the workbook's Results rows (the first --workbook-rows, 100,000)
+with no formats. Issue 28 asks a whole run for at most 1.3 x their sum.
 """
 
 from __future__ import annotations
@@ -50,6 +55,32 @@ def run_once(folder: Path, scenarios: Path, out: Path) -> float:
     return took
 
 
+FLOORS = """
+import sys, time
+import pandas as pd, pyarrow as pa, pyarrow.csv as pcsv, pyarrow.parquet as pq
+import rvgsrust_xlsxwriter as rx
+scenarios, results, out = sys.argv[1:]
+t = time.perf_counter(); pd.read_csv(scenarios, engine="pyarrow"); read = time.perf_counter() - t
+table = pq.read_table(results)
+t = time.perf_counter(); pcsv.write_csv(table, out + ".csv"); csv = time.perf_counter() - t
+t = time.perf_counter(); pq.write_table(table, out + ".parquet"); parquet = time.perf_counter() - t
+rows = table.slice(0, 100_000)
+t = time.perf_counter()
+book = rx.Workbook(out + ".xlsx")
+book.add_worksheet("Results", constant_memory=True).write_dataframe(0, 0, rows)
+book.close()
+xlsx = time.perf_counter() - t
+print(read, csv, parquet, xlsx)
+"""
+
+
+def floors(scenarios: Path, results: Path, out: Path) -> list[float]:
+    """The bare floors (see the module), in seconds: read, CSV, Parquet, xlsx."""
+    done = subprocess.run([sys.executable, "-c", FLOORS, str(scenarios), str(results), str(out)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return [float(x) for x in done.stdout.split()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("refs", nargs="*", default=["b2290ee", "HEAD~1"])
@@ -64,11 +95,17 @@ def main() -> None:
             for ref in args.refs:
                 folders[ref] = worktree(ref, tmp / f"wt-{len(folders)}")
             times: dict[str, list[float]] = {name: [] for name in folders}
+            bare: list[list[float]] = []
             for round_ in range(args.repeat):
                 for name, folder in folders.items():
                     took = run_once(folder, scenarios, tmp / "out")
                     times[name].append(took)
                     print(f"round {round_ + 1}: {name:>12} {took:6.2f} s", flush=True)
+                    if name == "HEAD+work":
+                        results = tmp / "out" / "nightly" / "results.parquet"
+                        shutil.copy(results, tmp / "results.parquet")
+                bare.append(floors(scenarios, tmp / "results.parquet", tmp / "floor"))
+                print(f"round {round_ + 1}: {'floors':>12} {sum(bare[-1]):6.2f} s", flush=True)
         finally:
             for folder in folders.values():
                 if folder != ROOT:
@@ -80,6 +117,13 @@ def main() -> None:
             best = min(got)
             print(f"  {name:>12}: {best:6.2f} s, {args.rows / best:10,.0f} scenarios/s, "
                   f"{best / here:4.2f} x this checkout")  # fmt: skip
+        parts = [min(b[k] for b in bare) for k in range(4)]
+        named = ", ".join(f"{n} {v:.2f} s" for n, v in
+                          zip(("read", "csv", "parquet", "xlsx"), parts, strict=True))  # fmt: skip
+        print(
+            f"  floors: {sum(parts):.2f} s ({named}); this checkout is "
+            f"{here / sum(parts):.2f} x their sum (issue 28 asks at most 1.3 x)"
+        )
 
 
 if __name__ == "__main__":

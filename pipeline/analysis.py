@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from numbers import Integral
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from pipeline.errors import InvalidScenarios, described, printable, quoted
@@ -25,13 +24,13 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
     MAX_ROWS_LIMIT,
 )
-from pipeline.model.catalog import Catalog, catalog_frame, catalog_records, load_catalog
-from pipeline.model.overflow import refused_rows
-from pipeline.model.roofline import compute_record
-from pipeline.model.summary import summarize
+from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from, catalog_records
+from pipeline.model.overflow import refused_problems
+from pipeline.model.partial import chips_counted, computed, merge
+from pipeline.model.summary import finish
 from pipeline.names import slug
 from pipeline.record import Record, provenance
-from pipeline.render.format import plural
+from pipeline.render.format import count, plural
 from pipeline.render.notebook import render_analysis_html
 from pipeline.render.template_workbook import DEFAULT_PATH as DEFAULT_TEMPLATE
 from pipeline.render.template_workbook import write_template as write_template_workbook
@@ -41,7 +40,6 @@ from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
 
 Source = str | Path | pd.DataFrame | Sequence[dict]
-Hardware = str | Path | pd.DataFrame | Catalog | Sequence[str | Path | pd.DataFrame] | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,11 +48,12 @@ class Analysis(Record):
 
     def __repr__(self) -> str:
         s = self.summary
-        bounds = ", ".join(f"{b} {n:,}" for b, n in s.bounds.items())
+        bounds = ", ".join(f"{b} {count(n)}" for b, n in s.bounds.items())
         chips = ", ".join(str(h["name"]) for h in self.hardware)
         return (
-            f"<Analysis of {self.source}: {s.scenarios:,} scenarios ({bounds}) on {chips or '-'}; "
-            f"{s.rejected_rows:,} rejected rows, {len(self.warnings):,} warnings>"
+            f"<Analysis of {self.source}: {plural(s.scenarios, 'scenario')} ({bounds}) on "
+            f"{chips or '-'}; {plural(s.rejected_rows, 'rejected row')}, "
+            f"{plural(len(self.warnings), 'warning')}>"
         )
 
     def _repr_html_(self) -> str:
@@ -148,7 +147,7 @@ def analyze(
             raise ValueError(f"unknown encoding {quoted(encoding)} (e.g. cp1252, utf-16)") from None
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    catalog = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+    catalog = catalog_from(hardware)
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
@@ -158,19 +157,14 @@ def analyze(
     else:
         loaded = load_records(source, catalog, max_rows=max_rows, source=name or "rows")
     t1 = time.perf_counter()
-    results, facts = compute_record(loaded.frame)
-    # a row whose numbers float64 cannot hold (a time past 1.8e308 s) is refused like any other
-    lines = loaded.frame["line"].to_numpy()
-    loaded, results = refuse_rows(loaded, results, refused_rows(results))
-    if len(results) != len(facts):  # refused lines leave the facts too
-        facts = facts[np.isin(lines, loaded.frame["line"].to_numpy())].reset_index(drop=True)
+    results, facts, part, keep = computed(loaded.frame)
+    loaded = refuse_rows(loaded, keep, refused_problems(loaded.source, part.refused))
     if strict and loaded.problems:
         raise strict_refusal(loaded, catalog)
-    used = sorted(results["hardware"].astype(str).unique())
-    records = tuple(catalog_records(catalog, used))
-    summary = summarize(
-        results, list(records), loaded.source_rows, loaded.rejected_lines, len(loaded.problems),
-        loaded.frame["own_numbers"].to_numpy(), facts=facts,
+    records = tuple(catalog_records(catalog, chips_counted(part)))
+    summary = finish(
+        merge([part]), list(records), loaded.source_rows, loaded.rejected_lines,
+        len(loaded.problems),
     )  # fmt: skip
     return Analysis(
         **provenance(loaded, catalog.version),
@@ -200,13 +194,13 @@ def catalog(hardware: Hardware = None) -> pd.DataFrame:
     """The hardware catalog as a DataFrame (one row per chip, every number with its source
     and date), with `hardware` (as for analyze) added or overriding. It can be given back as
     `hardware=`, with values changed (rows left out are not removed: it overrides and adds)."""
-    chips = hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+    chips = catalog_from(hardware)
     return catalog_frame(chips)
 
 
 def load_hardware(hardware: Hardware = None) -> Catalog:
     """The catalog with `hardware` added, to share between several analyze() calls."""
-    return hardware if isinstance(hardware, Catalog) else load_catalog(_hardware(hardware))
+    return catalog_from(hardware)
 
 
 def write_template(
@@ -216,12 +210,3 @@ def write_template(
     catalog with `hardware` added on its Hardware sheet; refused when `path` exists, unless
     `force`. Returns the path."""
     return write_template_workbook(path, load_hardware(hardware), force=force)
-
-
-def _hardware(hardware: Hardware) -> list:
-    """`hardware=` as a list; load_catalog() refuses any item it cannot read (a dict, bytes)."""
-    if hardware is None:
-        return []
-    if isinstance(hardware, list | tuple):
-        return list(hardware)
-    return [hardware]

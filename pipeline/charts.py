@@ -13,6 +13,8 @@ from pipeline.errors import UnknownHardware, described, quoted
 from pipeline.model.catalog import did_you_mean
 from pipeline.model.chips import chips as chips_table
 from pipeline.model.chips import peak_dtype
+from pipeline.model.spellings import alias_map, spelling
+from pipeline.render import format as fmt
 from pipeline.render.charts import Chart, figure
 from pipeline.render.charts.chips import chips_figure
 from pipeline.render.charts.chips_data import chips_data
@@ -37,7 +39,7 @@ def summary(analysis: Analysis) -> Figure:
     data = summary_data(s.per_hardware)
     if not data.hardware:
         n = s.rejected_rows
-        rejected = f": {n:,} row{'' if n == 1 else 's'} rejected (see .problems)" if n else ""
+        rejected = f": {fmt.plural(n, 'row')} rejected (see .problems)" if n else ""
         data = replace(data, note=f"no scenarios to chart{rejected}")
     return figure(data)
 
@@ -121,20 +123,16 @@ def _chip(analysis: Analysis, hardware: str):
         n = analysis.summary.rejected_rows
         raise UnknownHardware(
             f"no scenario runs on {quoted(hardware)}: no scenario was computed "
-            f"({n:,} row{'' if n == 1 else 's'} rejected; see .problems)"
+            f"({fmt.plural(n, 'row')} rejected; see .problems)"
         )
-    spellings = {}
-    for rec in analysis.hardware:
-        spellings[str(rec["name"]).lower()] = str(rec["name"])
-        for alias in str(rec.get("aliases") or "").split(";"):
-            if alias.strip():
-                spellings[alias.strip().lower()] = str(rec["name"])
+    known = analysis.hardware
+    spellings = alias_map([r["name"] for r in known], [r.get("aliases") for r in known])
     results = chart_frame(analysis)
     used = set(results["hardware"].astype(str))
-    spellings.update({u.lower(): u for u in used})
-    name = spellings.get(hardware.strip().lower())
+    spellings.update({spelling(u): u for u in used})
+    name = spellings.get(spelling(hardware))
     if name is None or name not in used:
-        hint = did_you_mean(hardware.lower(), sorted(spellings))
+        hint = did_you_mean(spelling(hardware), sorted(spellings))
         raise UnknownHardware(
             f"no scenario runs on {quoted(hardware)}"
             + (f" (did you mean '{hint}'?)" if hint else "")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from pipeline.cli_support import input_line
 from pipeline.engine.cluster import DEFAULT_WORKER_WAIT, Progress, scheduler_problem
 from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
 from pipeline.errors import printable
@@ -29,7 +30,7 @@ ENGINE_OPTIONS = (
      "stopped by the run. The workers must see -o's folder (a shared file system)."}),
     ("--partition-rows", {"min": 1, "default": DEFAULT_PARTITION_ROWS, "help": "With "
      "--engine dask: scenarios per partition (one task, one Parquet file); at least "
-     f"{MIN_PARTITION_ROWS:,} in a run of more scenarios than that."}),
+     f"{fmt.count(MIN_PARTITION_ROWS)} in a run of more scenarios than that."}),
     ("--worker-wait", {"above": 0, "default": DEFAULT_WORKER_WAIT, "metavar": "SECONDS",
      "help": "With --engine dask: how long the run waits while the scheduler has no worker "
      "(none started yet, or all killed), the wait shown, before it stops with an error."}),
@@ -95,14 +96,10 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
             files = tuple(got.folder / f for f in ("report.html",) if options.report)
             runs.append(index_entry(got.record, Written(got.folder, files, ())))
             if not how["quiet"]:
-                b = got.record.summary.bounds
-                say(
-                    f"{printable(got.record.source)}: {fmt.plural(got.scenarios, 'scenario')} in "
-                    f"{fmt.plural(got.partitions, 'partition')} (compute-bound "
-                    f"{b['compute']:,}, memory-bound {b['memory']:,}, network-bound "
-                    f"{b['network']:,}), {fmt.plural(got.rejected_rows, 'rejected row')} -> "
-                    f"{printable(got.folder)}/ [{_written(got.files)}]"
-                )
+                say(input_line(
+                    got.record.source, got.scenarios, got.record.summary.bounds,
+                    got.rejected_rows, got.folder, _written(got.files), got.partitions,
+                ))  # fmt: skip
         if failed:
             status = 1
             runs.append(failed_entry(str(path), name, failed[0]))

@@ -4,18 +4,17 @@ folder name per input, each input's baseline folder, SIGTERM taken as Ctrl-C, an
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.errors import OutputError, PipelineError, printable, quoted
 from pipeline.model.chips import peak_dtype
+from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
 from pipeline.run.baseline import check_baseline_dir
+from pipeline.textfile import atomic_file
 
 
 def change_kinds(value: str | None) -> tuple[str, ...] | None:
@@ -95,17 +94,25 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
         shown = [p for p in written.files if p.parent == folder]
         charts = fmt.plural(len(written.files) - len(shown), "chart")
         files = ", ".join(p.name for p in shown) + f", {charts} in plots/"
-    bounds = ", ".join(f"{b}-bound {fmt.count(n)}" for b, n in s.bounds.items())
-    lines = [
-        f"{printable(analysis.source)}: {fmt.plural(s.scenarios, 'scenario')} ({bounds}), "
-        f"{fmt.plural(s.rejected_rows, 'rejected row')} -> {printable(folder)}/ "
-        f"[{printable(files)}]"
-    ]
+    lines = [input_line(analysis.source, s.scenarios, s.bounds, s.rejected_rows, folder, files)]
     lines += [f"  note: {printable(notice)}" for notice in written.notices]
     if verbose:
         timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
         lines.append(f"  seconds: {timings}")
     return lines
+
+
+def input_line(source, scenarios: int, bounds, rejected: int, folder: Path, files: str,
+               partitions: int | None = None) -> str:  # fmt: skip
+    """The line `pipeline run` prints for an input, on either engine: its scenarios (in how
+    many partitions, on Dask), how many are bound by what, the rejected rows, and the folder
+    with the files written."""
+    bound = ", ".join(f"{b}-bound {fmt.count(bounds[b])}" for b in BOUNDS)
+    parts = "" if partitions is None else f" in {fmt.plural(partitions, 'partition')}"
+    return (
+        f"{printable(source)}: {fmt.plural(scenarios, 'scenario')}{parts} ({bound}), "
+        f"{fmt.plural(rejected, 'rejected row')} -> {printable(folder)}/ [{printable(files)}]"
+    )
 
 
 def hardware_usage(names: tuple[str, ...], compare: bool, chart, dtype) -> str | None:
@@ -114,7 +121,7 @@ def hardware_usage(names: tuple[str, ...], compare: bool, chart, dtype) -> str |
         example = "--compare h100 tpu-v6e" + (" --chart rooflines.png" if chart else "")
         return f"{'--compare' if compare else '--chart'} needs chip names, e.g. {example}"
     if len(names) > 1 and not compare:
-        return f"{len(names)} chips given: add --compare to see them side by side"
+        return f"{fmt.plural(len(names), 'chip')} given: add --compare to see them side by side"
     if dtype is not None and chart is None:
         return "--dtype is the chart's dtype: give --chart PATH.png too"
     try:
@@ -172,12 +179,7 @@ def write_file(path: Path, data: bytes) -> None:
     if not folder.is_dir():
         raise OutputError(f"folder {printable(folder)} does not exist; create it first")
     try:
-        # a folder of its own: the file inside gets the user's usual permissions
-        spool = Path(tempfile.mkdtemp(dir=folder, prefix=f".{path.name}."))
-        try:
-            (spool / path.name).write_bytes(data)
-            os.replace(spool / path.name, path)
-        finally:
-            shutil.rmtree(spool, ignore_errors=True)
+        with atomic_file(path) as temp:
+            temp.write_bytes(data)
     except OSError as exc:
         raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc

@@ -20,8 +20,9 @@ from pipeline.model.changes import (
     compare_results,
 )
 from pipeline.record import Record
+from pipeline.render import format as fmt
 from pipeline.render.changes import render_changes_html, write_changes_csv
-from pipeline.run.baseline import read_results_file, results_in
+from pipeline.run.baseline import NO_RESULTS, read_results_file, results_in
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import TOOL, file_entries, read_manifest
 
@@ -47,10 +48,10 @@ class Comparison:
     def summary(self) -> str:
         """'1,035 compared: 3 changes (bound 1, t_lower 2)' or '1,035 compared: no changes'."""
         c = self.changes
-        found = ", ".join(f"{k} {c.counts[k]:,}" for k in KINDS if c.counts[k])
+        found = ", ".join(f"{k} {fmt.count(c.counts[k])}" for k in KINDS if c.counts[k])
         total = sum(c.counts.values())
-        text = f"{c.compared:,} compared: " + (
-            f"{total:,} change{'s' if total != 1 else ''} ({found})" if total else "no changes"
+        text = f"{fmt.count(c.compared)} compared: " + (
+            f"{fmt.plural(total, 'change')} ({found})" if total else "no changes"
         )
         if c.skipped:
             text += f"; skipped columns only one run has: {', '.join(c.skipped)}"
@@ -144,8 +145,7 @@ def load_results(run: Run, role: str = "baseline") -> tuple[pd.DataFrame, str]:
         found = results_in(path)
         if found is None:
             raise InvalidResults(
-                f"the {role} folder {label} has no results.parquet, results.csv or a Dask "
-                "run's results/; give an output folder of `pipeline run`"
+                f"the {role} folder {label} {NO_RESULTS}; give an output folder of `pipeline run`"
             )
         path = found
     elif not path.exists():

@@ -5,7 +5,6 @@ facade over it, adding write() (STYLE: the great-tables pattern, GTData low and 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from pipeline.errors import RowProblem
 from pipeline.model.ops import is_dim
 from pipeline.model.summary import Summary
 from pipeline.scenarios import Loaded
+from pipeline.textfile import sha256_of
 from pipeline.version import __version__
 
 
@@ -69,7 +69,7 @@ def provenance(loaded: Loaded, catalog_version: str) -> dict:
     data = loaded.data
     return {
         "source": loaded.source,
-        "source_sha256": hashlib.sha256(data).hexdigest() if data is not None else None,
+        "source_sha256": sha256_of(data) if data is not None else None,
         "tool_version": __version__,
         "catalog_version": catalog_version,
     }

@@ -1,14 +1,20 @@
-"""Reading a user's text file: regular files only, UTF-8 only, and when not, a message that
-says what the file looks like and where decoding failed."""
+"""Files: reading a user's text file (regular files only, UTF-8 only, and when not, a message
+that says what the file looks like and where decoding failed), a file's SHA-256, and writing
+a file in one step."""
 
 from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import os
 import re
+import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from pipeline.errors import PipelineError, printable
@@ -44,6 +50,39 @@ def read_bytes(path: Path, error: type[PipelineError], what: str) -> bytes:
             return fh.read()
     except OSError as exc:
         raise error(f"{printable(path)}: cannot read: {exc.strerror}") from exc
+
+
+def sha256_of(data: bytes) -> str:
+    """Hex SHA-256 of bytes (a file's, read already)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in blocks (any size)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+@contextmanager
+def atomic_file(path: Path, temp: Path | None = None) -> Iterator[Path]:
+    """`with atomic_file(path) as temp:` write temp; at a clean exit it replaces `path` in one
+    step (os.replace), so `path` is never half written; on an exception it is removed and
+    `path` left as it was. `temp`: the name to write, beside `path`; by default a file in a
+    folder of its own there, so it is made with the user's usual permissions."""
+    path = Path(path)
+    spool = None
+    if temp is None:
+        spool = Path(tempfile.mkdtemp(dir=path.absolute().parent, prefix=f".{path.name}."))
+        temp = spool / path.name
+    try:
+        yield temp
+        os.replace(temp, path)
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
+        else:
+            with suppress(OSError):  # a read-only folder refuses even this: nothing was left
+                temp.unlink(missing_ok=True)
 
 
 def decode_utf8(

@@ -27,11 +27,12 @@ def test_run_book_scenarios(tmp_path):
     assert result.stdout == (
         f"{BOOK_SCENARIOS}: 1,035 scenarios (compute-bound 669, memory-bound 365, "
         f"network-bound 1), 0 rejected rows -> {run_dir}/ "
-        "[results.csv, results.parquet, manifest.json]\n"
+        "[results.csv, results.parquet, summary.json, manifest.json]\n"
     )
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["rows"]["scenarios"] == 1035 and manifest["rows"]["source_rows"] == 13
-    assert {f["path"] for f in manifest["files"]} == {"results.csv", "results.parquet"}
+    assert {f["path"] for f in manifest["files"]} == {"results.csv", "results.parquet",
+                                                      "summary.json"}  # fmt: skip
     assert len(manifest["input_sha256"]) == 64
     assert set(manifest["timings_seconds"]) >= {"load", "compute", "results", "total"}
 
@@ -45,6 +46,7 @@ def test_full_run_writes_every_output(tmp_path):
     assert names == {
         "results.csv",
         "results.parquet",
+        "summary.json",
         "workbook.xlsx",
         "report.html",
         "manifest.json",

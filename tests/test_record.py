@@ -78,6 +78,9 @@ def test_latency_floor_of_a_v5e_allgather(collectives):
     assert facts.loc["v5e_allgather_2GB_16", "latency_floor"] == pytest.approx(8e-6)
     # an AllReduce has two phases, each with the floor
     assert facts.loc["v5e_allreduce_2GB_16", "latency_floor"] == pytest.approx(16e-6)
+    # each leaves it at 45 kB per chip, V = 720 kB over 16 chips: where V / W_bidi = 8 us
+    assert facts.loc["v5e_allgather_2GB_16", "latency_knee"] == pytest.approx(720e3)
+    assert facts.loc["v5e_allreduce_2GB_16", "latency_knee"] == pytest.approx(720e3)
 
 
 def test_network_intensity_of_a_sharded_matmul():

@@ -1,5 +1,6 @@
 """Reading a user's text file: regular files only, UTF-8 only (with a message naming what the
-file looks like and where decoding failed), small CSVs with their editor line numbers."""
+file looks like and where decoding failed), small CSVs with their editor line numbers; a
+file's SHA-256; writing a file in one step."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import sys
 import pytest
 
 from pipeline.errors import ScenarioFileError
-from pipeline.textfile import csv_rows, decode_as, decode_utf8, read_bytes
+from pipeline.textfile import (
+    atomic_file,
+    csv_rows,
+    decode_as,
+    decode_utf8,
+    file_sha256,
+    read_bytes,
+    sha256_of,
+)
 
 WHAT = "scenario file"
 
@@ -122,3 +131,36 @@ def test_decode_as_reads_a_named_encoding_and_says_where_it_fails(tmp_path):
         f"{tmp_path / 's.csv'}:3: not cp1252: byte 0x81 has no character in it; give the "
         "file's encoding with --encoding (utf-8, cp1252, ...)"
     )
+
+
+def test_a_files_sha256_is_that_of_its_bytes(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"abc")
+    digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert file_sha256(path) == sha256_of(b"abc") == digest
+
+
+def test_an_atomic_file_replaces_whole_or_not_at_all(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    with atomic_file(path) as temp:
+        temp.write_text("new")
+        assert path.read_text() == "old"
+    assert path.read_text() == "new"
+    with pytest.raises(RuntimeError), atomic_file(path) as temp:
+        temp.write_text("half")
+        raise RuntimeError
+    assert path.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temp file left
+
+
+def test_an_atomic_file_writes_a_named_temp_beside_it(tmp_path):
+    path, temp = tmp_path / "index.html", tmp_path / ".index.html.tmp"
+    with pytest.raises(OSError), atomic_file(path, temp) as t:
+        assert t == temp
+        t.write_text("x")
+        raise OSError
+    assert not temp.exists() and not path.exists()
+    with atomic_file(path, temp) as t:
+        t.write_text("x")
+    assert path.read_text() == "x" and not temp.exists()

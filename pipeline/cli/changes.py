@@ -9,6 +9,7 @@ import click
 
 import pipeline
 from pipeline.cli.options import errors, output_folder
+from pipeline.compare import DEFAULT_THRESHOLD
 from pipeline.errors import printable
 
 
@@ -16,8 +17,9 @@ from pipeline.errors import printable
 @click.argument("baseline", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", default="changes", show_default=True, callback=output_folder)
-@click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
-              show_default=True, help="A t_lower change is new/old outside 1 ± this.")  # fmt: skip
+@click.option("--threshold", type=click.FloatRange(0, 1, max_open=True),
+              default=DEFAULT_THRESHOLD, show_default=True,
+              help="A t_lower change is new/old outside 1 ± this.")  # fmt: skip
 @click.option("--fail-on", help="Kinds that count for the exit status, e.g. bound,fits.")
 def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_on) -> None:
     """Diff runs BASELINE and NEW (folders or results files): exit 0 same, 1 changed, 2 error.
@@ -26,8 +28,8 @@ def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_
     be, hold or lie inside BASELINE or NEW: a compared run is only read.
     """
     if threshold != threshold:  # NaN passes click's range check
-        raise click.BadParameter("is not a number; give a fraction in [0, 1), e.g. 0.05",
-                                 param_hint="'--threshold'")  # fmt: skip
+        raise click.BadParameter(f"is not a number; give a fraction in [0, 1), e.g. "
+                                 f"{DEFAULT_THRESHOLD}", param_hint="'--threshold'")  # fmt: skip
     status = 2
     with errors("compare the runs' results.parquet files, or runs of fewer scenarios"):
         kinds = pipeline.cli_support.change_kinds(fail_on)

@@ -9,7 +9,6 @@ Dask is imported (engine.cluster) only when this engine runs: the local engine n
 from __future__ import annotations
 
 import codecs
-import json
 import math
 import os
 import shutil
@@ -37,16 +36,15 @@ from pipeline.engine.merge import Merged, merge_partition
 from pipeline.engine.partition import FolderUnseen, compute_partition, part_name
 from pipeline.engine.views import dask_notice, dask_record
 from pipeline.errors import RowProblem, described, printable, quoted
-from pipeline.model.catalog import Catalog, load_catalog
+from pipeline.model.catalog import Catalog, catalog_from
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.tables import write_csv
 from pipeline.run.folder import OutputFolder
-from pipeline.run.manifest import file_entries
+from pipeline.run.manifest import engine_entry, file_entries, write_manifest
 from pipeline.run.write import Options, write_views
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.expand import idle_chip_words, merge_idle
-from pipeline.version import __version__
 
 __all__ = ["CONNECT_TIMEOUT", "DEFAULT_WORKER_WAIT", "DaskRun", "EngineError", "run_dask"]
 
@@ -105,10 +103,7 @@ def run_dask(
     wait_left)` is called as partitions complete, and while it waits for a worker."""
     args = dict(locals())
     _check_arguments(args)
-    catalog = hardware if isinstance(hardware, Catalog) else load_catalog(
-        [] if hardware is None else list(hardware) if isinstance(hardware, list | tuple)
-        else [hardware]
-    )  # fmt: skip
+    catalog = catalog_from(hardware)
     module = dask_module()
     try:
         return _run(module, Path(path), Path(out_dir), catalog, args)
@@ -165,51 +160,29 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
                     f"{printable(exc.args[0])}: every worker must see -o's folder at the same "
                     "path (a shared file system)"
                 ) from None
-        problems = (*loaded.problems, *merged.refused_problems(loaded.source))
         lines = plan.frame["line"].to_numpy()[plan.valid]
         per_line = pd.Series(plan.counts[plan.valid]).groupby(lines).sum()
         idle = merge_idle(merged.idle, {int(k): int(v) for k, v in per_line.items()})
         warnings = (*catalog.warnings, *loaded.warnings, *idle_chip_words(idle, path))
-        errors = pd.DataFrame(
-            [(p.line, p.name, p.column, p.reason) for p in problems],
-            columns=["line", "name", "column", "reason"],
-        )
-        if len(errors):
-            write_csv(errors, tmp / "errors.csv")
-        rejected = len({p.line for p in problems})
-        summary = merged.summary(total, partitions)
-        (tmp / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
         timings = {"load": t_load, "compute": time.perf_counter() - t0 - t_load}
-        record = dask_record(merged, loaded, catalog, problems, warnings, started, timings)
+        record, _ = dask_record(merged.partial, loaded, catalog, warnings, started, timings)
+        problems = record.problem_list
+        if problems:
+            write_csv(record.problems, tmp / "errors.csv")
         first = [dask_notice(record, partitions)]
         _, notices, _ = write_views(
             record, tmp, options, target.name, lambda stage: None, tables=False, notices=first
         )
         entries = _entries(tmp, merged)
-        manifest = {
-            "tool": "roofline-pipeline",
-            "engine": "dask",
-            "run_name": target.name,
-            "input_path": str(path),
-            "started": started,
-            "tool_version": __version__,
-            "catalog_version": catalog.version,
-            "source_rows": loaded.source_rows,
-            "scenarios": merged.rows,
-            "rejected_rows": rejected,
-            "partitions": merged.partition_list(),
-            "warnings": list(warnings),
-            "notices": notices,
-            "files": entries,
-            "timings_seconds": {"total": round(time.perf_counter() - t0, 3)},
-        }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
+        timings["total"] = time.perf_counter() - t0
+        write_manifest(tmp, record, target.name, notices, entries, timings,
+                       engine=engine_entry("dask", merged.partition_list()))  # fmt: skip
     return DaskRun(
         folder=target,
         scenarios=merged.rows,
         partitions=partitions,
         source_rows=loaded.source_rows,
-        rejected_rows=rejected,
+        rejected_rows=record.summary.rejected_rows,
         problems=problems,
         warnings=warnings,
         merged=merged,
@@ -252,7 +225,7 @@ def _check_arguments(args: dict) -> None:
             f"partition_rows must be a whole number (int) of 1 or more, not {described(rows)}"
         )
     if rows < 1:
-        raise ValueError(f"partition_rows must be 1 or more, not {rows:,}")
+        raise ValueError(f"partition_rows must be 1 or more, not {fmt.count(rows)}")
     for label in ("csv", "force", "strict"):
         if not isinstance(args[label], bool):
             raise TypeError(f"{label} must be True or False, not {described(args[label])}")
@@ -268,7 +241,7 @@ def _check_arguments(args: dict) -> None:
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)):
         raise TypeError(f"workers must be a whole number (int) or None, not {described(workers)}")
     if workers is not None and workers < 1:
-        raise ValueError(f"workers must be 1 or more, not {workers:,}")
+        raise ValueError(f"workers must be 1 or more, not {fmt.count(workers)}")
     for label in ("timeout", "worker_wait"):
         value = args[label]
         if isinstance(value, bool) or not isinstance(value, Real):

@@ -25,6 +25,7 @@ from pipeline.model.hardware_file import (
     read_frame_table,
     read_toml_table,
 )
+from pipeline.model.spellings import alias_map, spelling, split_aliases, union_aliases
 from pipeline.textfile import read_bytes
 
 # ici: TPU inter-chip interconnect; nvlink: NVIDIA's; xgmi: AMD Infinity Fabric between GPUs;
@@ -92,11 +93,11 @@ class Catalog:
 
     def resolve(self, text: str) -> str | None:
         """Canonical chip name for a case-insensitive name or alias, or None."""
-        return self.aliases.get(text.strip().lower())
+        return self.aliases.get(spelling(text))
 
     def suggest(self, text: str) -> str | None:
         """The closest known name or alias, for did-you-mean messages."""
-        return did_you_mean(text.strip().lower(), list(self.aliases))
+        return did_you_mean(spelling(text), list(self.aliases))
 
     def links_of(self, name: str) -> list[str]:
         """Links this chip has a bandwidth for."""
@@ -109,6 +110,18 @@ HARDWARE_ACCEPTED = (
     "pipeline.catalog() returns), a Catalog (pipeline.load_hardware()) or a list of them"
 )
 Given = str | Path | pd.DataFrame | Catalog
+Hardware = Given | Sequence[Given] | None  # `hardware=` of analyze(), catalog(), run_dask(), ...
+
+
+def catalog_from(hardware: Hardware) -> Catalog:
+    """The catalog `hardware=` asks for: a Catalog as it is, else the built-in one with each
+    file, frame or catalog given (one, or a list) added; load_catalog() refuses an item it
+    cannot read (a dict, bytes)."""
+    if isinstance(hardware, Catalog):
+        return hardware
+    if hardware is None:
+        return load_catalog()
+    return load_catalog(list(hardware) if isinstance(hardware, list | tuple) else [hardware])
 
 
 def did_you_mean(text: str, choices: list[str]) -> str | None:
@@ -152,14 +165,15 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
             cells, lines = _read_user_file(path, data)
         else:
             raise TypeError(f"{HARDWARE_ACCEPTED}; got {described(given)}")
-        user, where = _normalize(cells, path, lines, _alias_map(base), toml=_is_toml(path))
+        known = alias_map(base.index, base["aliases"])
+        user, where = _normalize(cells, path, lines, known, toml=_is_toml(path))
         warnings += user_chip_warnings(user, base, where)  # the shipped catalog's: its tests
         base = _merge(base, user, where, path)
         sources.append(str(path))
     _check_complete(base, sources[-1] if len(sources) > 1 else str(base_path))
     return Catalog(
         chips=base,
-        aliases=_alias_map(base),
+        aliases=alias_map(base.index, base["aliases"]),
         version=f"{base['as_of'].max()}+{digest.hexdigest()[:10]}",
         sources=tuple(sources),
         files=tuple(files),
@@ -268,7 +282,7 @@ def _normalize(
             f"{where(i)}: column default_link: {quoted(out['default_link'].iat[i])} is not one of "
             + ", ".join(LINKS)
         )
-    aliases = [_split_aliases(a) for a in out["aliases"]]
+    aliases = [split_aliases(a) for a in out["aliases"]]
     problems += clash_problems(written, aliases, known, at)
     if problems:
         raise InvalidHardwareFile("invalid hardware file:\n  " + "\n  ".join(problems))
@@ -283,13 +297,13 @@ def _merge(
     An alias already taken by another chip is an error at the user's line that gave it.
     The rows are merged as dicts and the table built once: growing it a row at a time copies
     it each time (4,000 chips took over a minute)."""
-    aliases = _alias_map(base)
+    aliases = alias_map(base.index, base["aliases"])
     known = set(base.index)
     changed: dict[str, dict] = {}  # chip -> its fields after this file, in the order met
     for name, fields in zip(user.index, user.to_dict("records"), strict=True):
         target = aliases.get(str(name), str(name))
         given = {k: v for k, v in fields.items() if not (pd.isna(v) or v == "")}
-        for alias in _split_aliases(given.get("aliases", "")):
+        for alias in split_aliases(given.get("aliases", "")):
             owner = aliases.get(alias)
             if owner is not None and owner != target:
                 raise InvalidHardwareFile(
@@ -302,7 +316,7 @@ def _merge(
         if target in changed or target in known:
             row = changed.get(target) or base.loc[target].to_dict()
             if "aliases" in given:  # a user's aliases add to the catalog's, never drop one
-                given["aliases"] = _union_aliases(row["aliases"], given["aliases"])
+                given["aliases"] = union_aliases(row["aliases"], given["aliases"])
             if "source" not in given:
                 given["source"] = f"{row['source']}; overridden by {path}"
             changed[target] = {**row, **given}
@@ -356,27 +370,6 @@ def _check_complete(chips: pd.DataFrame, origin: str) -> None:
         raise InvalidHardwareFile(
             f"hardware catalog incomplete ({origin}):\n  " + "\n  ".join(problems)
         )
-
-
-def _split_aliases(text: str) -> list[str]:
-    return [a for a in (part.strip().lower() for part in str(text).split(";")) if a]
-
-
-def _union_aliases(old: str, new: str) -> str:
-    """Both alias lists, in order, each spelling once (case-insensitively)."""
-    kept: dict[str, str] = {}
-    for part in f"{old};{new}".split(";"):
-        kept.setdefault(part.strip().lower(), part.strip())
-    return ";".join(text for low, text in kept.items() if low)
-
-
-def _alias_map(chips: pd.DataFrame) -> dict[str, str]:
-    """Every lower-case name and alias -> its chip (clashes were refused when read)."""
-    mapping = {str(name): str(name) for name in chips.index}
-    for name, aliases in chips["aliases"].items():
-        for alias in _split_aliases(aliases):
-            mapping.setdefault(alias, str(name))
-    return mapping
 
 
 def catalog_records(catalog: Catalog, names: list[str] | None = None) -> list[dict]:

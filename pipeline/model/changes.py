@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import InvalidResults, described, printable, quoted
+from pipeline.model.dtypes import DTYPE_COLUMNS
 
 KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
 COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes")
@@ -25,7 +26,7 @@ DEFAULT_THRESHOLD = 0.05
 # the inputs a scenario's result depends on, besides its dims (single capital letters)
 CAUSES = (
     "op", "einsum", "bytes", "hardware",
-    "x_dtype", "y_dtype", "out_dtype", "compute_dtype",
+    *DTYPE_COLUMNS,
     "chips", "shard", "link",
     "compute_efficiency", "hbm_efficiency", "network_efficiency",
     "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
@@ -88,7 +89,9 @@ def check_threshold(threshold) -> float:
     if isinstance(threshold, bool) or not isinstance(threshold, Real):
         raise TypeError(f"threshold must be a number in [0, 1), not {described(threshold)}")
     if not 0 <= threshold < 1:  # NaN fails both comparisons
-        raise ValueError(f"threshold must be a number in [0, 1), e.g. 0.05, not {threshold!r}")
+        raise ValueError(
+            f"threshold must be a number in [0, 1), e.g. {DEFAULT_THRESHOLD}, not {threshold!r}"
+        )
     return float(threshold)
 
 

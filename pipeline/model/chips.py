@@ -5,27 +5,26 @@ link's one-way bandwidth, latency and reach."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
 from pipeline.errors import UnknownHardware, described, quoted
-from pipeline.model.catalog import Catalog, Given, did_you_mean, load_catalog
+from pipeline.model.catalog import Catalog, Hardware, catalog_from, did_you_mean, load_catalog
 from pipeline.model.dtypes import PEAK_FAMILIES, canonical_dtype, known_dtype_names, peak_family
+from pipeline.model.roofs import ridge_point
 
 TEXT_ROWS = ("vendor", "architecture")
 LINK_ROWS = ("default_link", "link_bandwidth", "link_topology", "link_latency", "link_reach")
 
 
-def chips(
-    names: str | Iterable[str], hardware: Given | Sequence[Given] | None = None
-) -> pd.DataFrame:
+def chips(names: str | Iterable[str], hardware: Hardware = None) -> pd.DataFrame:
     """The chosen chips side by side: fields as rows (vendor, architecture, HBM, peak_<dtype>
     and ridge_<dtype> for every dtype any of them has, the default link), a column per chip
     (its catalog name, in the order given), SI units, NaN where a chip has no value.
     `hardware`: files, frames or a Catalog adding or overriding chips, as for analyze()."""
-    catalog = hardware if isinstance(hardware, Catalog) else load_catalog(_given(hardware))
+    catalog = catalog_from(hardware)
     return chip_table(catalog, resolve_chips(catalog, names))
 
 
@@ -71,7 +70,7 @@ def chip_table(catalog: Catalog, names: list[str]) -> pd.DataFrame:
     for f in peaks:
         fields[f"peak_{f}"] = rows[f"peak_{f}"].to_numpy(dtype=float)
     for f in peaks:  # the book's critical intensity: where the HBM slope meets the peak
-        fields[f"ridge_{f}"] = fields[f"peak_{f}"] / bandwidth
+        fields[f"ridge_{f}"] = ridge_point(fields[f"peak_{f}"], bandwidth)
     fields["default_link"] = link
     for part in LINK_ROWS[1:]:
         fields[part] = _link_field(rows, link, part.removeprefix("link_"))
@@ -88,12 +87,6 @@ def _link_field(rows: pd.DataFrame, link: np.ndarray, part: str) -> np.ndarray:
         if name:
             out[i] = rows[f"{name}_{part}"].iat[i]
     return out
-
-
-def _given(hardware) -> list:
-    if hardware is None:
-        return []
-    return list(hardware) if isinstance(hardware, list | tuple) else [hardware]
 
 
 def peak_dtype(dtype: str) -> str:

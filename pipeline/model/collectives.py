@@ -44,6 +44,27 @@ def collective_time(
     return np.where(phases > 0, phases * np.maximum(per_phase, floor), 0.0)
 
 
+def latency_knee(
+    chips: np.ndarray,
+    bandwidth: np.ndarray,
+    topology: np.ndarray,
+    latency: np.ndarray,
+    phases: np.ndarray,
+    all_to_all: np.ndarray | bool = False,
+) -> np.ndarray:
+    """The V (bytes) at which a collective stops being latency-bound: where a phase's
+    bandwidth time (linear in V, as collective_time has it) meets its floor, the hop latency x
+    N / 2 (book: v5e ICI, 45 kB per chip: 720 kB over 16 chips). NaN for no collective or no
+    known hop latency; inf when the time never leaves the floor (one chip through a switch)."""
+    ring = topology if topology.dtype == bool else topology == "ring"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_byte = np.where(ring, 1.0 / (2.0 * bandwidth), (chips - 1) / (chips * bandwidth))
+        share = np.where(ring, 0.25, 1.0 / chips)
+        per_byte = np.where(all_to_all, per_byte * share, per_byte)
+        knee = (latency * chips / 2.0) / per_byte
+    return np.where((phases > 0) & (latency > 0), knee, np.nan)
+
+
 def collective_footprint(kind: np.ndarray, volume: np.ndarray, chips: np.ndarray) -> np.ndarray:
     """Per-chip bytes a collective row holds, input and output (as an op's operands and
     output): AllGather V/N in, V out; ReduceScatter V in, V/N out; AllReduce V in, V out;

@@ -27,6 +27,11 @@ ALIASES: dict[str, str] = {
     "float": "fp32",
 }
 
+# a scenario's dtypes, a column each: X's, Y's and the output's (they size the bytes), and
+# the one the math runs in (it picks the peak)
+TENSOR_DTYPES = ("x_dtype", "y_dtype", "out_dtype")
+DTYPE_COLUMNS = (*TENSOR_DTYPES, "compute_dtype")
+
 PEAK_FAMILIES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 
 

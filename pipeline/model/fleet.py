@@ -15,6 +15,7 @@ import pandas as pd
 from pipeline.errors import quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
 from pipeline.model.sources import TEXT, catalog_value, field_rule, parse_printed
+from pipeline.model.spellings import alias_map
 
 # The peak_<dtype> families each architecture has hardware (matrix or vector units) for:
 # - TPUs v3 to v6e: bf16 and int8, the two columns How to Scale Your Model (Part 2, TPUs, spec
@@ -285,7 +286,7 @@ def user_chip_warnings(
     or ''), each at its FILE:LINE (`where`): the figures compared with the catalog chip of the
     same name or alias, else the one whose name is the longest prefix of the user's (sparse?
     bidirectional? GiB?), then the catalog's own checks (units, ridge points, reach)."""
-    names = _spellings(catalog_chips)
+    names = alias_map(catalog_chips.index, catalog_chips["aliases"])
     warnings = []
     for key, user_row in user.iterrows():  # a handful of chips
         name = str(key)
@@ -335,16 +336,6 @@ def _compared(name: str, given: dict, ref_name: str | None, ref: pd.Series | Non
                 f"{question}"
             )
     return out
-
-
-def _spellings(chips: pd.DataFrame) -> dict[str, str]:
-    """Every lower-case name and alias of the catalog -> its chip."""
-    found = {str(name): str(name) for name in chips.index}
-    for name, aliases in chips["aliases"].items():
-        for alias in str(aliases).split(";"):
-            if alias.strip():
-                found.setdefault(alias.strip().lower(), str(name))
-    return found
 
 
 def _longest_prefix(name: str, spellings: dict[str, str]) -> str | None:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import InvalidHardwareFile, printable, quoted
+from pipeline.model.spellings import spelling
 from pipeline.textfile import csv_rows, decode_utf8
 
 # what printable() escapes (C0, DEL, C1, U+2028/9, the bidirectional controls): refused in
@@ -140,7 +141,7 @@ def read_toml_table(path: Path, data: bytes) -> Table:
             first.setdefault(low, key)
             row[low] = value
         given = row.pop("name", table)
-        if str(given).strip().lower() != table.strip().lower():
+        if spelling(given) != spelling(table):
             problems.append(
                 f"{name} [{printable(table)}]: key name: {quoted(given)} differs from the "
                 "table's name; a TOML chip is named by its [header]: remove the name key"
@@ -259,13 +260,13 @@ def clash_problems(
     owner: dict[str, tuple[int, str]] = {}
     problems = []
     for j, name in enumerate(names):
-        low = name.strip().lower()
+        low = spelling(name)
         chip = known.get(low, low)
-        spellings = [(chip, "name"), (low, "name"), *((a, "aliases") for a in aliases[j])]
-        for spelling, col in spellings:
-            if not spelling:
+        forms = [(chip, "name"), (low, "name"), *((a, "aliases") for a in aliases[j])]
+        for form, col in forms:
+            if not form:
                 continue
-            i, first = owner.setdefault(spelling, (j, col))
+            i, first = owner.setdefault(form, (j, col))
             if i == j:
                 continue
             if col == first == "name":
@@ -277,7 +278,7 @@ def clash_problems(
             else:
                 what = "the name" if first == "name" else "an alias"
                 problems.append(
-                    f"{at(j)}: column {col}: {quoted(spelling)} is already {what} of chip "
+                    f"{at(j)}: column {col}: {quoted(form)} is already {what} of chip "
                     f"{quoted(names[i])} at {at(i)}; a chip is given once per file, an alias "
                     "to one chip"
                 )

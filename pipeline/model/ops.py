@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.model.dtypes import DTYPE_COLUMNS
+
 NAMED_OPS: dict[str, str] = {
     "matmul": "BD,DF->BF",
     "dot": "N,N->",
@@ -16,7 +18,7 @@ CUSTOM = "custom"
 DIM = re.compile(r"^[A-Z]$")  # a dim column: one ASCII capital letter (not 'À')
 # the columns whose cells may list values too (`h100|h200`, `bf16|fp8`, `1|2|4|8`): the fleet
 # axes of a series, swept before its dims (docs/input.md#sweeping-the-fleet)
-FLEET = ("hardware", "dtype", "x_dtype", "y_dtype", "out_dtype", "compute_dtype", "chips")
+FLEET = ("hardware", "dtype", *DTYPE_COLUMNS, "chips")
 
 
 def is_dim(column: object) -> bool:

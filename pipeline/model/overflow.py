@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.errors import RowProblem, quoted
+
 PAST = "is past the largest float64 (about 1.8e308): the tool refuses numbers it cannot hold"
 # each time: (column, its work, the work's unit, the efficiency, the nominal rate, its unit)
 TIMES = (
@@ -26,6 +28,68 @@ RATIOS = (
     ("critical_intensity", "hbm_bandwidth", "compute rate", "HBM rate"),
     ("measured_over_predicted", "measured_seconds", "measured_seconds", "t_lower"),
 )
+
+
+# the input columns a refusal can blame, in the order of the frame's `given` bits (a row
+# gives a value in BLAMED[k] when bit k is set); one the row left blank came from its chip
+BLAMED = ("peak_flops", "hbm_bandwidth", "link_bandwidth", "compute_efficiency",
+          "hbm_efficiency", "network_efficiency", "bytes", "measured_seconds")  # fmt: skip
+REFUSED_COLUMNS = ["line", "name", "series", "column", "reason", "points"]
+
+
+def refusals(frame: pd.DataFrame, results: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """The one refusal rule of both engines: which of `results` (computed from scenario rows
+    `frame`, row for row) to keep, and per input line with a refused scenario its first one
+    (line, name, series), the column to blame, why, and how many of its scenarios the model
+    refused (`points`). Only the refused scenarios leave: a line's other scenarios (another
+    chip of its fleet list, the sweep points that fit in float64) are computed. The column is
+    the one the number came from when the row gave it, else `hardware` (its chip gave it)."""
+    refused = refused_rows(results)
+    keep = np.ones(len(results), dtype=bool)
+    if refused.empty:
+        return keep, pd.DataFrame(columns=REFUSED_COLUMNS)
+    at = refused.index.to_numpy()
+    keep[at] = False
+    given = frame["given"].to_numpy()[at] if "given" in frame else np.zeros(len(at), np.int16)
+    column = refused["column"].to_numpy(dtype=object)
+    bit = np.asarray([BLAMED.index(c) if c in BLAMED else -1 for c in column])
+    gave = (bit >= 0) & ((given >> np.maximum(bit, 0)) & 1).astype(bool)
+    table = pd.DataFrame(
+        {
+            "line": frame["line"].to_numpy()[at].astype(np.int64),
+            "name": results["name"].astype(str).to_numpy()[at],
+            "series": results["series"].astype(str).to_numpy()[at],
+            "column": np.where(gave, column, "hardware"),
+            "reason": refused["reason"].to_numpy(dtype=object),
+            "points": np.ones(len(at), dtype=np.int64),
+        }
+    )
+    return keep, merge_refused([table])
+
+
+def merge_refused(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Refusals of consecutive frames (in file order) as those of all their rows: per line
+    its first refused scenario and the count of them all."""
+    both = pd.concat([t for t in tables if len(t)] or tables[:1], ignore_index=True)
+    if both.empty:
+        return pd.DataFrame(columns=REFUSED_COLUMNS)
+    both = both.sort_values("line", kind="stable")
+    grouped = both.groupby("line", sort=True)
+    first = grouped.first().reset_index()
+    first["points"] = grouped["points"].sum().to_numpy()
+    return first[REFUSED_COLUMNS]
+
+
+def refused_problems(source: str, refused: pd.DataFrame) -> list[RowProblem]:
+    """The merged refusals as problems, `FILE:LINE: column COL: reason`, one per line: a
+    sweep or fleet row says which of its scenarios, and how many more were refused."""
+    problems = []
+    for line, name, series, column, reason, points in refused.itertuples(index=False):
+        if name != series:  # a sweep or fleet point: which one
+            more = f" and {points - 1:,} more of its scenarios" if points > 1 else ""
+            reason = f"{reason} (at {quoted(name)}{more})"
+        problems.append(RowProblem(source, int(line), series, column, reason))
+    return problems
 
 
 def refused_rows(results: pd.DataFrame) -> pd.DataFrame:

@@ -17,19 +17,23 @@ from pipeline.model.collectives import (
     PHASES,
     collective_footprint,
     collective_time,
+    latency_knee,
 )
-from pipeline.model.dtypes import DTYPES
+from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES, TENSOR_DTYPES
 from pipeline.model.ops import is_dim, parse_op
+from pipeline.model.roofs import ridge_point
 
 __all__ = ["ALL_REDUCE", "BOUNDS", "RESULT_COLUMNS", "collective_time", "compute_roofline"]
 
 EFFICIENCIES = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 BOUNDS = ("compute", "memory", "network")
+# what the critical batch is, as every output says it (critical_batch() computes it)
+CRITICAL_BATCH = "the smallest batch at which the op is compute-bound, everything else fixed"
 # results.csv's fixed leading columns (docs/outputs.md#resultscsv); dims, measured_*, notes and
 # extras follow
 RESULT_COLUMNS = (
-    "name", "series", "op", "einsum", "hardware", "chips", "shard", "link", "x_dtype",
-    "y_dtype", "out_dtype", "compute_dtype", "flops", "flops_per_chip", "bytes_read",
+    "name", "series", "op", "einsum", "hardware", "chips", "shard", "link", *DTYPE_COLUMNS,
+    "flops", "flops_per_chip", "bytes_read",
     "bytes_written", "hbm_bytes", "network_bytes", "collective", "peak_flops", "hbm_bandwidth",
     "link_bandwidth", "intensity", "critical_intensity", "t_math", "t_hbm", "t_network",
     "t_lower", "t_upper", "bound", "attainable_flops", "peak_fraction", "critical_batch",
@@ -40,15 +44,15 @@ KINDS_OF_OP = ("einsum", "custom", "collective")  # an einsum includes matmul, d
 FACTS = (
     "kind", "in_sweep", "swept", "peak_flops_derated", "hbm_bandwidth_derated",
     "link_bandwidth_derated", "network_intensity", "network_critical_intensity",
-    "link_latency", "latency_floor",
+    "link_latency", "latency_floor", "latency_knee",
 )  # fmt: skip
 # columns of the validated scenario frame that are inputs to the model, not carried through
 INTERNAL = frozenset(
     {
         "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
-        "x_dtype", "y_dtype", "out_dtype", "compute_dtype", "peak_flops", "hbm_bandwidth",
+        *DTYPE_COLUMNS, "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
-        "measured_seconds", "notes", "own_numbers", "swept", *EFFICIENCIES,
+        "measured_seconds", "notes", "own_numbers", "given", "swept", *EFFICIENCIES,
     }
 )  # fmt: skip
 
@@ -86,8 +90,8 @@ def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:
 def compute_record(scenarios: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The results (the public columns of results.csv) and, row for row, the facts renderers
     read and must never work out again (FACTS: the op's kind, whether the row is a sweep
-    point, the derated rates it was timed at, its network intensity, its link's hop latency
-    and its collective's latency floor)."""
+    point, the derated rates it was timed at, its network intensity, its link's hop latency,
+    its collective's latency floor and the V at which it leaves that floor)."""
     # a rate that underflows or a time past float64 comes out as inf or NaN, silently: the
     # caller refuses those rows (refused_rows), so numpy's warnings would only be noise
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
@@ -113,7 +117,7 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
     kind = np.zeros(n, dtype=np.int8)  # the row's collective, a code into KINDS
     chips = frame["chips"].to_numpy(dtype=float)
     shard = frame["shard"].to_numpy(dtype=object)
-    xb, yb, ob = (_bytes_of(frame[c]) for c in ("x_dtype", "y_dtype", "out_dtype"))
+    xb, yb, ob = (_bytes_of(frame[c]) for c in TENSOR_DTYPES)
     op_codes, ops = pd.factorize(frame["op"])
 
     groups = frame.groupby("einsum", sort=False).indices  # one op signature per group
@@ -192,7 +196,7 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
     )
     fits = pd.arrays.BooleanArray(footprint <= capacity, np.isnan(capacity))
     intensity = flops_pc / hbm_bytes  # a collective row: 0 / 0, no intensity
-    critical_intensity = np.where(collective_row, np.nan, rate / hbm_rate)
+    critical_intensity = np.where(collective_row, np.nan, ridge_point(rate, hbm_rate))
 
     critical = critical_batch(
         batch=cols["batch"],
@@ -280,9 +284,10 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
             "hbm_bandwidth_derated": hbm_rate,
             "link_bandwidth_derated": link_rate,
             "network_intensity": np.where(sends, flops_pc / network_bytes, np.nan),
-            "network_critical_intensity": np.where(sends, rate / link_rate, np.nan),
+            "network_critical_intensity": np.where(sends, ridge_point(rate, link_rate), np.nan),
             "link_latency": latency,
             "latency_floor": np.where(phases > 0, phases * latency * chips / 2.0, np.nan),
+            "latency_knee": latency_knee(chips, link_rate, topology, latency, phases, all_to_all),
         },
         index=result.index,
         copy=False,

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from pipeline.model.ops import parse_op
+from pipeline.model.codes import bound_codes_of, fits
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.turns import MIXED, change_points
 
-MIXED = "mixed"  # a series whose rows are bound by more than one thing
 SERIES_COLUMNS = (
     "hardware", "op", "einsum", "scenarios", "swept", "t_min", "t_max", "bound",
     *BOUNDS, "change_dim", "change_at", "critical_min", "critical_max", "best_fraction",
@@ -21,16 +21,17 @@ SERIES_COLUMNS = (
 )  # fmt: skip
 
 
-def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.DataFrame:
     """One row per series (index `series`, in file order): hardware, op, einsum, scenarios,
     the dims it sweeps, t_min / t_max (t_lower over its rows), `bound` (compute, memory,
     network, or mixed) with the count of each, `change_dim` / `change_at` (a sweep of its
     batch dim that turns compute-bound: compute-bound from change_dim = change_at, the exact
     critical batch), its critical batch range, its best fraction of peak, rows not fitting
-    in HBM, and a collective's size range (bytes)."""
+    in HBM, and a collective's size range (bytes). `series`: the rows' series as
+    pd.factorize gives them (codes, names), when known."""
     if results.empty:
         return pd.DataFrame(columns=list(SERIES_COLUMNS), index=pd.Index([], name="series"))
-    codes, names = pd.factorize(results["series"].astype(str))
+    codes, names = series or pd.factorize(results["series"].astype(str))
     n = len(names)
     if n == len(results):  # every series one row (a nightly file of single scenarios)
         order = first = starts = np.arange(n)
@@ -43,15 +44,14 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
         return values[order] if n == len(values) else ufunc.reduceat(values[order], starts)
 
     t = results["t_lower"].to_numpy(dtype=float)
-    bound = pd.Categorical(results["bound"], categories=list(BOUNDS)).codes.astype(np.int64)
+    bound = bound_codes_of(results).astype(np.int64)
     counts = np.bincount(codes * len(BOUNDS) + bound, minlength=n * len(BOUNDS))
     counts = counts.reshape(n, len(BOUNDS))
-    kinds = (counts > 0).sum(axis=1)
-    label = _text([*BOUNDS, MIXED], np.where(kinds == 1, counts.argmax(axis=1), len(BOUNDS)))
+    label = bound_labels(counts)
     critical = results["critical_batch"].to_numpy(dtype=float, na_value=np.nan)
     with np.errstate(invalid="ignore"):
         critical_min, critical_max = reduce(np.fmin, critical), reduce(np.fmax, critical)
-    unfit = ~results["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool)
+    unfit = ~fits(results)
     collective = (facts["kind"] == "collective").to_numpy(dtype=bool)
     volume = np.where(collective, results["network_bytes"].to_numpy(dtype=float), np.nan)
     with np.errstate(invalid="ignore"):
@@ -76,10 +76,17 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
         },
         index=pd.Index(names, name="series"),
     )
-    dim, at = _change_points(table)
+    dim, at = change_points(table)
     table.insert(table.columns.get_loc("critical_min"), "change_dim", dim)
     table.insert(table.columns.get_loc("critical_min"), "change_at", at)
     return table[list(SERIES_COLUMNS)]
+
+
+def bound_labels(counts: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Each series' bound from its rows per bound (a row per series, a column per BOUNDS):
+    the one bound of all its rows, else `mixed`."""
+    kinds = (counts > 0).sum(axis=1)
+    return _text([*BOUNDS, MIXED], np.where(kinds == 1, counts.argmax(axis=1), len(BOUNDS)))
 
 
 def _first(column: pd.Series, first: np.ndarray) -> pd.api.extensions.ExtensionArray:
@@ -131,12 +138,9 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
             "bytes_max": grouped["bytes_max"].max(),
         }
     )
-    counts = table[list(BOUNDS)].to_numpy()
-    kinds = (counts > 0).sum(axis=1)
-    labels = np.asarray(BOUNDS, dtype=object)[counts.argmax(axis=1)]
-    table["bound"] = np.where(kinds == 1, labels, MIXED)
+    table["bound"] = bound_labels(table[list(BOUNDS)].to_numpy())
     table.index.name = "series"
-    dim, at = _change_points(table)
+    dim, at = change_points(table)
     table["change_dim"], table["change_at"] = dim, at
     return table[list(SERIES_COLUMNS)]
 
@@ -163,39 +167,6 @@ def _hardware(hardware: pd.Series, codes, order, starts, first):
     return _text(labels, out)
 
 
-def _change_points(table: pd.DataFrame):
-    """Where a series turns compute-bound: a sweep of one dim, its op's only batch dim, whose
-    rows are compute- and otherwise bound, with one critical batch: from that dim = it.
-    Worked out on codes; only the few candidate series' swept dims are compared as text."""
-    codes, einsums = pd.factorize(table["einsum"].astype(str))  # few distinct einsums
-    batch = np.asarray([_batch_dim(e) for e in einsums] or [""], dtype=object)
-    critical = table["critical_min"].to_numpy(dtype=float, na_value=np.nan)
-    candidate = np.flatnonzero(
-        (table["bound"] == MIXED).to_numpy(dtype=bool)
-        & (table["compute"] > 0).to_numpy(dtype=bool)
-        & (batch[codes] != "")
-        & (table["critical_min"] == table["critical_max"]).fillna(False).to_numpy(dtype=bool)
-    )
-    swept = table["swept"].iloc[candidate].astype(str).to_numpy(dtype=object)
-    turns = candidate[swept == batch[codes[candidate]]]
-    which = np.zeros(len(table), dtype=np.int64)  # 0: no turn, else 1 + the einsum's code
-    which[turns] = codes[turns] + 1
-    at = np.full(len(table), np.nan)
-    at[turns] = critical[turns]
-    return _text(["", *batch], which), pd.array(at, dtype="Float64").astype("Int64")
-
-
-def _batch_dim(einsum: str) -> str:
-    """The op's batch dim when it has exactly one (B of BD,DF->BF), else ''."""
-    if not einsum:
-        return ""
-    try:
-        batch = parse_op(einsum).batch
-    except ValueError:
-        return ""
-    return batch if len(batch) == 1 else ""
-
-
 def bottom_line(lines: pd.DataFrame, scenarios: int) -> dict:
     """The run in numbers, for its first sentence: series and scenarios, chips, series per
     bound (mixed: those that change), series not fitting, and the slowest series."""
@@ -217,40 +188,3 @@ def bottom_line(lines: pd.DataFrame, scenarios: int) -> dict:
         "slowest": slowest,
         "slowest_time": float(t_max[at]) if at is not None else None,
     }
-
-
-def series_shapes(results: pd.DataFrame, series) -> dict[str, str]:
-    """The shape of each of `series` (a few: the ones a table shows), its dims as its op
-    names them, a swept dim as its range: 'B=1..512 D=4096 F=4096'; '' for custom and
-    collective ops (a collective's size is its bytes_min / bytes_max)."""
-    wanted = results["series"].astype(str).isin(list(series)).to_numpy(dtype=bool)
-    rows = results[wanted]
-    if rows.empty:
-        return {}
-    key = rows["series"].astype(str)
-    shapes: dict[str, str] = {}
-    for einsum, group in rows.groupby(rows["einsum"].astype(str), sort=False):
-        dims = _dims_of(einsum)
-        if not dims:
-            shapes.update(dict.fromkeys(key[group.index], ""))
-            continue
-        low = group.groupby(key[group.index], sort=False)[list(dims)].min()
-        high = group.groupby(key[group.index], sort=False)[list(dims)].max()
-        for name in low.index:  # one string per shown series, not per row
-            parts = []
-            for d in dims:
-                a, b = low.at[name, d], high.at[name, d]
-                if pd.isna(a):
-                    continue
-                parts.append(f"{d}={int(a)}" if a == b else f"{d}={int(a)}..{int(b)}")
-            shapes[str(name)] = " ".join(parts)
-    return shapes
-
-
-def _dims_of(einsum: str) -> str:
-    if not einsum:
-        return ""
-    try:
-        return parse_op(einsum).dims
-    except ValueError:
-        return ""

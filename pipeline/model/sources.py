@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import BrokenInstall, InvalidHardwareFile, printable, quoted
+from pipeline.model.spellings import spelling
 from pipeline.textfile import csv_rows, decode_utf8
 
 FILE_COLUMNS = ("name", "field", "printed", "basis", "per", "source", "as_of")
@@ -192,4 +193,4 @@ def chip_sources(name: str) -> pd.DataFrame:
     """One chip's sources rows (its canonical name): field, printed, basis, source, as_of;
     no rows for a chip without any (a user's)."""
     rows = _shipped()
-    return rows.loc[rows["name"] == name.strip().lower(), list(SHOWN)].reset_index(drop=True)
+    return rows.loc[rows["name"] == spelling(name), list(SHOWN)].reset_index(drop=True)

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from pipeline.model.series import MIXED, series_shapes
+from pipeline.model.roofline import BOUNDS
+from pipeline.model.shapes import series_shapes, series_sizes
+from pipeline.model.turns import MIXED
 from pipeline.record import Record
 from pipeline.render import format as fmt
 
@@ -29,9 +31,7 @@ def bottom_line(bottom: Mapping) -> str:
     if not bottom.get("series"):
         return "No scenario was computed: every row was rejected (see the errors)."
     bounds = bottom["bounds"]
-    parts = [
-        f"{fmt.count(bounds[b])} {b}-bound" for b in ("compute", "memory", "network") if bounds[b]
-    ]
+    parts = [f"{fmt.count(bounds[b])} {b}-bound" for b in BOUNDS if bounds[b]]
     if bounds.get(MIXED):
         turning = bottom["changing"]
         parts.append(
@@ -90,9 +90,9 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
 
 def time_text(t_min: float, t_max: float) -> str:
     """One time, or the range over a sweep."""
-    if not np.isfinite(t_min) or t_min == t_max:
+    if not np.isfinite(t_min):
         return fmt.seconds(t_max)
-    return f"{fmt.seconds(t_min)} – {fmt.seconds(t_max)}"
+    return fmt.span(t_min, t_max, fmt.seconds)
 
 
 def bound_text(line: Mapping) -> str:
@@ -103,17 +103,15 @@ def bound_text(line: Mapping) -> str:
         d, at = line["change_dim"], fmt.count(int(line["change_at"]))
         below = "memory" if line["memory"] >= line["network"] else "network"
         return f"{below} below {d} = {at}, compute from {d} = {at}"
-    counts = [f"{fmt.count(int(line[b]))} {b}" for b in ("compute", "memory", "network")]
+    counts = [f"{fmt.count(int(line[b]))} {b}" for b in BOUNDS]
     return "mixed: " + ", ".join(c for c in counts if not c.startswith("0 "))
 
 
 def critical_text(low, high) -> str:
-    """The critical batch (the smallest batch at which the op is compute-bound), or its range."""
+    """The critical batch (model.roofline.CRITICAL_BATCH), or its range."""
     if pd.isna(low):
         return ""
-    if low == high:
-        return fmt.count(int(low))
-    return f"{fmt.count(int(low))} – {fmt.count(int(high))}"
+    return fmt.span(int(low), int(high))
 
 
 def fits_text(not_fitting: int, scenarios: int) -> str:
@@ -129,22 +127,19 @@ def shape_text(shape: str, line: Mapping) -> str:
     if shape or pd.isna(line["bytes_min"]):
         return shape
     low, high = float(line["bytes_min"]), float(line["bytes_max"])
-    return f"V = {fmt.size(low)}" if low == high else f"V = {fmt.size(low)} – {fmt.size(high)}"
+    return f"V = {fmt.span(low, high, fmt.size)}"
 
 
 def _custom_sizes(results: pd.DataFrame, series) -> dict[str, str]:
-    """A custom op's shape is the FLOPs and HBM bytes it was given: '1.00 TFLOP, 1.00 MB'."""
+    """A custom op's shape is the FLOPs and HBM bytes it was given: '1.00 TFLOP, 1.00 MB'
+    (their range over the series: model.shapes.series_sizes)."""
     if not len(series):
         return {}
-    rows = results[results["series"].astype(str).isin(list(series)).to_numpy(dtype=bool)]
-    group = rows.groupby(rows["series"].astype(str), sort=False)[["flops", "hbm_bytes"]]
-    low, high = group.min(), group.max()  # a few shown series, not the rows
+    sizes = series_sizes(results, series)
     return {
         str(name): ", ".join(
-            f(low.at[name, c])
-            if low.at[name, c] == high.at[name, c]
-            else f"{f(low.at[name, c])} – {f(high.at[name, c])}"
+            fmt.span(sizes.at[name, f"{c}_min"], sizes.at[name, f"{c}_max"], f)
             for c, f in (("flops", fmt.flops), ("hbm_bytes", fmt.size))
         )
-        for name in low.index
+        for name in sizes.index
     }

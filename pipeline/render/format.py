@@ -115,6 +115,14 @@ def count(value) -> str:
     return f"{float(value):,.0f}"
 
 
+def span(low, high, shown=count) -> str:
+    """A range, each end shown by `shown`, an en dash between: span(137, 227) -> '137 – 227';
+    one value when the ends are equal."""
+    if low == high:
+        return shown(low)
+    return f"{shown(low)} \u2013 {shown(high)}"
+
+
 def rounded(value: float) -> str:
     """Whole from 10 up, three significant digits below (a ridge's FLOP/byte on a chart):
     240.6 -> '241', 8.755 -> '8.76'."""
@@ -163,8 +171,8 @@ def when(text: str) -> str:
 
 
 def plural(n: int, noun: str) -> str:
-    """'1 row', '2 rows', '1,035 scenarios'."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+    """'1 row', '2 rows', '1,035 scenarios' (the number as count() shows it)."""
+    return f"{count(n)} {noun}" + ("" if n == 1 else "s")
 
 
 # Excel number formats: a trailing comma divides by 1,000; a format cannot multiply, so times

@@ -7,20 +7,11 @@ import re
 from urllib.parse import quote
 
 from pipeline.errors import PipelineError
+from pipeline.model.roofline import BOUNDS
 from pipeline.render.templates import INDEX_TEMPLATE, environment
 
-INDEX_KEYS = (
-    "run_name",
-    "input_path",
-    "report_href",
-    "scenarios",
-    "compute",
-    "memory",
-    "network",
-    "not_fitting",
-    "rejected",
-    "status",
-)
+COUNTED = ("scenarios", *BOUNDS, "not_fitting", "rejected")  # an input's counts, summed
+INDEX_KEYS = ("run_name", "input_path", "report_href", *COUNTED, "status")
 
 
 def _relative_href(href: str) -> str:
@@ -43,10 +34,7 @@ def render_index(runs: list[dict]) -> str:
         rec["communication"] = run["memory"] + run["network"]
         rec["changes"] = run.get("changes")  # with a baseline: manifest.json's "changes"
         rows.append(rec)
-    totals = {
-        k: sum(int(r[k]) for r in rows)
-        for k in ("scenarios", "compute", "memory", "network", "not_fitting", "rejected")
-    }
+    totals = {k: sum(int(r[k]) for r in rows) for k in COUNTED}
     totals["communication"] = totals["memory"] + totals["network"]
     compared = any(r["changes"] is not None for r in rows)
     return (

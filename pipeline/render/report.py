@@ -20,14 +20,15 @@ from PIL import Image
 from pipeline.errors import OutputError
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.series import MIXED
+from pipeline.model.roofs import rates_used
+from pipeline.model.turns import MIXED
 from pipeline.names import slug
 from pipeline.record import Record
 from pipeline.render import answer
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.report_changes import changes_summary
-from pipeline.render.report_tables import chip_facts, records, scenario_blocks, used_rates
+from pipeline.render.report_tables import chip_facts, records, scenario_blocks
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 
 
@@ -124,8 +125,8 @@ def _answer(analysis: Record) -> dict:
 
 def cap_notice(chip: str, shown: int, total: int, rows_in: str = "results.csv") -> str:
     return (
-        f"The {chip} table shows the first {shown:,} of {total:,} scenarios; "
-        f"the other {total - shown:,} are in {rows_in}."
+        f"The {chip} table shows the first {fmt.count(shown)} of {fmt.count(total)} scenarios; "
+        f"the other {fmt.count(total - shown)} are in {rows_in}."
     )
 
 
@@ -144,7 +145,7 @@ def report_context(
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
     chart_records = [(c, _png_record(c, data)) for c, data in charts]
-    used = used_rates(results)
+    used = rates_used(results)
     derated, chip_table = summary.derated, summary.chips
     placed: set[int] = set()
     chips, split = [], []

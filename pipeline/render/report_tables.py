@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 
 from pipeline.model.catalog import LINKS
-from pipeline.model.dtypes import DTYPES, PEAK_FAMILIES, dtype_labels
+from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.roofline import EFFICIENCIES
-from pipeline.model.series import series_shapes
+from pipeline.model.roofs import catalog_ridges
+from pipeline.model.shapes import row_shapes, series_shapes
+from pipeline.model.spellings import shown_aliases
 from pipeline.record import Record
 from pipeline.render import answer
 from pipeline.render import format as fmt
@@ -26,25 +28,12 @@ def records(frame: pd.DataFrame) -> list[dict]:
 # ---------------------------------------------------------------- scenarios, by series
 
 
-def _shape_text(frame: pd.DataFrame, dims: list[str]) -> pd.Series:
-    """'B=128 D=4096 F=4096' from the dimension columns the row's einsum uses."""
-    shape = pd.Series("", index=frame.index, dtype=object)
-    einsum = frame["einsum"].astype(str)
-    for d in dims:
-        values = frame[d]
-        used = einsum.str.contains(d, regex=False) & values.notna()
-        piece = (d + "=" + values.astype("string").fillna("")).where(used, "")
-        gap = pd.Series(np.where((shape != "") & (piece != ""), " ", ""), index=frame.index)
-        shape = shape + gap + piece.astype(object)
-    return shape
-
-
 def _dtype_text(frame: pd.DataFrame) -> np.ndarray:
     """Each row's dtypes as the one label (model.dtypes.dtype_labels)."""
-    return dtype_labels(*(frame[c] for c in ("x_dtype", "y_dtype", "out_dtype", "compute_dtype")))
+    return dtype_labels(*(frame[c] for c in DTYPE_COLUMNS))
 
 
-def table_rows(rows: pd.DataFrame, facts: pd.DataFrame, dims: list[str]) -> list[dict]:
+def table_rows(rows: pd.DataFrame, facts: pd.DataFrame) -> list[dict]:
     """The shown rows of one chip's table as records (vectorized; at most the table cap), with
     their facts (the same rows of Record.facts)."""
     collective = (facts["kind"] == "collective").to_numpy()  # V, its size, is the volume
@@ -54,7 +43,7 @@ def table_rows(rows: pd.DataFrame, facts: pd.DataFrame, dims: list[str]) -> list
             "name": rows["name"].astype(str),
             "notes": rows["notes"].fillna("").astype(str),
             "op": rows["op"].astype(str),
-            "shape": _shape_text(rows, dims),
+            "shape": row_shapes(rows),
             "flops": rows["flops"],
             "hbm_bytes": rows["hbm_bytes"],
             "volume": np.where(collective, network_bytes, np.nan),
@@ -94,7 +83,7 @@ def _blocks(record: Record, at: np.ndarray, names: np.ndarray, shapes: dict) -> 
     if not len(at):
         return []
     lines = record.summary.lines
-    rows = table_rows(record.results.iloc[at], record.facts.iloc[at], list(record.dims))
+    rows = table_rows(record.results.iloc[at], record.facts.iloc[at])
     swept = (pd.Series(names).map(lines["scenarios"]).fillna(1) > 1).to_numpy()
     cuts = np.flatnonzero(names[1:] != names[:-1]) + 1  # a sweep's rows are consecutive
     starts = [0, *cuts.tolist()]
@@ -130,20 +119,6 @@ def _sweep_block(name: str, line: Mapping, rows: list[dict], shapes: dict[str, s
 # ---------------------------------------------------------------- a chip's numbers
 
 
-def used_rates(results: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
-    """Per chip: the peak families its rows compute in, the links its rows communicate over
-    (from the distinct pairs: no per-row Python work)."""
-    family = {k: v[2] for k, v in DTYPES.items()}
-    used: dict[str, tuple[set[str], set[str]]] = {}
-    pairs = results[["hardware", "compute_dtype"]].drop_duplicates()
-    for chip, dtype in pairs.itertuples(index=False):
-        used.setdefault(str(chip), (set(), set()))[0].add(family.get(str(dtype), str(dtype)))
-    talking = results.loc[results["collective"].astype(str) != "", ["hardware", "link"]]
-    for chip, link in talking.drop_duplicates().itertuples(index=False):
-        used.setdefault(str(chip), (set(), set()))[1].add(str(link))
-    return used
-
-
 def chip_facts(
     rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFrame, chip: pd.Series
 ) -> dict:
@@ -162,12 +137,11 @@ def chip_facts(
         {
             "dtype": f,
             "value": rec[f"peak_{f}"],
-            "critical": rec[f"peak_{f}"] / hbm_bw if hbm_bw else None,
+            "critical": ridge,
             "used": f in used_families,
             "derated": chip[f"peak_{f}_derated"],
         }
-        for f in PEAK_FAMILIES
-        if not fmt.missing(rec.get(f"peak_{f}"))
+        for f, ridge in catalog_ridges(rec).items()
     ]
     links = [
         {
@@ -185,7 +159,7 @@ def chip_facts(
     return {
         "known": bool(rec),
         "vendor": rec.get("vendor") or "",
-        "aliases": [a for a in str(rec.get("aliases") or "").split(";") if a],
+        "aliases": shown_aliases(rec.get("aliases")),
         "peaks": peaks,
         "hbm_capacity": rec.get("hbm_capacity"),
         "hbm_bandwidth": hbm_bw,

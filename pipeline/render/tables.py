@@ -57,7 +57,10 @@ def _empty_is_null(arr: pa.Array) -> pa.Array:
     return _neutralized(pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr))
 
 
-_FORMULA_START = r"^[=+\-@\t\r']"  # OWASP's list, and the quote itself
+# the first characters of a text cell a spreadsheet runs as a formula (OWASP's CSV injection
+# list: = + - @, tab, carriage return), and the quote that neutralizes one
+LEADS = r"=+\-@\t\r'"  # inside a regex's [...]
+_FORMULA_START = f"^[{LEADS}]"
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 
 
@@ -80,7 +83,7 @@ def _neutralized(arr: pa.Array) -> pa.Array:
     return pc.replace_with_mask(arr, pa.array(mask), fixed)
 
 
-_QUOTED = r"^'[=+\-@\t\r']"  # what _neutralized writes: ' then a formula start or a '
+_QUOTED = f"^'[{LEADS}]"  # what _neutralized writes: ' then a formula start or a '
 
 
 def unquoted(text: pd.Series) -> pd.Series:

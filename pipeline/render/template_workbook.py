@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import shutil
-import tempfile
 from importlib import resources
 from os import PathLike
 from pathlib import Path
@@ -33,10 +30,12 @@ from pipeline.model.catalog import (
 )
 from pipeline.model.dtypes import ALIASES, DTYPES
 from pipeline.model.ops import COLLECTIVES, CUSTOM, NAMED_OPS, is_dim
+from pipeline.model.spellings import shown_aliases
 from pipeline.render.workbook import _hardware_frame, _table, panic_reason
 from pipeline.render.workbook_styles import Styles
 from pipeline.render.xlsx_backend import rx
-from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
+from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
+from pipeline.textfile import atomic_file
 
 DEFAULT_PATH = "scenarios.xlsx"
 EXAMPLES = "q1-q5.csv"  # pipeline/data/q1-q5.csv: scenarios/q1-q5.csv, shipped in the package
@@ -122,7 +121,7 @@ DIM_NOTE = (
     "elements",
     "none",
 )
-TEXT_COLUMNS = ("name", "op", "hardware", *DTYPE_COLUMNS, "shard", "link", "notes")
+TEXT_COLUMNS = ("name", "op", "hardware", *DTYPE_INPUTS, "shard", "link", "notes")
 FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds")  # shown as typed (General)
 TOTALS = (*OVERRIDES, "flops", "bytes")  # numbers of 15 digits and more: 1e15 FLOP/s
 WIDTHS = {"totals": 18, "dim": 8, "fraction": 10, "notes": 60}  # characters
@@ -150,7 +149,7 @@ def lists(catalog: Catalog, dims: list[str]) -> dict[str, list[str]]:
     """The drop-down lists, by name: ops, chips with their aliases, dtypes, links, dims."""
     chips: list[str] = []
     for name, aliases in catalog.chips["aliases"].items():
-        chips += [str(name), *(a for a in str(aliases or "").split(";") if a)]
+        chips += [str(name), *shown_aliases(aliases)]
     return {
         "op": [*NAMED_OPS, CUSTOM, *COLLECTIVES],
         "hardware": chips,
@@ -172,7 +171,7 @@ VALIDATIONS = {
         "hardware",
         "Pick a chip or alias (Hardware sheet); a chip of your --hardware file is fine too.",
     ),
-    **{c: ("dtype", "warning", c, _PICK) for c in DTYPE_COLUMNS},
+    **{c: ("dtype", "warning", c, _PICK) for c in DTYPE_INPUTS},
     "link": ("link", "warning", "link", "Blank: the chip's default link. " + _PICK),
     "shard": ("shard", "warning", "shard", "The dim split across the chips: a dim column."),
 }
@@ -227,14 +226,8 @@ def write_template(path: str | Path, catalog: Catalog, *, force: bool = False) -
     if not folder.is_dir():
         raise OutputError(f"folder {printable(folder)} does not exist; create it first")
     try:
-        # a folder of its own: the file inside is made with the user's usual permissions
-        spool = Path(tempfile.mkdtemp(dir=folder, prefix=f".{path.name}."))
-    except OSError as exc:
-        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc
-    temp = spool / path.name
-    try:
-        _write(temp, catalog)
-        os.replace(temp, path)
+        with atomic_file(path) as temp:
+            _write(temp, catalog)
     except OSError as exc:
         raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc
     except (ValueError, RuntimeError) as exc:
@@ -243,8 +236,6 @@ def write_template(path: str | Path, catalog: Catalog, *, force: bool = False) -
         if type(exc).__name__ != "PanicException":
             raise
         raise OutputError(f"writing {printable(path)} failed: {panic_reason(exc)}") from None
-    finally:
-        shutil.rmtree(spool, ignore_errors=True)
     return path
 
 

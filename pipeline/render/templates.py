@@ -1,6 +1,6 @@
 """The one Jinja2 environment (autoescape, StrictUndefined) of the report and the batch index,
 its templates the package `pipeline.templates` (pipeline/templates/), and its filters: the
-`render.format` functions."""
+`render.format` functions; and the one global, CRITICAL_BATCH, the term's definition."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import functools
 import jinja2
 
 from pipeline.errors import PipelineError
+from pipeline.model.roofline import CRITICAL_BATCH
 from pipeline.render import format as fmt
 
 TEMPLATE_PACKAGE = "pipeline.templates"
@@ -24,6 +25,7 @@ FILTERS = {
     "percent": fmt.percent,
     "num": fmt.number,
     "count": fmt.count,
+    "plural": fmt.plural,
     "ratio": fmt.ratio,
     "when": fmt.when,
     "sortkey": fmt.sort_key,
@@ -54,4 +56,5 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS)
+    env.globals["CRITICAL_BATCH"] = CRITICAL_BATCH  # its one definition (model.roofline)
     return env

@@ -37,7 +37,7 @@ from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
 from pipeline.record import Record
 from pipeline.render.charts import Chart
-from pipeline.render.format import EXCEL, efficiencies, plural
+from pipeline.render.format import EXCEL, count, efficiencies, plural
 from pipeline.render.workbook_answer import print_results, results_columns, write_answer
 from pipeline.render.workbook_cells import CELL_CHARS, FittedSheet, fit_column, fit_headers
 from pipeline.render.workbook_changes import write_changes
@@ -105,16 +105,18 @@ def cap_notices(
     notices = []
     if results > cap:
         notices.append(
-            f"Results sheet holds the first {cap:,} of {results:,} rows; {rows_in} has them all."
+            f"Results sheet holds the first {count(cap)} of {count(results)} rows; {rows_in} has "
+            "them all."
         )
     if inputs > input_cap:
         notices.append(
-            f"Inputs sheet holds the first {input_cap:,} of {inputs:,} input rows; "
+            f"Inputs sheet holds the first {count(input_cap)} of {count(inputs)} input rows; "
             "the scenario file has them all."
         )
     if errors > cap:
         notices.append(
-            f"Errors sheet holds the first {cap:,} of {errors:,} problems; errors.csv has them all."
+            f"Errors sheet holds the first {count(cap)} of {count(errors)} problems; errors.csv "
+            "has them all."
         )
     return notices
 
@@ -173,8 +175,8 @@ def write_workbook(
                 sheet.write(
                     input_cap + 2,
                     0,
-                    f"{CAPPED_NOTE}: the first {input_cap:,} of {len(inputs):,} are, so this "
-                    "sheet cannot be run again whole; the scenario file has them all.",
+                    f"{CAPPED_NOTE}: the first {count(input_cap)} of {count(len(inputs))} are, "
+                    "so this sheet cannot be run again whole; the scenario file has them all.",
                 )
             if len(problems):
                 sheet = book.add_worksheet("Errors")
@@ -322,8 +324,8 @@ def _table(
     times = [c for c, n in enumerate(names) if formats.get(n) == "seconds"]
     show_times(sheet, styles, times, rows, top)
     said = [
-        f"{n:,} cell(s) of column {column if len(column) <= 120 else quoted(column)} on the "
-        f"{sheet.name} sheet held more than Excel's {CELL_CHARS:,} characters and are cut "
+        f"{count(n)} cell(s) of column {column if len(column) <= 120 else quoted(column)} on "
+        f"the {sheet.name} sheet held more than Excel's {count(CELL_CHARS)} characters and are cut "
         f"there; {whole} has them whole."
         for column, n in cut.items()
     ]
@@ -331,7 +333,7 @@ def _table(
         letters = ", ".join(column_letter(i) for i in long)
         said.append(
             f"the header of column {letters} on the {sheet.name} sheet held more than Excel's "
-            f"{CELL_CHARS:,} characters and is cut there; {whole} has it whole."
+            f"{count(CELL_CHARS)} characters and is cut there; {whole} has it whole."
         )
     return said
 

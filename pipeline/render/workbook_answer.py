@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.model.roofline import BOUNDS
-from pipeline.model.series import MIXED
+from pipeline.model.roofline import BOUNDS, CRITICAL_BATCH
+from pipeline.model.turns import MIXED
 from pipeline.record import Record
 from pipeline.render.answer import MEANING, SERIES_ROWS, bottom_line, series_rows
 from pipeline.render.format import count, plural
@@ -142,8 +142,7 @@ def _reading(sheet, styles: Styles, notices: int, row: int, sample_of: str = "")
     texts = [
         "time min / max: the fastest and the slowest scenario of the series (t_lower, the "
         "roofline's lower bound); the cells hold seconds.",
-        "critical batch: the smallest batch at which the op becomes compute-bound, every "
-        "other input fixed.",
+        f"critical batch: {CRITICAL_BATCH}.",
         f"Results: {results}, time in t_lower (below a second in engineering notation: "
         "1.01E-3 s = 1.01 ms, 4.88E-6 s = 4.88 µs). Summary: the run and counts per chip and op.",
     ]

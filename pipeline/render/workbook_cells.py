@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.render.format import plural
+from pipeline.render.format import count, plural
 
 CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
 
@@ -100,5 +100,5 @@ class FittedSheet:
             return []
         return [
             f"{plural(self.cut, 'cell')} on the {self.name} sheet held more than Excel's "
-            f"{CELL_CHARS:,} characters and are cut there; {whole} has them whole."
+            f"{count(CELL_CHARS)} characters and are cut there; {whole} has them whole."
         ]

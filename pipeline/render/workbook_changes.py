@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.render.format import EXCEL, plural
+from pipeline.render.format import EXCEL, count, plural
 from pipeline.render.report_changes import changes_summary
 from pipeline.render.workbook_styles import Styles
 
@@ -51,7 +51,7 @@ def write_changes(sheet, styles: Styles, baseline, max_rows: int) -> list[str]:
     sheet.set_landscape()
     if len(table) > len(shown):
         return [
-            f"Changes sheet holds the first {len(shown):,} of {len(table):,} changes; "
+            f"Changes sheet holds the first {count(len(shown))} of {count(len(table))} changes; "
             "changes.csv has them all."
         ]
     return []

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from pipeline.model.roofline import BOUNDS
+from pipeline.model.roofline import BOUNDS, CRITICAL_BATCH
 from pipeline.record import Record
+from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.workbook_styles import Styles
 
@@ -77,7 +78,7 @@ def write_summary(
                 out.put((text, styles.notice))
     for key, table in (("hardware", summary.per_hardware), ("op", summary.per_op)):
         out.skip()
-        out.put((f"Bound per {key} (all {summary.scenarios:,} scenarios)", styles.section))
+        out.put((f"Bound per {key} (all {fmt.count(summary.scenarios)} scenarios)", styles.section))
         out.put(
             (key, styles.header),
             *((b, styles.bound_header[b]) for b in BOUNDS),
@@ -93,7 +94,7 @@ def write_summary(
             )
     out.skip()
     out.put(("Critical batch sizes", styles.section))
-    out.put("The smallest batch at which a series becomes compute-bound, every other input fixed.")
+    out.put(f"{CRITICAL_BATCH.capitalize()}.")
     batches = summary.critical_batches
     if len(batches):
         out.put(
@@ -102,11 +103,11 @@ def write_summary(
         )
         for series, row in batches.head(CRITICAL_BATCH_LINES).iterrows():
             low, high = int(row["low"]), int(row["high"])
-            batch = low if low == high else f"{low:,} to {high:,}"
+            batch = low if low == high else fmt.span(low, high)
             out.put(str(series), row["hardware"], row["op"], row["dtypes"], batch)
         if len(batches) > CRITICAL_BATCH_LINES:
-            more = len(batches) - CRITICAL_BATCH_LINES
-            out.put(f"... and {more:,} more series; filter critical_batch on the Results sheet.")
+            more = fmt.count(len(batches) - CRITICAL_BATCH_LINES)
+            out.put(f"... and {more} more series; filter critical_batch on the Results sheet.")
     else:
         out.put("No scenario in this run becomes compute-bound by growing its batch.")
     out.skip()

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import InvalidResults, described, printable, quoted
 from pipeline.model.changes import (
+    DEFAULT_THRESHOLD,
     RESULTS,
     Changes,
     compare_results,
@@ -26,9 +27,12 @@ from pipeline.model.changes import (
     repeated_names,
     typed_results,
 )
+from pipeline.render.format import count
 from pipeline.render.tables import unquoted
 
 RESULTS_FILES = ("results.parquet", "results.csv")
+PARTS = "part-*.parquet"  # a Dask run's results, in results/
+NO_RESULTS = "has no results.parquet, results.csv or a Dask run's results/"  # of a folder
 NEEDED = ("name", *RESULTS)  # a results file without one of them cannot be compared
 
 
@@ -81,7 +85,7 @@ def results_in(folder: Path) -> Path | None:
         if (folder / name).is_file():
             return folder / name
     parts = folder / "results"
-    return parts if parts.is_dir() and any(parts.glob("part-*.parquet")) else None
+    return parts if parts.is_dir() and any(parts.glob(PARTS)) else None
 
 
 def read_baseline(folder) -> pd.DataFrame:
@@ -91,8 +95,7 @@ def read_baseline(folder) -> pd.DataFrame:
     found = results_in(path)
     if found is None:
         raise BaselineError(
-            f"baseline {printable(path)} holds neither results.parquet, results.csv nor a Dask "
-            "run's results/; give an earlier run's output folder"
+            f"baseline {printable(path)} {NO_RESULTS}; give an earlier run's output folder"
         )
     return read_results_file(found, "baseline", BaselineError)
 
@@ -107,9 +110,9 @@ def read_results_file(path: Path, role: str, error: type[InvalidResults] = Inval
     label = printable(path)
     kind = ".parquet" if path.is_dir() else path.suffix.lower()  # a folder: a Dask run's parts
     if path.is_dir():
-        parts = sorted(path.glob("part-*.parquet"))
+        parts = sorted(path.glob(PARTS))
         if not parts:
-            raise error(f"the {role} {label} is a folder without part-*.parquet files")
+            raise error(f"the {role} {label} is a folder without {PARTS} files")
     if kind not in (".parquet", ".csv"):
         raise error(f"the {role} {label} is neither a results.parquet nor a results.csv file")
     try:
@@ -139,7 +142,7 @@ def read_results_file(path: Path, role: str, error: type[InvalidResults] = Inval
         line = _csv_line(path, row) if kind == ".csv" else None
         if line is not None:
             return f"the {role} {label}:{line}"
-        return f"the {role} {label}, row {row + 1:,} (name {quoted(frame['name'].iloc[row])})"
+        return f"the {role} {label}, row {count(row + 1)} (name {quoted(frame['name'].iloc[row])})"
 
     try:
         return typed_results(frame, where)
@@ -198,7 +201,7 @@ def _unquoted(table: pa.Table) -> pd.DataFrame:
     return frame
 
 
-def compare_with(folder, results: pd.DataFrame, threshold: float = 0.05) -> Baseline:
+def compare_with(folder, results: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Baseline:
     """This run's `results` compared with the baseline folder's (see the module)."""
     old = read_baseline(folder)
     return Baseline(os.fspath(folder), compare_results(old, results, threshold))

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from pipeline.errors import OutputError, printable
 from pipeline.run.lock import FolderLock
-from pipeline.run.manifest import file_sha256, read_manifest
+from pipeline.run.manifest import read_manifest
+from pipeline.textfile import file_sha256
 
 KEY_LIMIT = 40
 _TEMP = re.compile(r"^\.(?P<key>.+)\.roofline-(?P<kind>tmp|old)-(?P<pid>\d+)$")

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from contextlib import suppress
 from pathlib import Path
 
 from pipeline.errors import OutputError, printable
+from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render.index_page import render_index
 from pipeline.run.folder import temp_name
 from pipeline.run.write import Written
+from pipeline.textfile import atomic_file
 
 # how an index.html of ours is recognized (before 0.2: by its title)
 MARKS = ('<meta name="generator" content="roofline-pipeline', "<title>Roofline runs</title>")
@@ -29,7 +30,7 @@ def index_entry(analysis: Record, written: Written) -> dict:
         "input_path": analysis.source,
         "report_href": f"{name}/report.html" if has_report else f"{name}/",
         "scenarios": s.scenarios,
-        **{b: s.bounds[b] for b in ("compute", "memory", "network")},
+        **{b: s.bounds[b] for b in BOUNDS},
         "not_fitting": s.not_fitting,
         "rejected": s.rejected_rows,
         "status": "rows rejected" if s.rejected_rows else "ok",
@@ -44,9 +45,7 @@ def failed_entry(source: str, run_name: str, message: str) -> dict:
         "input_path": source,
         "report_href": "",
         "scenarios": 0,
-        "compute": 0,
-        "memory": 0,
-        "network": 0,
+        **dict.fromkeys(BOUNDS, 0),
         "not_fitting": 0,
         "rejected": 0,
         "status": f"failed: {message}",
@@ -71,14 +70,11 @@ def write_index(out_root: Path, runs: list[dict], protect: Sequence[Path] = ()) 
                 f"{printable(path)} {why}; it is left as it is (the batch index was not "
                 "written): give another -o"
             )
-    tmp = out_root / temp_name("index.html")
     try:
         out_root.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(render_index(runs), encoding="utf-8", newline="\n")
-        os.replace(tmp, path)
+        with atomic_file(path, out_root / temp_name("index.html")) as tmp:
+            tmp.write_text(render_index(runs), encoding="utf-8", newline="\n")
     except OSError as exc:
-        with suppress(OSError):  # a read-only folder refuses even this: nothing was left
-            tmp.unlink(missing_ok=True)
         raise OutputError(f"cannot write {printable(path)}: {exc.strerror or exc}") from exc
     return path
 

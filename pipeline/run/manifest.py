@@ -4,21 +4,16 @@ output folder uses it to recognize a folder of ours (run.folder)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
+from pipeline.textfile import file_sha256
 
 TOOL = "roofline-pipeline"  # the manifest's "tool": how a folder of ours is recognized
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+RESULTS_FILES = ("results.csv", "results.parquet")  # a local run's: its one partition's
 
 
 def file_entries(folder: Path, paths: Sequence[Path]) -> list[dict]:
@@ -45,12 +40,20 @@ def write_manifest(
     files: list[dict],
     timings: dict[str, float],
     changes: dict | None = None,
+    *,
+    engine: dict | None = None,
 ) -> Path:
     """Write folder/manifest.json; returns its path. `changes`: the counts of a comparison
-    with a baseline (run.baseline.Baseline.counts), written as "changes" when given."""
+    with a baseline (run.baseline.Baseline.counts), written as "changes" when given.
+    `engine`: which engine computed the rows, in which partitions (engine_entry); None: the
+    local engine, in one partition (its results files)."""
     s = analysis.summary
+    if engine is None:
+        results = {e["path"]: e["sha256"] for e in files if e["path"] in RESULTS_FILES}
+        engine = engine_entry("local", [{"number": 0, "rows": s.scenarios, "files": results}])
     manifest = {
         "tool": TOOL,
+        **engine,
         "run_name": run_name,
         "input_path": analysis.source,
         "input_sha256": analysis.source_sha256,
@@ -78,6 +81,12 @@ def write_manifest(
     path = folder / "manifest.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def engine_entry(name: str, partitions: list[dict]) -> dict:
+    """The manifest's "engine" (local or dask) and "partitions": each one's number, rows
+    and its results files' SHA-256, in order (both engines' schema)."""
+    return {"engine": name, "partitions": partitions}
 
 
 def read_manifest(folder: Path) -> dict | None:

@@ -30,6 +30,7 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
 )
 from pipeline.record import Record
+from pipeline.render import format as fmt
 from pipeline.render.charts import PlannedChart, left_out_notice, plan_charts
 from pipeline.render.charts.data import chart_frame
 from pipeline.render.report import table_cap_notices
@@ -39,6 +40,7 @@ from pipeline.run.baseline import Baseline
 from pipeline.run.children import held_signals, init_worker
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries, write_manifest
+from pipeline.run.summary_file import write_summary
 
 PARALLEL_MIN_JOBS = 4  # fewer jobs run faster here than with worker start-up
 Progress = Callable[[str], None]
@@ -122,8 +124,9 @@ def write_views(
     tables: bool = True,
     notices: Sequence[str] = (),
 ) -> tuple[dict[str, float], list[str], list[dict]]:
-    """Write the outputs of `analysis` into the temp folder `tmp`: the charts, the workbook
-    and the report (as `options` say), and with `tables` results.csv/.parquet and errors.csv.
+    """Write the outputs of `analysis` into the temp folder `tmp`: summary.json, the charts,
+    the workbook and the report (as `options` say), and with `tables` results.csv/.parquet
+    and errors.csv.
     Returns the seconds per stage, every notice (`notices`, known before, first) and the
     manifest entries of the files written, in the manifest's order."""
     planned = _charts(analysis, options)
@@ -135,7 +138,8 @@ def write_views(
     # the biggest charts first, so that the last one to finish is a small one
     plots = [_Job("plots", (p.chart,)) for p in sorted(kept, key=lambda p: -p.cost)]
     seconds, later, entries = _run_jobs(ctx, plots, step, tables)
-    order = ["results.csv", "results.parquet", "errors.csv", "changes.csv",
+    entries += file_entries(tmp, [write_summary(tmp, analysis)])
+    order = ["results.csv", "results.parquet", "errors.csv", "changes.csv", "summary.json",
              *(c.path for c in ctx.charts), "workbook.xlsx", "report.html"]  # fmt: skip
     entries.sort(key=lambda e: order.index(e["path"]))
     return seconds, [*notices, *later], entries
@@ -205,9 +209,10 @@ def derated_notices(summary) -> list[str]:
     n = int(derated["derated_rows"].sum())
     chips = ", ".join(sorted(derated.index.astype(str)))
     return [
-        f"{n:,} of {summary.scenarios:,} scenarios are timed at derated rates (an efficiency "
-        f"below 1, on {chips}); the Hardware sheet and the report show derated rates beside "
-        "the nominal ones, and a roofline draws derated ops with FLOPs under a dashed roof."
+        f"{fmt.count(n)} of {fmt.count(summary.scenarios)} scenarios are timed at derated rates "
+        f"(an efficiency below 1, on {chips}); the Hardware sheet and the report show derated "
+        "rates beside the nominal ones, and a roofline draws derated ops with FLOPs under a "
+        "dashed roof."
     ]
 
 

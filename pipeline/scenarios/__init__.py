@@ -104,7 +104,7 @@ def _check(
         plan, over = plan_rows(frame, valid, sweeps, arrays)
         checker.found += over
         frame = frame[plan.valid].reset_index(drop=True)
-        warnings += reach_warnings(frame, catalog, path)
+        warnings += reach_warnings(frame, catalog, path, plan.counts[plan.valid])
     else:
         frame = checker.run(dims, max_rows)
         warnings += idle_chip_warnings(frame, path) + reach_warnings(frame, catalog, path)

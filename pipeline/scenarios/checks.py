@@ -15,13 +15,21 @@ import pyarrow.compute as pc
 
 from pipeline.errors import RowProblem, quoted
 from pipeline.model.catalog import EFFICIENCY_COLUMNS, Catalog, did_you_mean
-from pipeline.model.dtypes import DTYPES, canonical_dtype, known_dtype_names, wider_dtype
+from pipeline.model.chips import unknown_reason
+from pipeline.model.dtypes import (
+    DTYPES,
+    TENSOR_DTYPES,
+    canonical_dtype,
+    known_dtype_names,
+    wider_dtype,
+)
 from pipeline.model.ops import DIM, OpError, known_op_names, parse_op
+from pipeline.model.overflow import BLAMED
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
 from pipeline.scenarios.fleet import FleetRows
-from pipeline.scenarios.header import DTYPE_COLUMNS, KNOWN, OVERRIDES
+from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_collective, check_link, check_shard
 from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
@@ -117,7 +125,7 @@ class Checker:
         op = sig.derive(lambda s: s.op if s else "")
         collective = sig.derive(lambda s: bool(s and s.is_collective), bool).values()
         hw, bad_hw = check_hardware(self.col("hardware"), self.catalog)
-        dtypes, bad_dtypes = check_dtypes({c: self.col(c) for c in DTYPE_COLUMNS})
+        dtypes, bad_dtypes = check_dtypes({c: self.col(c) for c in DTYPE_INPUTS})
         found += bad_op + bad_hw + bad_dtypes
         chips = self.numbers("chips", integer=True, what="a whole number of chips (1 or more)")
         chips = chips.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
@@ -174,6 +182,7 @@ class Checker:
             "bytes": np.where(collective, byte_values, given["bytes"]),
             # rows that give their own peak, HBM or link numbers (the charts and report say so)
             "own_numbers": ~np.logical_and.reduce([np.isnan(given[c]) for c in OVERRIDES]),
+            "given": self._given_bits(),  # which numbers the row gave (model.overflow.BLAMED)
             "shard": shard,
             **link,
             **peaks,
@@ -194,6 +203,14 @@ class Checker:
         fleet = self.fleet
         made = None if fleet is None else (fleet.series, fleet.labels, fleet.axes)
         return frame, valid, sweeps, made
+
+    def _given_bits(self) -> np.ndarray:
+        """Per row, bit k set when it gives a value in BLAMED[k] (a blank cell gives none)."""
+        bits = np.zeros(self.n, dtype=np.int16)
+        for k, c in enumerate(BLAMED):
+            col = self.col(c)
+            bits |= (~(col.is_("") | col.is_(None))).astype(np.int16) << k
+        return bits
 
     def _text(self, name: str) -> pd.Series:
         if name in self._names:
@@ -259,10 +276,7 @@ def check_hardware(hw: Col, catalog: Catalog) -> tuple[Col, Found]:
     def reason(text: str) -> str:
         if not text:
             return "empty hardware; name a chip from `pipeline hardware`"
-        hint = catalog.suggest(text)
-        return f"unknown hardware {quoted(text)}" + (
-            f" (did you mean '{hint}'?)" if hint else "; see `pipeline hardware` for the list"
-        )
+        return unknown_reason(catalog, text)
 
     return resolved, flag_per_value(resolved.is_(""), "hardware", hw, reason)
 
@@ -273,7 +287,7 @@ def check_dtypes(cols: dict[str, Col]) -> tuple[dict[str, Col], Found]:
     wider of x and y. Unknown dtypes are problems (and count as blank)."""
     found: Found = []
     parsed = {}
-    for name in DTYPE_COLUMNS:
+    for name in DTYPE_INPUTS:
         col = cols[name]
         resolved = col.derive(lambda u: (canonical_dtype(u) or None) if u else "")
 
@@ -288,10 +302,7 @@ def check_dtypes(cols: dict[str, Col]) -> tuple[dict[str, Col], Found]:
         found += flag_per_value(resolved.is_(None), name, col, reason)
         parsed[name] = resolved.derive(lambda r: r or "")
     base = parsed["dtype"].derive(lambda d: d or "bf16")
-    out = {
-        name: combine(lambda own, b: own or b, parsed[name], base)
-        for name in ("x_dtype", "y_dtype", "out_dtype")
-    }
+    out = {name: combine(lambda own, b: own or b, parsed[name], base) for name in TENSOR_DTYPES}
     out["compute_dtype"] = combine(
         lambda c, x, y: c or wider_dtype(x, y),
         parsed["compute_dtype"],

@@ -14,17 +14,18 @@ import pyarrow.compute as pc
 
 from pipeline.errors import ScenarioFileError, printable, quoted
 from pipeline.model.catalog import EFFICIENCY_COLUMNS, did_you_mean
+from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.roofline import RESULT_COLUMNS
 
 REQUIRED = ("name", "op", "hardware")
 
-DTYPE_COLUMNS = ("dtype", "x_dtype", "y_dtype", "out_dtype", "compute_dtype")
+DTYPE_INPUTS = ("dtype", *DTYPE_COLUMNS)  # dtype: the others' default
 
 OVERRIDES = ("peak_flops", "hbm_bandwidth", "hbm_capacity", "link_bandwidth")
 
 KNOWN = (
     *REQUIRED,
-    *DTYPE_COLUMNS,
+    *DTYPE_INPUTS,
     "chips",
     "shard",
     "link",

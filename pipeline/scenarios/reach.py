@@ -16,9 +16,12 @@ from pipeline.model.ops import COLLECTIVES, parse_op
 REACH_WARNINGS = 20  # rows named one by one
 
 
-def reach_warnings(frame: pd.DataFrame, catalog: Catalog, path: Path) -> list[str]:
+def reach_warnings(
+    frame: pd.DataFrame, catalog: Catalog, path: Path, weights: np.ndarray | None = None
+) -> list[str]:
     """One warning per input line and chip whose rows communicate over more chips than
-    their link reaches (a collective, or an op sharded on a contracted dim)."""
+    their link reaches (a collective, or an op sharded on a contracted dim). `weights`: the
+    scenarios each row stands for (a planned row, its sweeps not expanded), 1 by default."""
     if frame.empty or not (frame["chips"] > 1).any():
         return []
     chips = frame["chips"].to_numpy(dtype=float)
@@ -42,12 +45,19 @@ def reach_warnings(frame: pd.DataFrame, catalog: Catalog, path: Path) -> list[st
     pairs = [(h, lk) for h in hw_names for lk in link_names]
     lines = frame["line"].to_numpy()
     # per input line and chip (a fleet row lists several): its scenarios, those past reach
-    per_pair = pd.Series(1, index=pd.MultiIndex.from_arrays([lines, codes])).groupby(level=[0, 1])
-    total = per_pair.size()
+    weight = np.ones(len(frame), np.int64) if weights is None else np.asarray(weights, np.int64)
+    per_pair = pd.Series(weight, index=pd.MultiIndex.from_arrays([lines, codes]))
+    total = per_pair.groupby(level=[0, 1]).sum()
     hit = pd.DataFrame(
-        {"line": lines[over], "pair": codes[over], "chips": chips[over], "reach": reach[over]}
+        {
+            "line": lines[over],
+            "pair": codes[over],
+            "chips": chips[over],
+            "reach": reach[over],
+            "n": weight[over],
+        }  # fmt: skip
     ).groupby(["line", "pair"], sort=True)
-    low, count, reach_at = hit["chips"].min(), hit.size(), hit["reach"].first()
+    low, count, reach_at = hit["chips"].min(), hit["n"].sum(), hit["reach"].first()
     out = []
     for line, code in low.index[:REACH_WARNINGS]:
         hw, link = pairs[int(code)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import InvalidHardwareFile
-from pipeline.model.catalog import load_catalog
+from pipeline.model.catalog import catalog_from, load_catalog
 
 REQUIRED = [
     "tpu-v3",
@@ -141,3 +141,14 @@ def test_a_user_file_keeps_the_catalogs_aliases_and_case(tmp_path):
     aliases = cat.chips.loc["h100", "aliases"].split(";")
     assert aliases[-1] == "Hopper" and len(aliases) == len(set(a.lower() for a in aliases))
     assert cat.resolve("hopper") == "h100" and cat.resolve("h100-sxm") == "h100"
+
+
+def test_hardware_given_as_one_or_a_list_or_a_catalog_is_one_catalog(tmp_path):
+    path = tmp_path / "hw.csv"
+    path.write_text("name,hbm_capacity\nh100,1e11\n")
+    base = catalog_from(None)
+    assert catalog_from(base) is base
+    one, listed = catalog_from(path), catalog_from([str(path)])
+    assert one.chips.at["h100", "hbm_capacity"] == listed.chips.at["h100", "hbm_capacity"] == 1e11
+    with pytest.raises(TypeError, match="hardware= takes"):
+        catalog_from(b"bytes")

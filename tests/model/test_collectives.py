@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pipeline
-from pipeline.model.collectives import collective_footprint, collective_time
+from pipeline.model.collectives import collective_footprint, collective_time, latency_knee
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "collectives.csv"
 
@@ -270,3 +270,39 @@ def test_collective_time_without_a_collective_is_zero():
         np.array([1e-6]), np.array([0.0]),
     )  # fmt: skip
     assert t.tolist() == [0.0]
+
+
+# -- the latency knee -----------------------------------------------------------------------
+
+
+def test_the_knee_is_where_the_bandwidth_time_meets_the_latency_floor():
+    """Book, a note on ICI latency: 45 kB per chip, 720 kB over 16 v5e chips on a ring; an
+    AllReduce's two phases each leave the floor at the same V; through a switch (8 H100s,
+    600 ns per hop) the floor 2.4 us meets V (N - 1) / (N W)."""
+    chips, bandwidth = np.array([16.0, 16.0, 8.0]), np.array([4.5e10, 4.5e10, 4.5e11])
+    ring, latency = np.array([True, True, False]), np.array([1e-6, 1e-6, 6e-7])
+    phases = np.array([1.0, 2.0, 1.0])  # AllGather, AllReduce, AllGather
+    knee = latency_knee(chips, bandwidth, ring, latency, phases)
+    assert knee == pytest.approx([720e3, 720e3, 2.4e-6 * 8 * 4.5e11 / 7], rel=1e-12)
+    floor = phases * latency * chips / 2
+    at = collective_time(knee, chips, bandwidth, ring, latency, phases)
+    past = collective_time(knee * 1.01, chips, bandwidth, ring, latency, phases)
+    assert at == pytest.approx(floor, rel=1e-12) and np.all(past > floor)
+
+
+def test_no_knee_without_a_collective_or_a_hop_latency_and_none_reached_on_one_chip():
+    one = np.ones(1)
+    knee = [
+        latency_knee(one * 16, one * 4.5e10, np.array([True]), one * 1e-6, one * 0),
+        latency_knee(one * 16, one * 4.5e10, np.array([True]), one * np.nan, one),
+        latency_knee(one * 16, one * 4.5e10, np.array([True]), one * 0, one),
+        latency_knee(one, one * 4.5e11, np.array([False]), one * 6e-7, one),
+    ]
+    assert [float(k[0]) for k in knee[:3]] == pytest.approx([np.nan] * 3, nan_ok=True)
+    assert knee[3][0] == np.inf  # one chip through a switch: the time is the floor
+
+
+def test_an_alltoall_leaves_the_floor_at_four_times_the_allgathers_v_on_a_ring():
+    one = np.ones(1)
+    args = (one * 16, one * 4.5e10, np.array([True]), one * 1e-6, one)
+    assert latency_knee(*args, all_to_all=True)[0] == pytest.approx(4 * latency_knee(*args)[0])

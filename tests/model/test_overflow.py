@@ -7,7 +7,7 @@ import warnings
 import pandas as pd
 
 from pipeline.model.catalog import load_catalog
-from pipeline.model.overflow import PAST, refused_rows
+from pipeline.model.overflow import PAST, merge_refused, refusals, refused_problems, refused_rows
 from pipeline.model.roofline import compute_roofline
 from pipeline.scenarios import load_records
 
@@ -60,3 +60,50 @@ def test_an_infinite_ratio_blames_its_input():
     assert found.loc["wait", "column"] == "measured_seconds"
     assert found.loc["wait", "reason"].startswith("measured_over_predicted = measured_seconds / ")
     assert found.loc["wait", "reason"].endswith(PAST)
+
+
+def refusals_of(*rows: dict, hardware=None):
+    """model.overflow.refusals of the rows as loaded and computed (both engines' rule)."""
+    catalog = load_catalog([hardware] if hardware is not None else [])
+    loaded = load_records(list(rows), catalog)
+    results = compute_roofline(loaded.frame)
+    return results, *refusals(loaded.frame, results)
+
+
+def test_only_the_refused_scenarios_leave_and_a_line_is_said_once():
+    sweep = {"name": "s", "op": "matmul", "B": "1|2|3", "D": 8, "F": 8, "hardware": "h100",
+             "hbm_efficiency": "1e-320"}  # fmt: skip
+    results, keep, table = refusals_of({"name": "a", **MATMUL}, sweep)
+    assert keep.tolist() == [True, False, False, False]
+    assert table[["line", "name", "series", "column", "points"]].values.tolist() == [
+        [3, "s[B=1]", "s", "hbm_efficiency", 3]  # the row gave the efficiency: blamed
+    ]
+    (problem,) = refused_problems("f.csv", table)
+    assert (problem.line, problem.name, problem.column) == (3, "s", "hbm_efficiency")
+    assert problem.reason.endswith("(at 's[B=1]' and 2 more of its scenarios)")
+
+
+def test_a_number_the_chip_gave_blames_hardware_and_keeps_the_fleets_other_chips():
+    """The issue's case: a user chip whose peak underflows, in a fleet list with h100."""
+    tiny = pd.DataFrame([{"name": "tiny", "peak_bf16": 1e-320, "hbm_bandwidth": 1e12}])
+    row = {"name": "m", "op": "matmul", "B": 4096, "D": 4096, "F": 4096,
+           "hardware": "h100|tiny"}  # fmt: skip
+    results, keep, table = refusals_of(row, hardware=tiny)
+    assert results["name"][keep].tolist() == ["m[hardware=h100]"]
+    assert table[["line", "name", "column", "points"]].values.tolist() == [
+        [2, "m[hardware=tiny]", "hardware", 1]
+    ]
+
+
+def test_refusals_of_consecutive_frames_merge_per_line_in_order():
+    part = pd.DataFrame(
+        {"line": [4, 2], "name": ["b[x=1]", "a[x=9]"], "series": ["b", "a"],
+         "column": ["bytes", "hardware"], "reason": ["r", "q"], "points": [1, 2]}
+    )  # fmt: skip
+    later = part.assign(name=["b[x=2]", "a[x=10]"], points=[5, 1])
+    merged = merge_refused([part, later])
+    assert merged[["line", "name", "points"]].values.tolist() == [
+        [2, "a[x=9]", 3],
+        [4, "b[x=1]", 6],
+    ]
+    assert merge_refused([part.iloc[:0]]).empty

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 import pipeline
-from pipeline.model.series import MIXED, bottom_line, series_lines, series_shapes
+from pipeline.model.series import bottom_line, series_lines
+from pipeline.model.turns import MIXED
 from tests.helpers import ROOT
 
 COLLECTIVES = ROOT / "scenarios" / "collectives.csv"
@@ -82,15 +83,6 @@ def test_collectives_carry_their_size(tmp_path):
     assert (sweep["bytes_min"], sweep["bytes_max"]) == (1e3, 1e9)
     assert sweep["scenarios"] == 7 and sweep["bound"] == "network"
     assert lines.loc["v5e_allgather_16GB_16", "not_fitting"] == 1
-
-
-def test_shapes_give_ranges_for_swept_dims(book):
-    shapes = series_shapes(book.results, ["q3_D4096", "q5_h100_bf16", "intro_h100_1e12_flops"])
-    assert shapes == {
-        "q3_D4096": "B=1..512 D=4096 F=4096",
-        "q5_h100_bf16": "B=512 D=65536 F=65536",
-        "intro_h100_1e12_flops": "",
-    }
 
 
 def test_bottom_line_numbers(book, lines):

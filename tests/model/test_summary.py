@@ -3,11 +3,7 @@ batches per series, sweep series and findings."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 import pipeline
-from pipeline.model import summary
 
 
 def test_book_counts(book):
@@ -48,28 +44,3 @@ def test_summary_of_rejected_rows(catalog):
             {"name": "b", "op": "matmul", "B": "x", "D": 2, "F": "y", "hardware": "v5e"}]  # fmt: skip
     s = pipeline.analyze(rows, hardware=catalog).summary
     assert (s.scenarios, s.source_rows, s.rejected_rows, s.problems) == (1, 2, 1, 2)
-
-
-def test_worst_per_series_is_the_stable_sort_and_first_per_series():
-    """Against the plain pandas statement of it, with ties, NaN and repeated series."""
-    rng = np.random.default_rng(7)
-    n = 2_000
-    table = pd.DataFrame(
-        {
-            "series": rng.choice([f"s{i}" for i in range(300)], n),
-            "value": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 50, n).astype(float)),
-        }
-    )
-    sizes = table.groupby("series")["series"].transform("size")
-    expected = (
-        table.assign(in_series=sizes)
-        .sort_values("value", ascending=False, kind="stable")
-        .drop_duplicates("series")
-        .head(25)
-    )
-    codes = pd.factorize(table["series"])[0]
-    picks, in_series = summary.worst_per_series(table["value"].to_numpy(), codes, 25)
-    assert picks.tolist() == expected.index.tolist()
-    assert in_series.tolist() == expected["in_series"].tolist()
-    empty = summary.worst_per_series(np.array([]), np.array([], dtype=int), 25)
-    assert len(empty[0]) == 0

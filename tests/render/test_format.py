@@ -153,6 +153,12 @@ def test_plural():
     ]  # fmt: skip
 
 
+def test_a_span_is_one_value_when_its_ends_are_equal():
+    assert fmt.span(137, 227) == "137 \u2013 227"
+    assert fmt.span(1024, 1024) == "1,024"
+    assert fmt.span(1e-3, 2e-3, fmt.seconds) == "1.00 ms \u2013 2.00 ms"
+
+
 EXCEL_SECTION = re.compile(r'(?:\[>=(\d+)\])?#,##0(?:\.0+)?(,*)"\s*(\S?)([A-Za-z/]+)"')
 
 

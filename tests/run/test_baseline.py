@@ -55,7 +55,7 @@ def test_read_baseline_undoes_the_csv_injection_quote(tmp_path):
     [
         (lambda p: None, "does not exist"),
         (lambda p: p.write_text("x"), "is not a folder"),
-        (lambda p: p.mkdir(), "holds neither results.parquet, results.csv nor a Dask"),
+        (lambda p: p.mkdir(), "has no results.parquet, results.csv or a Dask"),
         (lambda p: (p.mkdir(), (p / "results.parquet").write_bytes(b"PAR1 broken")), "cannot"),
     ],
 )

@@ -17,8 +17,8 @@ from pipeline.run import stages
 from tests.helpers import FAST_WRITE as FAST
 from tests.helpers import HEAD, analyze_file, write_scenarios
 
-EVERY = {"results.csv", "results.parquet", "workbook.xlsx", "report.html", "manifest.json",
-         "plots"}  # fmt: skip
+EVERY = {"results.csv", "results.parquet", "summary.json", "workbook.xlsx", "report.html",
+         "manifest.json", "plots"}  # fmt: skip
 
 
 def test_write_gives_every_output_and_a_manifest_of_them(book, tmp_path):

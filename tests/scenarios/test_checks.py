@@ -18,7 +18,7 @@ from pipeline.scenarios.checks import (
     trimmed_names,
 )
 from pipeline.scenarios.coded import Col
-from pipeline.scenarios.header import DTYPE_COLUMNS
+from pipeline.scenarios.header import DTYPE_INPUTS
 from pipeline.scenarios.sweeps import TOO_BIG
 from tests.helpers import coded
 
@@ -77,7 +77,7 @@ def test_check_dtypes_own_else_dtype_else_bf16_compute_the_wider():
     assert out["out_dtype"].values().tolist() == ["bf16", "fp32", "bf16", "bf16", "bf16"]
     assert out["compute_dtype"].values().tolist() == ["bf16", "fp32", "fp16", "int8", "fp8"]
     assert found == [(4, "dtype", "unknown dtype 'bfloat17' (did you mean 'bfloat16'?)")]
-    assert set(DTYPE_COLUMNS) == set(cells)
+    assert set(DTYPE_INPUTS) == set(cells)
 
 
 def test_parse_numbers_positive_floats_bad_ones_only_in_rows():
@@ -124,7 +124,7 @@ def table(header: str, *rows: str) -> pa.Table:
 FRAME_COLUMNS = [
     "line", "name", "series", "op", "einsum", "hardware", "x_dtype", "y_dtype", "out_dtype",
     "compute_dtype", "chips", "peak_flops", "hbm_bandwidth", "hbm_capacity", "link_bandwidth",
-    "flops", "measured_seconds", "bytes", "own_numbers", "shard", "link", "link_topology",
+    "flops", "measured_seconds", "bytes", "own_numbers", "given", "shard", "link", "link_topology",
     "link_latency", "compute_efficiency", "hbm_efficiency", "network_efficiency", "B", "D", "F",
     "notes", "team", "swept",
 ]  # fmt: skip

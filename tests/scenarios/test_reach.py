@@ -55,3 +55,12 @@ def test_a_link_without_a_reach_never_warns_and_many_rows_are_cut(tmp_path, cata
     assert len(loaded.warnings) == REACH_WARNINGS + 1
     assert all("b200" in w for w in loaded.warnings[:-1])
     assert loaded.warnings[-1].endswith("and 2 more rows ask a link for more chips than it reaches")
+
+
+def test_a_planned_row_counts_the_scenarios_its_sweep_makes(tmp_path, catalog):
+    """The Dask client warns from rows not expanded: each weighs its sweep's scenarios, so
+    the warning reads as the local engine's."""
+    text = "\nname,op,hardware,chips,bytes\nr,all_gather,h100,2|16,1000..1000000000*10\n"
+    local = load_text(tmp_path, catalog, text).warnings
+    planned = load_text(tmp_path, catalog, text, planned=True).warnings
+    assert planned == local and "from 16 chips in 7 of 14 scenarios" in local[0]

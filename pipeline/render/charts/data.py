@@ -10,8 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.model.dtypes import PEAK_FAMILIES, peak_family
+from pipeline.model.codes import bound_codes_of, fits
+from pipeline.model.grids import talks, with_flops
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.roofs import Peak, Roofs, chip_peaks, hbm_roofs, network_roofs
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_title
@@ -22,16 +24,8 @@ SWEEP_LINES_PER_CHART = 10  # more lines than this go onto further pages of the 
 
 
 @dataclass(frozen=True)
-class Ceiling:
-    """A compute roof: the peak shared by one or more dtype families."""
-
-    families: tuple[str, ...]
-    peak: float
-    source: str  # "catalog", or "rows" when the chip has no catalog peak for the family
-
-    @property
-    def family(self) -> str:
-        return "/".join(self.families)
+class Ceiling(Peak):
+    """A compute roof as a chart draws it: the model's peak (model.roofs.Peak), labelled."""
 
     @property
     def label(self) -> str:
@@ -47,7 +41,7 @@ class Slope:
 @dataclass(frozen=True)
 class Ridge:
     family: str
-    x: float  # intensity where the slope meets the ceiling
+    x: float  # intensity where the slope meets the ceiling (model.roofs.Ridge)
     y: float
     slope: int  # which slope
 
@@ -62,6 +56,7 @@ class DeratedRoof:
     label: str
     rows: int
     efficiencies: tuple[float, float] = (1.0, 1.0)  # (compute, the bandwidth's)
+    ridges: tuple[float, ...] = ()  # where the slope meets each peak (model.roofs.Derated)
 
 
 @dataclass(frozen=True)
@@ -153,14 +148,15 @@ class SweepData:
 
 # the result columns the chart data reads (sweep charts also read their dim)
 COLUMNS = (
-    "name", "series", "hardware", "compute_dtype", "peak_flops", "hbm_bandwidth", "intensity",
-    "attainable_flops", "bound", "fits", "chips", "network_bytes", "flops_per_chip", "link",
-    "link_bandwidth", "collective", "t_network", "compute_efficiency", "hbm_efficiency",
-    "network_efficiency", "critical_batch",
+    "name", "series", "hardware", "einsum", "compute_dtype", "peak_flops", "hbm_bandwidth",
+    "intensity", "attainable_flops", "bound", "fits", "chips", "network_bytes",
+    "flops_per_chip", "link", "link_bandwidth", "collective", "t_network", "compute_efficiency",
+    "hbm_efficiency", "network_efficiency", "critical_batch",
 )  # fmt: skip
 # the facts the chart data reads, beside those columns (Record.facts)
-FACT_COLUMNS = ("kind", "in_sweep", "swept", "network_intensity", "latency_floor")
-MAX_DERATED_ROOFS = 4  # distinct derated roofs drawn on one chart, the most used first
+FACT_COLUMNS = (
+    "kind", "in_sweep", "swept", "network_intensity", "latency_floor", "latency_knee",
+)  # fmt: skip
 
 
 def chart_frame(record: Record) -> pd.DataFrame:
@@ -177,39 +173,32 @@ def floats(column: pd.Series) -> np.ndarray:
 
 
 def bound_codes(frame: pd.DataFrame) -> np.ndarray:
-    return pd.Categorical(frame["bound"], categories=BOUNDS).codes.astype(np.int8)
-
-
-def fits_of(frame: pd.DataFrame) -> np.ndarray:
-    """True where the row fits HBM or its capacity is unknown."""
-    return frame["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool)
-
-
-def _family_of(frame: pd.DataFrame) -> np.ndarray:
-    """The peak family of each row's compute dtype (one lookup per distinct dtype)."""
-    codes, dtypes = pd.factorize(frame["compute_dtype"])
-    families = np.array([peak_family(str(d)) for d in dtypes] + [""], dtype=object)
-    return families[codes]  # code -1 (no dtype) -> ""
+    """Each row's bound as an index into BOUNDS, small (model.codes)."""
+    return bound_codes_of(frame).astype(np.int8)
 
 
 def ceilings_of(frame: pd.DataFrame, chip: dict) -> tuple[Ceiling, ...]:
-    """One compute ceiling per peak used, lowest first: the catalog's peak for each compute
-    dtype's family, else the rows' own. Families with the same peak share a ceiling."""
-    family_of = _family_of(frame)
-    used = set(pd.unique(family_of))
-    by_peak: dict[float, list[str]] = {}
-    sources: dict[float, str] = {}
-    for family in (f for f in PEAK_FAMILIES if f in used):
-        peak = chip.get(f"peak_{family}")
-        source = "catalog"
-        if peak is None or not np.isfinite(peak):
-            peak = float(frame["peak_flops"][family_of == family].median())
-            source = "rows"
-        by_peak.setdefault(float(peak), []).append(family)
-        sources[float(peak)] = source
-    return tuple(
-        Ceiling(tuple(families), peak, sources[peak]) for peak, families in sorted(by_peak.items())
+    """The compute ceilings of the rows' peaks, lowest first (model.roofs.chip_peaks)."""
+    return tuple(Ceiling(p.families, p.peak, p.source) for p in chip_peaks(frame, chip))
+
+
+def _drawn(roofs: Roofs, what: str) -> tuple[tuple, tuple, tuple]:
+    """The model's roofs (model.roofs) as a chart draws them: ceilings, ridges and derated
+    roofs, labelled; `what` names the derated bandwidth ("HBM", "link")."""
+    ceilings = tuple(Ceiling(p.families, p.peak, p.source) for p in roofs.peaks)
+    ridges = tuple(Ridge(r.family, r.intensity, r.peak, r.slope) for r in roofs.ridges)
+    derated = tuple(
+        DeratedRoof(
+            bandwidth=d.bandwidth,
+            peaks=d.peaks,
+            label=f"derated: compute {fmt.percent(d.compute)}, {what} {fmt.percent(d.rate)}",
+            rows=d.rows,
+            efficiencies=(d.compute, d.rate),
+            ridges=d.ridges,
+        )
+        for d in roofs.derated
     )
+    return ceilings, ridges, derated
 
 
 def _points(frame: pd.DataFrame, x: np.ndarray) -> Points:
@@ -217,7 +206,7 @@ def _points(frame: pd.DataFrame, x: np.ndarray) -> Points:
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
     in_sweep = frame["in_sweep"].to_numpy(dtype=bool)
     return Points(
-        x[ok], y[ok], bound_codes(frame)[ok], fits_of(frame)[ok], in_sweep[ok], int((~ok).sum())
+        x[ok], y[ok], bound_codes(frame)[ok], fits(frame)[ok], in_sweep[ok], int((~ok).sum())
     )
 
 
@@ -249,30 +238,6 @@ def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tupl
     return labels, tuple(trails)
 
 
-def derated_roofs(
-    rows: pd.DataFrame, ceilings: tuple[Ceiling, ...], bandwidth: float, rate: str, what: str
-) -> tuple[DeratedRoof, ...]:
-    """One dashed roof per distinct (compute efficiency, `rate` efficiency) of derated rows,
-    the most used first; `what` names the bandwidth ("HBM", "link")."""
-    if "compute_efficiency" not in rows.columns or rate not in rows.columns or rows.empty:
-        return ()
-    pairs = pd.DataFrame({"c": floats(rows["compute_efficiency"]), "b": floats(rows[rate])})
-    pairs = pairs.fillna(1.0)[(pairs["c"] < 1) | (pairs["b"] < 1)]
-    if pairs.empty:
-        return ()
-    counts = pairs.value_counts(sort=True).head(MAX_DERATED_ROOFS)
-    return tuple(
-        DeratedRoof(
-            bandwidth=b * bandwidth,
-            peaks=tuple(c * ceiling.peak for ceiling in ceilings),
-            label=f"derated: compute {fmt.percent(c)}, {what} {fmt.percent(b)}",
-            rows=int(n),
-            efficiencies=(float(c), float(b)),
-        )
-        for (c, b), n in counts.items()
-    )
-
-
 def subtitle(chip: dict, ceilings: tuple[Ceiling, ...], bandwidth_text: str) -> str:
     parts = [bandwidth_text]
     if chip.get("hbm_capacity"):
@@ -301,11 +266,9 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
     keep = with_flops(rows)
     collectives = int((~keep).sum())
     rows = rows[keep]
-    bw = chip.get("hbm_bandwidth")
-    if bw is None or not np.isfinite(bw):
-        bw = float(rows["hbm_bandwidth"].median())
-    bw = float(bw)
-    ceilings = ceilings_of(rows, chip)
+    roofs = hbm_roofs(rows, chip)
+    ((_, bw),) = roofs.slopes
+    ceilings, ridges, derated = _drawn(roofs, "HBM")
     x = rows["intensity"].to_numpy(dtype=float)
     labels, trails = _labels(rows, x)
     return RooflineData(
@@ -317,14 +280,14 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
         y_label="Attainable FLOP/s (per chip)",
         slopes=(Slope(bw, f"HBM {fmt.bandwidth(bw)}"),),
         ceilings=ceilings,
-        ridges=tuple(Ridge(c.family, c.peak / bw, c.peak, 0) for c in ceilings),
+        ridges=ridges,
         points=_points(rows, x),
         counts=_counts(rows),
-        not_fitting=int((~fits_of(rows)).sum()),
+        not_fitting=int((~fits(rows)).sum()),
         overridden=overridden,
         labels=labels,
         trails=trails,
-        derated=derated_roofs(rows, ceilings, bw, "hbm_efficiency", "HBM"),
+        derated=derated,
         collectives=collectives,
     )
 
@@ -332,17 +295,6 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
 def communicating(rows: pd.DataFrame) -> pd.DataFrame:
     """The multi-chip rows that do FLOPs and send data between chips."""
     return rows[talks(rows)]
-
-
-def talks(rows: pd.DataFrame) -> np.ndarray:
-    """Rows a network roofline places: multi-chip ops with FLOPs and a collective."""
-    return ((rows["chips"] > 1) & (rows["network_bytes"] > 0)).to_numpy() & with_flops(rows)
-
-
-def with_flops(rows: pd.DataFrame) -> np.ndarray:
-    """Rows a roofline can place: every op but a collective row (no FLOPs, drawn on the
-    sweep chart of its bytes and listed in the tables)."""
-    return (rows["kind"] != "collective").to_numpy(dtype=bool)
 
 
 def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
@@ -359,15 +311,9 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
     rows = communicating(rows)
     if rows.empty:
         return None
-    ceilings = ceilings_of(rows, chip)
-    slopes = []
-    links = rows["link"].astype(str)
-    for link in sorted(pd.unique(links)):
-        bw = chip.get(f"{link}_bandwidth")
-        if bw is None or not np.isfinite(bw):
-            bw = float(rows.loc[links == link, "link_bandwidth"].median())
-        slopes.append(Slope(float(bw), f"{link.upper()} {fmt.bandwidth(bw)} one-way"))
-    slopes.sort(key=lambda s: -s.bandwidth)
+    roofs = network_roofs(rows, chip)
+    slopes = [Slope(bw, f"{link.upper()} {fmt.bandwidth(bw)} one-way") for link, bw in roofs.slopes]
+    ceilings, ridges, derated = _drawn(roofs, "link")
     x = rows["network_intensity"].to_numpy(dtype=float)
     labels, trails = _labels(rows, x)
     return RooflineData(
@@ -379,18 +325,12 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
         y_label="Attainable FLOP/s (per chip)",
         slopes=tuple(slopes),
         ceilings=ceilings,
-        ridges=tuple(
-            Ridge(c.family, c.peak / s.bandwidth, c.peak, i)
-            for i, s in enumerate(slopes)
-            for c in ceilings
-        ),
+        ridges=ridges,
         points=_points(rows, x),
         counts=_counts(rows),
-        not_fitting=int((~fits_of(rows)).sum()),
+        not_fitting=int((~fits(rows)).sum()),
         overridden=0,
         labels=labels,
         trails=trails,
-        derated=derated_roofs(rows, ceilings, slopes[0].bandwidth, "network_efficiency", "link")
-        if len(slopes) == 1
-        else (),
+        derated=derated,
     )

@@ -31,12 +31,14 @@ DENSITY_BINS = (160, 110)
 
 
 def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list, list, list]:
-    """Slopes, ceilings and ridges; returns (texts, ridge texts, obstacle points) for labels."""
+    """Slopes, ceilings and ridges; returns (texts, ridge texts, obstacle points) for labels.
+    Each line ends or starts at a ridge point, as the model has it (data.ridges)."""
     texts, obstacles = [], []
     top = max(c.peak for c in data.ceilings)
-    fastest = max(s.bandwidth for s in data.slopes)
+    fastest = max(range(len(data.slopes)), key=lambda i: data.slopes[i].bandwidth)
+    starts = {r.family: r.x for r in data.ridges if r.slope == fastest}  # each ceiling's
     for i, s in enumerate(data.slopes):
-        end = top / s.bandwidth
+        end = max((r for r in data.ridges if r.slope == i), key=lambda r: r.y).x  # at the top
         xs = np.array([xlim[0], end])
         ys = xs * s.bandwidth
         ax.plot(
@@ -62,7 +64,7 @@ def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list
             )
         )
     for c in data.ceilings:
-        xs = np.array([c.peak / fastest, xlim[1]])
+        xs = np.array([starts[c.family], xlim[1]])
         ys = np.array([c.peak, c.peak])
         ax.plot(xs, ys, color=ROOF_COLOR, lw=1.8, zorder=2)
         obstacles.append(axis_points(ax, xs, ys))
@@ -80,11 +82,11 @@ def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list
         )
     for d in data.derated:
         top_d = max(d.peaks)
-        xs = np.array([xlim[0], top_d / d.bandwidth])
+        xs = np.array([xlim[0], max(d.ridges)])
         ax.plot(xs, xs * d.bandwidth, color=ROOF_COLOR, lw=1.2, ls="--", alpha=0.75, zorder=2)
         obstacles.append(axis_points(ax, xs, xs * d.bandwidth))
-        for peak in d.peaks:
-            xs = np.array([peak / d.bandwidth, xlim[1]])
+        for peak, ridge in zip(d.peaks, d.ridges, strict=True):
+            xs = np.array([ridge, xlim[1]])
             ax.plot(xs, [peak, peak], color=ROOF_COLOR, lw=1.2, ls="--", alpha=0.75, zorder=2)
             obstacles.append(axis_points(ax, xs, np.array([peak, peak])))
         texts.append(

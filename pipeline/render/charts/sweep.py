@@ -1,5 +1,5 @@
 """Drawing a sweep chart: attainable FLOP/s against the swept dim, one line per series, the
-compute ceiling dashed, each line's first compute-bound value marked (the book's Q3 figure);
+compute ceiling dashed, where each line turns compute-bound marked (the book's Q3 figure);
 or a collective's time against its bytes, log-log, each line's latency knee marked."""
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def _legend_texts(
 
 
 def _critical_labels(fig, ax, lines, dim: str, value, time: bool) -> None:
-    """'B = 137' beside each line's first compute-bound point (a collective: its knee);
+    """'B = 137' beside each line's turn to compute-bound (a collective: its knee);
     equal values share a label, labels too close to the previous one step up."""
     points: dict[float, tuple[float, str]] = {}
     for i, ln in enumerate(lines):

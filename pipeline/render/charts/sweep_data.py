@@ -8,7 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.model.codes import fits
 from pipeline.model.ops import FLEET
+from pipeline.model.roofs import links_used
+from pipeline.model.turns import line_turns
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import (
     SWEEP_LINES_PER_CHART,
@@ -16,7 +19,6 @@ from pipeline.render.charts.data import (
     SweepLine,
     bound_codes,
     ceilings_of,
-    fits_of,
     floats,
     subtitle,
 )
@@ -119,15 +121,11 @@ def sweep_data(
     hw = str(chip["name"])
     rows = results.iloc[np.concatenate([ln.rows for ln in lines])]
     ceilings = ceilings_of(rows, chip)
+    turns = line_turns(results, [ln.rows for ln in lines], dim)  # the series lines' rule
     out_lines = []
-    for ln in lines:
+    for ln, turn in zip(lines, turns.to_dict("records"), strict=True):
         part, order, x, y = _ordered(results, ln, dim, "attainable_flops")
-        compute = np.flatnonzero(bound_codes(part)[order] == 0)
-        first = int(compute[0]) if len(compute) else None
-        critical = (None, None)
-        if first is not None:  # compute-bound from here on: attainable is the (flat) roof
-            critical = (_exact_critical(part, x, first), float(y[first]))
-        out_lines.append(_line(ln, part, order, x, y, *critical))
+        out_lines.append(_line(ln, part, order, x, y, *_turn(turn, dim, x, y)))
     xs = np.concatenate([ln.x for ln in out_lines])
     uniq = np.unique(xs[np.isfinite(xs) & (xs > 0)])
     steps = np.diff(uniq)
@@ -147,16 +145,20 @@ def sweep_data(
     )
 
 
-def _exact_critical(part: pd.DataFrame, x: np.ndarray, first: int) -> float:
-    """Where a line turns compute-bound: the rows' exact critical batch when they share one
-    and it lies between the last point before `first` and `first` (a sweep of the batch dim:
-    B = 319, not the next swept value 512), else the first compute-bound swept value."""
-    critical = pd.unique(floats(part["critical_batch"])) if "critical_batch" in part else []
-    if len(critical) == 1 and np.isfinite(critical[0]):
-        c = float(critical[0])
-        if c <= x[first] and (first == 0 or x[first - 1] < c):
-            return c
-    return float(x[first])
+def _turn(turn: dict, dim: str, x: np.ndarray, y: np.ndarray):
+    """A line's turn as the model has it (model.turns, the series lines' rule): where it
+    turns compute-bound (the exact critical batch, B = 319 between the swept 256 and 512) and
+    its attainable FLOP/s from there on (the flat roof), or no turn and what the legend says
+    of the line instead ('' for the default, never compute-bound)."""
+    if turn["change_dim"] == dim:
+        at = float(turn["change_at"])
+        return at, float(y[min(int(np.searchsorted(x, at)), len(x) - 1)]), ""
+    if not turn["compute"]:
+        return None, None, ""
+    if turn["bound"] == "compute":
+        return None, None, "compute-bound throughout"
+    counts = [f"{fmt.count(turn[b])} {b}" for b in ("compute", "memory", "network") if turn[b]]
+    return None, None, "mixed: " + ", ".join(counts)
 
 
 def _ordered(results: pd.DataFrame, ln: LinePlan, x_column: str, y_column: str):
@@ -174,7 +176,7 @@ def _line(ln: LinePlan, part, order, x, y, critical, critical_y, reach: str = ""
         x=x,
         y=y,
         bound=bound_codes(part)[order],
-        fits=fits_of(part)[order],
+        fits=fits(part)[order],
         critical=critical,
         critical_y=critical_y,
         reach=reach,
@@ -187,34 +189,33 @@ def _time_data(
 ) -> SweepData:
     """A collective's time against its bytes V, log-log: flat at the hop-latency floor, then
     rising with V. Each line's knee (`critical`) is the V at which the bandwidth time meets
-    the floor, phases x hop latency x N / 2 with the chip's latency for the row's link."""
+    the floor, phases x hop latency x N / 2 with the chip's latency for the row's link (the
+    rows' fact latency_knee, model.collectives)."""
     hw = str(chip["name"])
     out_lines = []
-    links = set()
     for ln in lines:
         part, order, x, y = _ordered(results, ln, "network_bytes", "t_network")
-        links.update(part["link"].astype(str).unique().tolist())
-        floor = part["latency_floor"].to_numpy(dtype=float)[order]  # a fact of each row
-        floor = np.where(floor > 0, floor, np.nan)  # no hop latency known: no floor to meet
+        knees = part["latency_knee"].to_numpy(dtype=float)[order]  # facts of each row
+        floor = part["latency_floor"].to_numpy(dtype=float)[order]
         with np.errstate(invalid="ignore"):
-            past = np.flatnonzero(y > floor * (1 + 1e-9))
+            past = np.flatnonzero(x > knees * (1 + 1e-9))
         knee = knee_y = None
-        if not np.isfinite(floor).all():
+        if np.isnan(knees).any():
             reach = ""  # no hop latency known for the link: no knee to mark
         elif not len(past):
             reach = "latency-bound throughout"
-        elif past[0] == 0 and y[0] > floor[0] * (1 + 1e-9) and len(x) and x[0] > 0:
+        elif past[0] == 0:
             reach = "bandwidth-bound throughout"
-        if np.isfinite(floor).all() and len(past) and past[0] > 0:
-            # time is linear in V past the floor: the knee is where that line meets the floor
+        else:  # the first point past the knee: the line is drawn through the knee, on the floor
             i = int(past[0])
-            knee, knee_y = float(x[i] * floor[i] / y[i]), float(floor[i])
+            knee, knee_y = float(knees[i]), float(floor[i])
             per_chip = knee / float(floats(part["chips"])[order][i])
             reach = f"latency-bound below {fmt.size(knee)} ({fmt.size(per_chip)} per chip)"
         out_lines.append(_line(ln, part, order, x, y, knee, knee_y, reach))
+    links = links_used(results.iloc[np.concatenate([ln.rows for ln in lines])])
     page_text = f" ({page} of {of})" if of > 1 else ""
     parts = []
-    for lk in sorted(links):
+    for lk in links:
         bw, lat = chip.get(f"{lk}_bandwidth"), chip.get(f"{lk}_latency")
         if bw:
             parts.append(

@@ -96,4 +96,5 @@ def test_roofline_leaves_out_collective_rows_and_draws_the_derated_roof(mix):
     assert roof.bandwidth == pytest.approx(0.85 * 8.2e11)
     assert roof.peaks == pytest.approx((0.9 * 1.97e14,))
     assert roof.rows == 1 and "compute 90.0%, HBM 85.0%" in roof.label
+    assert roof.ridges == (roof.peaks[0] / roof.bandwidth,)  # where its dashed lines meet
     assert data.title.endswith("2 scenarios")

@@ -1,16 +1,16 @@
-"""render/charts/grid.py: partitions' grids add up to the whole run's; a roofline drawn from
-a sample and the grid has every scenario's counts and, past SCATTER_LIMIT points, their
-density, weighted by the scenarios in each bin."""
+"""render/charts/grid.py: a roofline drawn from a sample and every scenario's grid
+(model.grids) has every scenario's counts and, past SCATTER_LIMIT points, their density,
+weighted by the scenarios in each bin."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 import pipeline
+from pipeline.model.grids import chart_grids
 from pipeline.render.charts import png
 from pipeline.render.charts.data import chart_frame, roofline_data
-from pipeline.render.charts.grid import HIDDEN, KEYS, chart_grids, with_grid
+from pipeline.render.charts.grid import with_grid
 from tests.helpers import write_scenarios
 
 TEXT = """
@@ -24,21 +24,6 @@ ag,all_gather,h100,,,,1000..1000000*10,8,
 def _frame(tmp_path):
     analysis = pipeline.analyze(write_scenarios(tmp_path, TEXT))
     return analysis, chart_frame(analysis)
-
-
-def test_grids_of_parts_add_up_to_the_whole(tmp_path):
-    _, frame = _frame(tmp_path)
-    whole = chart_grids(frame)
-    added = chart_grids(frame.iloc[:3000]) + chart_grids(frame.iloc[3000:])
-    for a, b, keys in ((whole.bins, added.bins, KEYS),
-                       (whole.derated, added.derated, ["chart", "hardware", "compute", "rate"])):  # fmt: skip
-        pd.testing.assert_frame_equal(
-            a.sort_values(keys).reset_index(drop=True),
-            b.sort_values(keys).reset_index(drop=True),
-            check_dtype=False,
-        )
-    collective = whole.bins[whole.bins["chart"] == "collective"]
-    assert collective["scenarios"].sum() == 4 and (collective["ix"] == HIDDEN).all()
 
 
 def test_a_roofline_from_a_sample_and_the_grid_has_every_scenarios_counts(tmp_path):

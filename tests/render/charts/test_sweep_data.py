@@ -103,3 +103,50 @@ def planned_sweep_line(analysis):
     frame = chart_rows(analysis)
     (lines,) = sweep_lines(frame).values()
     return sweep_data(frame, {"name": "h100", "peak_bf16": 9.89e14}, "B", lines, 1, 1).lines
+
+
+def test_a_line_that_is_a_whole_series_marks_its_series_lines_turn(book):
+    """The chart reads the rule the series lines use (model.turns): the Q3 lines turn where
+    Summary.lines says, B = 137 and B = 227, and nowhere else."""
+    data = book_sweep(book)
+    lines = book.summary.lines
+    for ln in data.lines:
+        assert ln.critical == lines.at[ln.series, "change_at"]
+        assert lines.at[ln.series, "change_dim"] == data.dim
+
+
+def test_a_line_without_a_turn_is_not_marked_and_says_why():
+    """Compute-bound throughout (B from 512, past the critical batch 319): no turn to mark;
+    a D sweep turning compute-bound is mixed, as its series line says (D is no batch dim)."""
+    rows = [
+        {"name": "all_compute", "op": "matmul", "B": "512..2048*2", "D": 8192, "F": 8192,
+         "hardware": "h100"},
+        {"name": "d_sweep", "op": "matmul", "B": 1024, "D": "64..8192*2", "F": 1024,
+         "hardware": "h100"},
+    ]  # fmt: skip
+    a = analyze_rows(rows)
+    frame = chart_rows(a)
+    drawn = {}
+    for (_, dim), lines in sweep_lines(frame).items():
+        (line,) = sweep_data(frame, chip(a, "h100"), dim, lines, 1, 1).lines
+        drawn[line.series] = line
+    assert (drawn["all_compute"].critical, drawn["all_compute"].reach) == (
+        None, "compute-bound throughout",
+    )  # fmt: skip
+    assert drawn["d_sweep"].critical is None
+    assert drawn["d_sweep"].reach == "mixed: 4 compute, 4 memory"
+    assert list(a.summary.lines["bound"]) == ["compute", "mixed"]
+    assert (a.summary.lines["change_dim"] == "").all()
+
+
+def test_each_chip_of_a_fleet_sweep_marks_its_own_turn():
+    rows = [{"name": "mlp", "op": "matmul", "B": "1..4096*2", "D": 8192, "F": 28672,
+             "hardware": "h100|h200"}]  # fmt: skip
+    a = analyze_rows(rows)
+    frame = chart_rows(a)
+    critical = {}
+    for (hw, dim), lines in sweep_lines(frame).items():
+        (line,) = sweep_data(frame, chip(a, hw), dim, lines, 1, 1).lines
+        critical[hw] = line.critical
+    batches = a.results.groupby(a.results["hardware"].astype(str))["critical_batch"].first()
+    assert critical == {hw: float(batches[hw]) for hw in ("h100", "h200")}

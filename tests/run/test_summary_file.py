@@ -1,0 +1,52 @@
+"""run/summary_file.py: summary.json, one schema for both engines: the Summary's counts in
+full, the per-series tables listed up to LISTED with their totals, plain JSON values."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+import pipeline
+from pipeline.run import summary_file
+from pipeline.run.summary_file import _plain, summary_document, write_summary
+from tests.helpers import write_scenarios
+
+
+def test_the_book_run_in_json(book, tmp_path):
+    path = write_summary(tmp_path, book)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc == summary_document(book)  # what is written reads back the same
+    assert doc["schema"] == summary_file.SCHEMA
+    assert (doc["scenarios"], doc["source_rows"], doc["rejected_rows"]) == (1035, 13, 0)
+    assert doc["bounds"] == {"compute": 669, "memory": 365, "network": 1}
+    assert doc["per_hardware"]["tpu-v5e"] == {"compute": 666, "memory": 365, "network": 1,
+                                              "not_fitting": 0, "total": 1032}  # fmt: skip
+    assert doc["overrides"]["tpu-v5e"] == 1
+    assert doc["series_total"] == len(doc["series"]) == 13
+    q3 = next(s for s in doc["series"] if s["series"] == "q3_D4096")
+    assert (q3["scenarios"], q3["change_at"]) == (512, 137)
+    assert doc["slowest"][0]["name"] == "q2_int8_weights_bf16"  # the report's Slowest list
+    assert [r["name"] for r in doc["slowest"]] == list(book.summary.findings["slowest"]["name"])
+    assert doc["findings"]["comm_total"] == 366
+    assert doc["bottom_line"]["series"] == 13
+
+
+def test_long_tables_are_listed_up_to_the_cap_with_their_totals(tmp_path, monkeypatch):
+    monkeypatch.setattr(summary_file, "LISTED", 2)
+    text = "name,op,hardware,B,D,F\n" + "".join(f"s{k},matmul,h100,{k + 1},8192,8192\n"
+                                                 for k in range(5))  # fmt: skip
+    analysis = pipeline.analyze(write_scenarios(tmp_path, text))
+    doc = summary_document(analysis)
+    assert doc["series_total"] == 5 and [s["series"] for s in doc["series"]] == ["s0", "s1"]
+    assert doc["critical_batches_total"] == 5 and len(doc["critical_batches"]) == 2
+
+
+def test_values_are_plain_json():
+    assert _plain(np.int64(3)) == 3 and isinstance(_plain(np.int64(3)), int)
+    assert _plain(2.0) == 2 and _plain(2.5) == 2.5 and _plain(np.bool_(True)) is True
+    assert _plain(math.nan) is None and _plain(pd.NA) is None and _plain(None) is None
+    assert _plain({"a": np.float64(1.5)}) == {"a": 1.5} and _plain("x") == "x"
+    assert _plain(1e300) == 1e300  # a whole float past 2**53 stays a float
