@@ -55,3 +55,14 @@ def big(tmp_path_factory) -> Analysis:
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A 2-worker LocalCluster the Dask engine's tests share within a module."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        silence_logs=40,
+    ) as c:  # fmt: skip
+        yield c

@@ -152,7 +152,7 @@ SHARED = ("tool", "input_path", "input_sha256", "tool_version", "catalog_version
 )
 @given(text_=files, partition_rows=st.integers(1, 400))
 @example(text_=ISSUE_CASE, partition_rows=1)
-def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, dask_cluster, text_,
+def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, cluster, text_,
                                                   partition_rows):  # fmt: skip
     from pipeline.engine.dask_run import run_dask
 
@@ -162,7 +162,7 @@ def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, dask_cluster
     local = pipeline.analyze(path, hardware=catalog)
     written = local.write(tmp_path / "local", plots=False, workbook=False, report=False)
     got = run_dask(path, tmp_path / "dask", hardware=catalog, partition_rows=partition_rows,
-                   scheduler=dask_cluster.scheduler_address)  # fmt: skip
+                   scheduler=cluster.scheduler_address)  # fmt: skip
     assert [str(p) for p in got.problems] == [str(p) for p in local.problem_list]
     assert sorted(got.warnings) == sorted(local.warnings)
     parts = sorted((got.folder / "results").glob("part-*.parquet"))
@@ -182,16 +182,6 @@ def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, dask_cluster
     assert {k: a[k] for k in SHARED} == {k: b[k] for k in SHARED}
     assert (a["engine"], b["engine"]) == ("local", "dask")
     assert sum(p["rows"] for p in b["partitions"]) == a["scenarios"] == b["scenarios"]
-
-
-@pytest.fixture(scope="module")
-def dask_cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-        silence_logs=40,
-    ) as c:  # fmt: skip
-        yield c
 
 
 def test_no_line_is_lost_between_engines_helpers():
