@@ -49,8 +49,8 @@ def test_sweep_points_and_their_swept_dims_are_data(book):
     """q1-q5's two B sweeps expand to 1,024 points; the swept dim is data, not a name."""
     facts, results = book.facts, book.results
     assert int(facts["in_sweep"].sum()) == 1024
-    assert set(facts.loc[facts["in_sweep"], "swept"]) == {"B"}
-    assert set(facts.loc[~facts["in_sweep"], "swept"]) == {""}
+    assert set(facts.loc[facts["in_sweep"], "swept"]) == {("B",)}  # a tuple: no text to parse
+    assert set(facts.loc[~facts["in_sweep"], "swept"]) == {()}
     sweeping = results.loc[facts["in_sweep"].to_numpy(), "name"].astype(str)
     assert sweeping.str.contains(r"\[B=\d+\]").all()
 

@@ -271,14 +271,11 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
     results = pd.concat([result, pd.DataFrame(tail, index=result.index, copy=False)], axis=1)
     sends = (network_bytes > 0) & (flops_pc > 0)  # an op with FLOPs and a collective
     op_kind = np.where(collective_row, 2, np.where(custom, 1, 0)).astype(np.int8)
-    # the dims the row's series sweeps ("B,D"; "" for a single row), as expansion found them
-    swept = (
-        frame["swept"].astype(str) if "swept" in frame.columns else pd.Series("", index=frame.index)
-    )
+    swept = swept_dims(frame)
     facts = pd.DataFrame(
         {
             "kind": pd.Categorical.from_codes(op_kind, categories=list(KINDS_OF_OP)),
-            "in_sweep": (swept != "").to_numpy(dtype=bool),  # a sweep's point, not a row
+            "in_sweep": swept.astype(bool).to_numpy(dtype=bool),  # a sweep's point, not a row
             "swept": swept,
             "peak_flops_derated": rate,
             "hbm_bandwidth_derated": hbm_rate,
@@ -304,6 +301,19 @@ def int_or_na(values: np.ndarray) -> pd.arrays.IntegerArray:
     with np.errstate(invalid="ignore"):
         missing = np.isnan(values) | (values > EXACT)
     return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
+
+
+def swept_dims(frame: pd.DataFrame) -> pd.Series:
+    """The dims (and fleet axes) each row's series sweeps, as a tuple per row (('B', 'D'); ()
+    for a single row): the fact renderers read, built once per distinct value of the
+    expansion's label ("B,D") and shared by its rows (no Python per row)."""
+    labels = frame["swept"] if "swept" in frame.columns else pd.Series("", index=frame.index)
+    if not isinstance(labels.dtype, pd.CategoricalDtype):
+        labels = labels.astype(str).astype("category")
+    kinds = np.empty(len(labels.cat.categories) + 1, dtype=object)
+    for k, label in enumerate([*labels.cat.categories, ""]):  # a few distinct labels
+        kinds[k] = tuple(d for d in str(label).split(",") if d)
+    return pd.Series(kinds[labels.cat.codes.to_numpy()], index=frame.index, dtype=object)
 
 
 def critical_batch(

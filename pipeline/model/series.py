@@ -62,7 +62,7 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
             "op": _first(results["op"], first),
             "einsum": _first(results["einsum"], first),
             "scenarios": np.bincount(codes, minlength=n),
-            "swept": _first(facts["swept"], first),
+            "swept": swept_text(facts["swept"].iloc[first]),
             "t_min": reduce(np.fmin, t),
             "t_max": reduce(np.fmax, t),
             "bound": label,
@@ -87,6 +87,13 @@ def bound_labels(counts: np.ndarray) -> pd.api.extensions.ExtensionArray:
     the one bound of all its rows, else `mixed`."""
     kinds = (counts > 0).sum(axis=1)
     return _text([*BOUNDS, MIXED], np.where(kinds == 1, counts.argmax(axis=1), len(BOUNDS)))
+
+
+def swept_text(swept: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """The swept dims (the fact, a tuple per row) as a series line shows them: 'B,D' (each
+    distinct tuple joined once)."""
+    codes, kinds = pd.factorize(swept.to_numpy(dtype=object))
+    return _text([",".join(k) for k in kinds], codes)
 
 
 def _first(column: pd.Series, first: np.ndarray) -> pd.api.extensions.ExtensionArray:

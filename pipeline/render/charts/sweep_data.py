@@ -51,7 +51,7 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
     positions = np.flatnonzero(results["in_sweep"].to_numpy(dtype=bool))  # facts: as data
     if len(positions) == 0:
         return {}
-    swept = results["swept"].iloc[positions].astype(str).to_numpy(dtype=object)
+    swept = results["swept"].iloc[positions].to_numpy(dtype=object)  # the fact: dims per row
     series = results["series"].iloc[positions].astype(str).to_numpy(dtype=object)
     keys = pd.DataFrame(
         {
@@ -69,7 +69,7 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
 
     for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
         rows = positions[idx]
-        axes = [d for d in str(swept[idx[0]]).split(",") if d]  # the series' swept axes
+        axes = list(swept[idx[0]])  # the series' swept axes
         # its dims (a numeric x axis); the chip is the chart's, other fleet axes split lines
         dims = tuple(d for d in axes if d not in FLEET)
         fleet = [d for d in axes if d in FLEET and d != "hardware"]
