@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.analysis import Analysis, analyze, catalog, load_hardware, write_template
 from pipeline.compare import Comparison, compare
+from pipeline.compare_runs import RunsComparison, compare_runs
 from pipeline.errors import (
     InvalidHardwareFile,
     InvalidResults,
@@ -67,6 +68,7 @@ __all__ = [
     "InvalidScenarios",
     "OutputError",
     "PipelineError",
+    "RunsComparison",
     "ScenarioFileError",
     "UnknownHardware",
     "Written",
@@ -76,6 +78,7 @@ __all__ = [
     "charts",
     "chips",
     "compare",
+    "compare_runs",
     "failed_entry",
     "index_entry",
     "load_hardware",

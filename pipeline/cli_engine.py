@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from pipeline.cli_support import input_line
+from pipeline.cli_support import Checked, input_line, warnings_line
 from pipeline.engine.cluster import DEFAULT_WORKER_WAIT, Progress, scheduler_problem
 from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
 from pipeline.errors import printable
@@ -60,6 +60,18 @@ def run_usage(given: set[str], engine: dict, sheet: str | None, paths: list[Path
     return None
 
 
+def dask_checked(path: Path, catalog, sheet: str | None, encoding: str | None) -> Checked:
+    """`path` checked as `run --engine dask` checks it before any worker starts: every row
+    (no --max-rows; fleet lists up to the client's limit), nothing expanded or computed."""
+    from pipeline.scenarios import load_scenarios
+
+    loaded = load_scenarios(path, catalog, sheet=sheet, encoding=encoding, planned=True)
+    warnings = (*catalog.warnings, *loaded.warnings)
+    lines = loaded.frame["line"].to_numpy()  # of each valid row, unexpanded
+    return Checked(loaded.source, loaded.source_rows, loaded.planned.total, loaded.problems,
+                   warnings, lines)  # fmt: skip
+
+
 def _head(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -91,7 +103,7 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
                 worker_wait=engine["worker_wait"], name=name, strict=how["strict"],
                 options=options, progress=progress, **read,
             )  # fmt: skip
-            echo(got.problems, got.warnings)
+            echo(got.problems, () if how["quiet"] else got.warnings)
             status = max(status, 1 if got.problems else 0)
             files = tuple(got.folder / f for f in ("report.html",) if options.report)
             runs.append(index_entry(got.record, Written(got.folder, files, ())))
@@ -100,6 +112,8 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
                     got.record.source, got.scenarios, got.record.summary.bounds,
                     got.rejected_rows, got.folder, _written(got.files), got.partitions,
                 ))  # fmt: skip
+            elif line := warnings_line(got.record.source, got.warnings, got.folder, got.files):
+                say(line, err=True)  # -q: how many warnings, and where they are
         if failed:
             status = 1
             runs.append(failed_entry(str(path), name, failed[0]))

@@ -4,16 +4,20 @@ folder name per input, each input's baseline folder, SIGTERM taken as Ctrl-C, an
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from pipeline.errors import OutputError, PipelineError, printable, quoted
 from pipeline.model.chips import peak_dtype
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
-from pipeline.run.baseline import check_baseline_dir
+from pipeline.run.baseline import LATEST, check_baseline_dir, latest_run
 from pipeline.textfile import atomic_file
 
 
@@ -30,6 +34,33 @@ def change_kinds(value: str | None) -> tuple[str, ...] | None:
         shown = f"unknown kind {quoted(unknown[0])}" if unknown else "no kind given"
         raise PipelineError(f"--fail-on: {shown}; give some of {','.join(KINDS)}")
     return kinds
+
+
+def fail_on_kinds(value: str | None, baseline: str | None) -> tuple[str, ...] | None:
+    """run's --fail-on: the kinds whose changes since the baseline make the run exit 1, or
+    None when it is not given (a change never fails the run then)."""
+    return None if value is None or baseline is None else change_kinds(value)
+
+
+def changed(changes: dict, kinds: tuple[str, ...]) -> bool:
+    """Whether a run's comparison with its baseline (manifest.json's "changes") found a
+    change of one of `kinds`."""
+    return any(changes["counts"].get(k, 0) for k in kinds)
+
+
+def chosen_baseline(value: str | None, output_dir: Path) -> tuple[Path | None, str | None]:
+    """run's --baseline as a folder, and a note to print: `latest` is the newest finished run
+    beside OUTPUT_DIR (run.baseline.latest_run); none there yet (the first night) is a note,
+    not an error. Any other value is the folder it names, as given."""
+    if value is None:
+        return None, None
+    if value != LATEST:
+        return Path(value), None
+    found = latest_run(output_dir)
+    if found is not None:
+        return found, f"note: baseline latest: {printable(found)}"
+    under = printable(Path(os.path.abspath(output_dir)).parent)
+    return None, f"note: baseline latest: first run under {under}/: nothing to compare"
 
 
 def escaped(message: str) -> str:
@@ -113,6 +144,70 @@ def input_line(source, scenarios: int, bounds, rejected: int, folder: Path, file
         f"{printable(source)}: {fmt.plural(scenarios, 'scenario')}{parts} ({bound}), "
         f"{fmt.plural(rejected, 'rejected row')} -> {printable(folder)}/ [{printable(files)}]"
     )
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `pipeline validate` found in an input, on either engine: the rows read, the valid
+    scenarios, every problem and warning, and the line of each valid scenario (checked as the
+    Dask engine checks, nothing expanded: of each valid row)."""
+
+    source: str
+    rows: int
+    scenarios: int
+    problems: tuple
+    warnings: tuple
+    lines: np.ndarray
+
+    @classmethod
+    def of(cls, analysis) -> Checked:
+        """An analysis's (a local run's checks and model)."""
+        s = analysis.summary
+        lines = analysis._loaded.frame["line"].to_numpy()  # its valid scenarios' source lines
+        return cls(analysis.source, s.source_rows, s.scenarios, analysis.problem_list,
+                   analysis.warnings, lines)  # fmt: skip
+
+
+def validate_line(checked: Checked, *, dask: bool = False, over: int | None = None) -> str:
+    """The line `pipeline validate` prints for an input: rows read, valid scenarios, rejected
+    rows, each row counted once (one with valid scenarios and refused ones, a fleet point the
+    catalog cannot time, is partly rejected, not also rejected). `dask`: checked for
+    --engine dask; `over`: the --max-rows the file is past, so checked as the Dask engine
+    checks it."""
+    bad = {p.line for p in checked.problems}
+    partly = len(bad.intersection(np.unique(checked.lines).tolist()))
+    text = (
+        f"{printable(checked.source)}: {fmt.plural(checked.rows, 'row')} read, "
+        f"{fmt.plural(checked.scenarios, 'valid scenario')}{' for --engine dask' if dask else ''}"
+        f", {fmt.plural(len(bad) - partly, 'rejected row')}"
+    )
+    if partly:
+        text += f", {fmt.plural(partly, 'row')} partly rejected"
+    if over is not None:
+        dask_says = "checked as for --engine dask" if bad else "valid for --engine dask"
+        text += f": over --max-rows ({fmt.count(over)}) for the local engine; {dask_says}"
+    return text
+
+
+# the files of a run that list its warnings, in the order `run -q` names them
+WARNINGS_HELD_IN = ("manifest.json", "report.html", "workbook.xlsx")
+
+
+def quiet_line(analysis, written) -> str | None:
+    """What `pipeline run -q` prints of an input instead of its warnings (warnings_line)."""
+    return warnings_line(analysis.source, analysis.warnings, written.folder, written.files)
+
+
+def warnings_line(source, warnings, folder: Path, files) -> str | None:
+    """An input's warnings in one line, on either engine: how many, and which of the files
+    written (`files`: paths or names) list them; None when it has none."""
+    if not warnings:
+        return None
+    names = {Path(f).name for f in files}
+    held = [n for n in WARNINGS_HELD_IN if n in names] or ["manifest.json"]
+    listed = held[0] if len(held) == 1 else f"{', '.join(held[:-1])} and {held[-1]}"
+    count = fmt.plural(len(warnings), "warning")
+    return f"{printable(source)}: {count}, in {printable(folder)}/{listed}"
 
 
 def hardware_usage(names: tuple[str, ...], compare: bool, chart, dtype) -> str | None:

@@ -57,8 +57,24 @@ class Comparison:
             text += f"; skipped columns only one run has: {', '.join(c.skipped)}"
         return printable(text)
 
+    @property
+    def labels(self) -> tuple[str, str]:
+        """The two runs' names as shown: their sources (a path, or an Analysis's name=), each
+        followed by its role when both read the same ('rows (baseline)', 'rows (new)': two
+        Analyses of rows in memory given no name=)."""
+        old, new = printable(self.old_label), printable(self.new_label)
+        return (old, new) if old != new else (f"{old} (baseline)", f"{new} (new)")
+
     def __repr__(self) -> str:
-        return f"<Comparison of {self.old_label} → {self.new_label}: {self.summary()}>"
+        old, new = self.labels
+        return f"<Comparison of {old} → {new}: {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows for a Comparison: the counts, the changes grouped, the first
+        bound flips (pipeline.render.notebook_changes)."""
+        from pipeline.render.notebook_changes import render_comparison_html
+
+        return render_comparison_html(self.changes, *self.labels)
 
     def write(self, out_dir: str | Path, *, force: bool = False) -> tuple[Path, Path]:
         """Write out_dir/changes.csv and out_dir/changes.html, replacing out_dir as a whole

@@ -103,6 +103,38 @@ def test_rejected_rows_exit_1_and_still_write(tmp_path):
     assert ", 1 rejected row -> " in result.stdout
 
 
+# two rows computed with a warning each (an idle chip, a link past its reach), one rejected
+WARNED = """name,op,B,D,F,bytes,hardware,chips,shard
+split,matmul,4,64,64,,h100,8,B
+wide,all_reduce,,,,1e9,h100,64,
+bad,matmul,8,64,64,,h10,,
+"""
+
+
+def test_quiet_prints_the_errors_and_one_line_for_the_warnings(tmp_path):
+    path, out = write_scenarios(tmp_path, WARNED), tmp_path / "out"
+    loud = invoke("run", str(path), "-o", str(out), "--no-plots", "--no-workbook")
+    warnings = [line for line in loud.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2 and loud.stdout  # without -q: every warning, the summary line
+    quiet = invoke("run", str(path), "-o", str(out), "--no-plots", "--no-workbook", "-q")
+    assert quiet.exit_code == 1 and quiet.stdout == ""
+    assert quiet.stderr == (
+        f"{path}:4: column hardware: unknown hardware 'h10' (did you mean 'h100'?)\n"
+        f"{path}: 2 warnings, in {out / 's'}/manifest.json and report.html\n"
+    )
+    manifest = json.loads((out / "s" / "manifest.json").read_text())
+    assert manifest["warnings"] == [w.removeprefix("warning: ") for w in warnings]
+    assert "Warnings about the input" in (out / "s" / "report.html").read_text()
+
+
+def test_quiet_says_nothing_of_an_input_without_warnings(tmp_path):
+    path = write_scenarios(tmp_path, WARNED, name="w.csv")
+    out = tmp_path / "out"
+    result = invoke("run", str(BOOK_SCENARIOS), str(path), "-o", str(out), *FAST, "-q")
+    assert result.stdout == ""  # q1-q5.csv: no line; w.csv: its error and its warnings' line
+    assert result.stderr.splitlines()[1:] == [f"{path}: 2 warnings, in {out / 'w'}/manifest.json"]
+
+
 def test_strict_writes_nothing(tmp_path):
     path = write_scenarios(tmp_path, f"{HEAD}\nbad,matmul,1,2,3,h10\n")
     result = invoke("run", str(path), "-o", str(tmp_path / "out"), "--strict", *FAST)
@@ -184,6 +216,53 @@ def test_validate_counts_in_plural(tmp_path):
     result = invoke("validate", write_scenarios(tmp_path, f"{HEAD}\n{rows}"))
     assert result.exit_code == 1
     assert result.stdout.endswith(": 3 rows read, 1 valid scenario, 2 rejected rows\n")
+
+
+# a sweep meant for the Dask engine: 2 x 2,000,000 scenarios, past the default --max-rows
+DASK_SIZE = (
+    "name,op,B,D,F,hardware\nsmall,matmul,1..512,64,64,h100\nbig,matmul,1..2000000,64,64,h100|v5e\n"
+)
+
+
+def test_validate_checks_a_sweep_for_the_dask_engine_without_expanding_it(tmp_path):
+    path = write_scenarios(tmp_path, DASK_SIZE)
+    result = invoke("validate", str(path), "--engine", "dask")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout == (
+        f"{path}: 2 rows read, 4,000,512 valid scenarios for --engine dask, 0 rejected rows\n"
+    )
+
+
+def test_validate_says_a_file_past_max_rows_is_one_for_the_dask_engine(tmp_path):
+    path = write_scenarios(tmp_path, DASK_SIZE)
+    result = invoke("validate", str(path))
+    assert result.exit_code == 1  # the local engine would refuse rows
+    assert result.stderr == ""  # not a message per fleet point past --max-rows
+    assert result.stdout == (
+        f"{path}: 2 rows read, 4,000,512 valid scenarios, 0 rejected rows: over --max-rows "
+        "(1,000,000) for the local engine; valid for --engine dask\n"
+    )
+    typo = write_scenarios(tmp_path, DASK_SIZE + "bad,matmul,8,64,64,h10\n", "typo.csv")
+    result = invoke("validate", str(typo), "--max-rows", "1000")
+    assert (
+        result.stderr
+        == f"{typo}:4: column hardware: unknown hardware 'h10' (did you mean 'h100'?)\n"
+    )
+    assert result.stdout.endswith(
+        ", 1 rejected row: over --max-rows (1,000) for the local engine; checked as for "
+        "--engine dask\n"
+    )
+
+
+def test_validate_counts_a_row_with_valid_and_refused_points_once(tmp_path):
+    text = "name,op,B,D,F,hardware,dtype\nmlp,matmul,8,64,64,h100|tpu-v6e,bf16|fp8\n"
+    path = write_scenarios(tmp_path, text + "bad,matmul,8,64,64,h10,\n")
+    for engine in ("local", "dask"):
+        result = invoke("validate", str(path), "--engine", engine)
+        assert result.exit_code == 1
+        assert "(at 'mlp[hardware=tpu-v6e,dtype=fp8]')" in result.stderr  # fp8 on a v6e
+        assert result.stdout.startswith(f"{path}: 2 rows read, 3 valid scenarios")
+        assert result.stdout.endswith(", 1 rejected row, 1 row partly rejected\n")
 
 
 def test_help_shows_the_lines_as_printed(tmp_path, monkeypatch):
@@ -377,7 +456,7 @@ def test_compare_identical_runs_exit_0_and_an_empty_changes_csv(tmp_path):
     result = invoke("compare", str(old), str(old / "results.csv"), "-o", str(out))
     assert result.exit_code == 0, result.output
     assert result.output == f"2 compared: no changes -> {out}/\n"
-    assert (out / "changes.csv").read_text() == "name,hardware,change,old,new,ratio,causes\n"
+    assert (out / "changes.csv").read_text() == "name,hardware,change,old,new,ratio,causes,series\n"
     assert "No changes since the baseline" in (out / "changes.html").read_text()
 
 

@@ -3,6 +3,7 @@ tested in tests/engine)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from pathlib import Path
@@ -88,6 +89,28 @@ def test_several_inputs_get_the_index_page_as_in_a_local_run(tmp_path):
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'href="one/report.html"' in index and 'href="two/report.html"' in index
     assert "rows rejected" in index
+
+
+def test_quiet_prints_a_dask_runs_warnings_as_one_line(tmp_path):
+    pytest.importorskip("distributed")
+    text = TEXT + "wide,all_reduce,h100,,,,64,1e9\n"
+    path = write_scenarios(tmp_path, text.replace("B,D,F\n", "B,D,F,chips,bytes\n", 1))
+    out = tmp_path / "out"
+    got = invoke("run", str(path), "--engine", "dask", "--no-workbook", "--no-plots", "-q",
+                 "-o", str(out))  # fmt: skip
+    assert got.exit_code == 0, got.output
+    said = f"{path}: 1 warning, in {out / 's'}/manifest.json and report.html\n"
+    assert got.stdout == "" and got.stderr == said
+    assert len(json.loads((out / "s" / "manifest.json").read_text())["warnings"]) == 1
+
+
+def test_dask_checked_counts_the_plan_and_expands_nothing(tmp_path):
+    from pipeline.model.catalog import load_catalog
+
+    path = write_scenarios(tmp_path, "name,op,hardware,B,D,F\nq,matmul,h100,1..9000000000,64,64\n")
+    checked = cli_engine.dask_checked(path, load_catalog(), None, None)
+    assert (checked.rows, checked.scenarios, checked.problems) == (1, 9_000_000_000, ())
+    assert checked.lines.tolist() == [2]  # the row, unexpanded
 
 
 def test_help_shows_the_worker_wait_and_its_default():

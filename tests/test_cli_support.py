@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from pipeline.cli_support import baseline_folders, escaped, input_line, output_names
+from pipeline.cli_support import (
+    Checked,
+    baseline_folders,
+    escaped,
+    input_line,
+    output_names,
+    validate_line,
+    warnings_line,
+)
 from pipeline.run.baseline import BaselineError
 
 
@@ -36,3 +45,37 @@ def test_the_input_line_is_one_for_both_engines():
     )
     dask = input_line("q.csv", 1, bounds, 0, Path("out/q"), "results/part-*.parquet", 1)
     assert dask.startswith("q.csv: 1 scenario in 1 partition (compute-bound 1,035, ")
+
+
+def test_the_warnings_line_names_the_files_written_that_list_them():
+    folder = Path("out/q")
+    every = [folder / n for n in ("results.csv", "workbook.xlsx", "report.html", "manifest.json")]
+    assert warnings_line("q.csv", ["w"] * 3, folder, every) == (
+        "q.csv: 3 warnings, in out/q/manifest.json, report.html and workbook.xlsx"
+    )
+    dask = ("results/part-00000.parquet", "report.html", "manifest.json")  # the manifest's names
+    assert warnings_line("q.csv", ["w"], folder, dask) == (
+        "q.csv: 1 warning, in out/q/manifest.json and report.html"
+    )
+    assert warnings_line("q.csv", [], folder, every) is None  # nothing to say
+
+
+def test_the_validate_line_counts_each_row_once():
+    from pipeline.errors import RowProblem
+
+    def problem(line):
+        return RowProblem("s.csv", line, "a", "B", "bad")
+
+    # line 2 valid, line 3 partly (a valid point and a refused one), line 4 rejected
+    checked = Checked("s.csv", 3, 40, (problem(3), problem(4), problem(4)), (),
+                      np.array([2, 2, 3]))  # fmt: skip
+    assert validate_line(checked) == (
+        "s.csv: 3 rows read, 40 valid scenarios, 1 rejected row, 1 row partly rejected"
+    )
+    assert validate_line(checked, dask=True).startswith("s.csv: 3 rows read, 40 valid scenarios "
+                                                        "for --engine dask, ")  # fmt: skip
+    clean = Checked("s.csv", 1, 2_000_000, (), (), np.array([2]))
+    assert validate_line(clean, over=1_000_000) == (
+        "s.csv: 1 row read, 2,000,000 valid scenarios, 0 rejected rows: over --max-rows "
+        "(1,000,000) for the local engine; valid for --engine dask"
+    )

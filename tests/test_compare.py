@@ -64,6 +64,30 @@ def test_repr_is_one_line(runs):
     assert pipeline.compare(old, old).summary() == "1 compared: no changes"
 
 
+def test_two_analyses_in_memory_are_told_apart_by_name_or_role(runs):
+    _, old, new = runs  # both of rows given in memory, without name=
+    assert repr(pipeline.compare(old, new)).startswith(
+        "<Comparison of rows (baseline) → rows (new): "
+    )
+    named = pipeline.analyze([dict(name="tp2", D=8754, **TWO_CHIP)], name="monday")
+    c = pipeline.compare(named, new)
+    assert c.labels == ("monday", "rows") and repr(c).startswith("<Comparison of monday → rows: ")
+
+
+def test_a_notebook_shows_the_counts_the_groups_and_the_flips(runs):
+    from IPython.core.formatters import DisplayFormatter
+
+    _, old, new = runs
+    c = pipeline.compare(old, new)
+    data, _ = DisplayFormatter().format(c)
+    assert data["text/plain"] == repr(c)
+    html = data["text/html"]
+    assert "<code>rows (baseline)</code> &rarr; <code>rows (new)</code>" in html
+    assert "<strong>1</strong> bound flip, <strong>1</strong> critical-batch change" in html
+    assert "network → compute; critical batch — → 259" in html  # its group, as changes.html
+    assert '<td style="text-align:left">network &rarr; compute</td>' in html  # the flip
+
+
 def test_csv_only_folder_and_missing_or_malformed_baselines(runs, tmp_path):
     base, old, new = runs
     only_csv = tmp_path / "csv"

@@ -24,6 +24,7 @@ COMMAND_TESTS = {
     "cli/options.py": "test_cli.py",
     "cli/running.py": "test_cli.py",
     "cli/catalog.py": "test_cli_hardware.py",
+    "cli/changes.py": "test_compare.py",  # `pipeline compare`, with pipeline.compare
 }
 
 

@@ -167,7 +167,8 @@ def test_p14_a_repeated_column_is_an_error_and_each_run_input_fails_alone(runs, 
     assert result.exit_code == 1, result.output
     assert _error_line(result).startswith(f"Error: the baseline {repeated} has the column")
     assert not (out / "s").exists()
-    assert (out / "t" / "changes.csv").read_text() == "name,hardware,change,old,new,ratio,causes\n"
+    header = "name,hardware,change,old,new,ratio,causes,series\n"
+    assert (out / "t" / "changes.csv").read_text() == header
     assert "index of 2 runs" in result.output
 
 

@@ -191,3 +191,22 @@ def test_shell_examples_run(page, tmp_path):
             last = shell(line, tmp_path)
             expected = int(status.group(1)) if status else 0
             assert last.returncode == expected, f"{page.name}: {line}\n{outcome(last)}"
+
+
+def test_the_dask_config_file_of_the_readme_unsets_the_nanny_malloc_threshold(tmp_path):
+    """The README's YAML block, as a worker's machine reads it (DASK_CONFIG: the folder its
+    `~/.config/dask/` stands for), takes MALLOC_TRIM_THRESHOLD_ out of what the nanny sets."""
+    pytest.importorskip("distributed")
+    (yaml,) = [b for b in blocks(ROOT / "README.md") if b.lang == "yaml"]
+    (tmp_path / "distributed.yaml").write_text(yaml.text, encoding="utf-8")
+    check = (
+        "import dask, distributed.nanny as n; "
+        "key = 'distributed.nanny.pre-spawn-environ'; "
+        "print(dask.config.get(key)['MALLOC_TRIM_THRESHOLD_'], "
+        "'MALLOC_TRIM_THRESHOLD_' in n._get_env_variables(key))"
+    )
+    env = {**os.environ, "DASK_CONFIG": str(tmp_path)}
+    env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    got = subprocess.run([sys.executable, "-c", check], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert got.stdout.split() == ["None", "False"], outcome(got)

@@ -10,7 +10,8 @@ import click
 import pipeline
 from pipeline.cli.options import errors, output_folder
 from pipeline.compare import DEFAULT_THRESHOLD
-from pipeline.errors import printable
+from pipeline.compare_runs import compare_runs, inputs_of
+from pipeline.errors import InvalidResults, printable
 
 
 @click.command()
@@ -24,8 +25,15 @@ from pipeline.errors import printable
 def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_on) -> None:
     """Diff runs BASELINE and NEW (folders or results files): exit 0 same, 1 changed, 2 error.
 
-    The changes go to OUTPUT_DIR (changes.csv, changes.html, manifest.json), which may not
-    be, hold or lie inside BASELINE or NEW: a compared run is only read.
+    Two folders `pipeline run -o` wrote for several inputs are compared whole: their inputs
+    paired by stem, an input only one has added or removed as a whole, one page and one exit
+    status for all. The changes go to OUTPUT_DIR (changes.csv, changes.html, manifest.json),
+    which may not be, hold or lie inside BASELINE or NEW: a compared run is only read.
+
+    \b
+    Examples:
+      pipeline compare nightly/2026-11-24 nightly/2026-11-25 --fail-on bound,fits
+      pipeline compare old/q1-q5 new/q1-q5 -o changes
     """
     if threshold != threshold:  # NaN passes click's range check
         raise click.BadParameter(f"is not a number; give a fraction in [0, 1), e.g. "
@@ -33,8 +41,20 @@ def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_
     status = 2
     with errors("compare the runs' results.parquet files, or runs of fewer scenarios"):
         kinds = pipeline.cli_support.change_kinds(fail_on)
-        result = pipeline.compare(baseline, new, threshold)
+        whole = (inputs_of(baseline), inputs_of(new))
+        if all(whole):
+            result = compare_runs(baseline, new, threshold)
+        elif any(whole):
+            runs, one = (baseline, new) if whole[0] else (new, baseline)
+            raise InvalidResults(
+                f"{printable(runs)} holds the runs of several inputs but {printable(one)} is "
+                "one run: compare two folders of the same kind (nightly/A nightly/B, or "
+                "nightly/A/q1-q5 nightly/B/q1-q5)"
+            )
+        else:
+            result = pipeline.compare(baseline, new, threshold)
         result.write(output_dir)
         click.echo(f"{result.summary()} -> {printable(output_dir)}/")
-        status = 1 if result.changes.failing(kinds) else 0
+        changes = result.failing(kinds) if all(whole) else result.changes.failing(kinds)
+        status = 1 if changes else 0
     sys.exit(status)

@@ -21,7 +21,7 @@ from pipeline.cli.options import (
     hardware_catalog,
     output_folder,
 )
-from pipeline.cli_engine import run_on_dask, run_usage
+from pipeline.cli_engine import dask_checked, run_on_dask, run_usage
 from pipeline.cli_support import escaped, output_names, sigterm_as_interrupt, summary_lines
 from pipeline.errors import PipelineError, printable
 from pipeline.limits import (
@@ -56,7 +56,9 @@ from pipeline.render import format as fmt
 @click.option("--no-plots", is_flag=True, help="Skip the roofline PNGs.")
 @click.option("--no-workbook", is_flag=True, help="Skip workbook.xlsx.")
 @click.option("--no-report", is_flag=True, help="Skip report.html.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary lines.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors, and for an input with warnings "
+              "one line saying how many and where they are listed (no progress bar, no "
+              "summary lines).")  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Also print the seconds each stage took.")
 @MAX_ROWS_OPTION
 @click.option("--max-charts", type=click.IntRange(min=0), default=DEFAULT_MAX_CHARTS,
@@ -76,8 +78,11 @@ from pipeline.render import format as fmt
 @click.option("--report-rows", type=click.IntRange(min=0), default=DEFAULT_TABLE_ROWS,
               show_default=True, help="Rows of each per-hardware table in report.html; "
               "results.csv always has all.")  # fmt: skip
-@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="An earlier "
-              "run's OUTPUT_DIR: compare each input with its <stem>/ there.")  # fmt: skip
+@click.option("--baseline", metavar="DIR|latest", help="An earlier run's OUTPUT_DIR: compare "
+              "each input with its <stem>/ there. `latest`: the newest finished run beside "
+              "OUTPUT_DIR (nightly/<date> folders; none yet is a note, not an error).")  # fmt: skip
+@click.option("--fail-on", metavar="KINDS", help="With --baseline: exit 1 when an input has "
+              "a change of these kinds (e.g. bound,fits), after writing everything.")  # fmt: skip
 @engine_options
 def run(
     scenarios,
@@ -98,13 +103,15 @@ def run(
     workbook_input_rows,
     report_rows,
     baseline,
+    fail_on,
     **engine,
 ) -> None:
     """Compute every scenario of SCENARIOS (CSV or .xlsx files, or quoted globs).
 
     Each input gets OUTPUT_DIR/<stem>/ with results.csv and results.parquet (every scenario,
-    SI units), errors.csv (rejected rows, if any), plots/*.png, workbook.xlsx, report.html
-    and manifest.json, written atomically. Several inputs also get OUTPUT_DIR/index.html.
+    SI units), errors.csv (rejected rows, if any), summary.json, plots/*.png, workbook.xlsx,
+    report.html and manifest.json, written atomically. Several inputs also get
+    OUTPUT_DIR/index.html.
     Rejected rows are listed on stderr as FILE:LINE: column COL: reason; then one line per
     input says what was computed and written:
 
@@ -116,9 +123,11 @@ def run(
     Examples:
       pipeline run scenarios/q1-q5.csv
       pipeline run 'nightly/*.csv' -o out/ --verbose --report-rows 100
+      pipeline run 'scenarios/*.csv' -q -o nightly/$(date +%F) --baseline latest --fail-on bound
 
     Exit status: 0 all rows valid and all outputs written; 1 some rows rejected (outputs still
-    written for the valid rows, rejected rows in errors.csv) or a fatal error; 2 usage error.
+    written for the valid rows, rejected rows in errors.csv), a change of --fail-on's kinds
+    since the baseline, or a fatal error; 2 usage error.
     """
     with sigterm_as_interrupt():
         paths = expand_inputs(scenarios)
@@ -126,8 +135,15 @@ def run(
         given = {p for p in ctx.params if ctx.get_parameter_source(p).name != "DEFAULT"}
         if problem := run_usage(given, engine, sheet, paths):
             raise click.UsageError(problem)
+        if fail_on is not None and baseline is None:
+            raise click.UsageError("--fail-on needs --baseline: the changes it counts are "
+                                   "since a baseline run (--baseline DIR or latest)")  # fmt: skip
         catalog, names = hardware_catalog(hardware_files), output_names(paths)
         try:  # a baseline folder missing or unreadable: an error before anything is written
+            kinds = pipeline.cli_support.fail_on_kinds(fail_on, baseline)
+            baseline, note = pipeline.cli_support.chosen_baseline(baseline, output_dir)
+            if note and not quiet:
+                click.echo(note, err=True)
             baselines = pipeline.cli_support.baseline_folders(baseline, names)
         except PipelineError as exc:
             raise click.ClickException(escaped(str(exc))) from exc
@@ -150,20 +166,25 @@ def run(
             sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
         status, runs = 0, []
         for path, name, old in zip(paths, names, baselines, strict=True):
-            if baseline is not None and old is None:
+            if baseline is not None and old is None and not quiet:
                 click.echo(pipeline.cli_support.no_baseline_note(path, baseline / name), err=True)
             write["baseline"] = old
             with errors() as failed:
                 analysis = pipeline.analyze(
                     path, hardware=catalog, max_rows=max_rows, strict=strict, **read
                 )
-                echo_problems(analysis.problem_list, analysis.warnings)
+                echo_problems(analysis.problem_list, () if quiet else analysis.warnings)
                 with _progress(path, quiet) as step:
                     written = analysis.write(output_dir / name, progress=step, **write)
                 runs.append(pipeline.index_entry(analysis, written))
                 status = max(status, 1 if analysis.problem_list else 0)
+                if kinds is not None and old is not None and written.changes is not None:
+                    changes = pipeline.cli_support.changed(written.changes, kinds)
+                    status = max(status, 1 if changes else 0)
                 if not quiet:
                     click.echo("\n".join(summary_lines(path, analysis, written, verbose)))
+                elif line := pipeline.cli_support.quiet_line(analysis, written):
+                    click.echo(line, err=True)  # how many warnings, and where they are
             if failed:
                 status = 1
                 runs.append(pipeline.failed_entry(str(path), name, failed[0]))
@@ -203,27 +224,38 @@ def _progress(path: Path, quiet: bool):
 @SHEET_OPTION
 @ENCODING_OPTION
 @MAX_ROWS_OPTION
-def validate(scenarios, hardware_files, sheet, encoding, max_rows: int) -> None:
+@click.option("--engine", type=click.Choice(("local", "dask")), default="local",
+              show_default=True, help="Check as this engine's run would: dask checks the rows "
+              "as its client does (no --max-rows), nothing expanded or computed.")  # fmt: skip
+def validate(scenarios, hardware_files, sheet, encoding, max_rows: int, engine: str) -> None:
     """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem.
 
     \b
     One line per input after its messages:
       scenarios/q1-q5.csv: 13 rows read, 1,035 valid scenarios, 0 rejected rows
+
+    A file past --max-rows is checked as --engine dask checks it, and its line says so
+    ("over --max-rows (1,000,000) for the local engine; valid for --engine dask").
     """
     catalog = hardware_catalog(hardware_files)
     status = 0
     for path in expand_inputs(scenarios):
         with errors() as failed:
-            analysis = pipeline.analyze(
-                path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
-            )
-            echo_problems(analysis.problem_list, analysis.warnings)
-            s = analysis.summary
-            click.echo(
-                f"{printable(analysis.source)}: {fmt.plural(s.source_rows, 'row')} read, "
-                f"{fmt.plural(s.scenarios, 'valid scenario')}, "
-                f"{fmt.plural(s.rejected_rows, 'rejected row')}"
-            )
-            status = max(status, 1 if analysis.problem_list else 0)
+            over = None
+            if engine == "dask":
+                checked = dask_checked(path, catalog, sheet, encoding)
+            else:
+                analysis = pipeline.analyze(
+                    path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
+                )
+                checked = pipeline.cli_support.Checked.of(analysis)
+                if checked.problems:  # some past --max-rows? then a file for the Dask engine
+                    planned = dask_checked(path, catalog, sheet, encoding)
+                    if planned.scenarios > max_rows:
+                        checked, over = planned, max_rows
+            echo_problems(checked.problems, checked.warnings)
+            line = pipeline.cli_support.validate_line(checked, dask=engine == "dask", over=over)
+            click.echo(line)
+            status = max(status, 1 if checked.problems or over else 0)
         status = 1 if failed else status
     sys.exit(status)

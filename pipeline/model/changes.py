@@ -21,7 +21,8 @@ from pipeline.errors import InvalidResults, described, printable, quoted
 from pipeline.model.dtypes import DTYPE_COLUMNS
 
 KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
-COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes")
+# `series`: the source row a scenario came from (its name when the results have no series)
+COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes", "series")
 DEFAULT_THRESHOLD = 0.05
 # the inputs a scenario's result depends on, besides its dims (single capital letters)
 CAUSES = (
@@ -46,9 +47,9 @@ _KIND = {"fits": ("True or False", "True, False or empty"),
 
 
 def compared_columns(columns: Iterable) -> list[str]:
-    """The columns of a results frame a comparison reads: name, the compared results, the
-    inputs (dims and CAUSES)."""
-    wanted = {"name", *COMPARED, *CAUSES}
+    """The columns of a results frame a comparison reads: name, series, the compared
+    results, the inputs (dims and CAUSES)."""
+    wanted = {"name", "series", *COMPARED, *CAUSES}
     return [str(c) for c in columns if c in wanted or _DIM.match(str(c))]
 
 
@@ -59,8 +60,11 @@ SHOWN_NAMES = 5
 @dataclass(frozen=True)
 class Changes:
     """What changed between two runs: one row per change (`table`), counts per kind, the
-    number of scenarios compared, the columns one side lacks, and the changes grouped by
-    cause (`groups`: hardware, causes, rows; most rows first)."""
+    number of scenarios compared, the columns one side lacks, the changes grouped by cause
+    (`groups`: hardware, causes, rows; most rows first), and per row of `table` its `points`:
+    its place in file order (`position`: in the new run; a removed row's after them, in the
+    baseline's order) and the numbers of the axes a series sweeps (dims, chips), which
+    pipeline.model.change_groups reads (None: unknown)."""
 
     table: pd.DataFrame
     counts: Mapping[str, int]
@@ -68,6 +72,7 @@ class Changes:
     skipped: tuple[str, ...]
     groups: pd.DataFrame
     threshold: float = DEFAULT_THRESHOLD
+    points: pd.DataFrame | None = None
 
     @property
     def changed(self) -> bool:
@@ -106,7 +111,8 @@ def compare_results(
     old = typed_results(_checked(old, "baseline"), _rows_of("the baseline results"))
     new = typed_results(_checked(new, "new"), _rows_of("the new results"))
     _check_one_sided(old, new)
-    skipped = tuple(sorted(set(compared_columns(old.columns)) ^ set(compared_columns(new.columns))))
+    one_sided = set(compared_columns(old.columns)) ^ set(compared_columns(new.columns))
+    skipped = tuple(sorted(one_sided - {"series"}))  # read to group by, never compared
     old_names = old["name"].astype(str).to_numpy(dtype=object)
     new_names = new["name"].astype(str).to_numpy(dtype=object)
     at_old = pd.Index(old_names).get_indexer(new_names)  # -1: added
@@ -119,22 +125,33 @@ def compare_results(
     both = [c for c in new.columns if c in old.columns]
     causes = _causes(old, new, old_i, new_i, both)
     parts = {"added": _presence(new, added, "added"), "removed": _presence(old, removed, "removed")}
+    places = [added, len(new) + removed]  # each part's rows: their place in file order
     for kind in ("bound", "fits", "critical_batch"):
         if kind in both:
             a, b = _values(old[kind], old_i), _values(new[kind], new_i)
             at = np.flatnonzero(~_same(a, b))
-            parts[kind] = _part(new, new_i[at], kind, _text(a[at]), _text(b[at]), None, causes, at)
+            ratio = _ratio(a[at], b[at]) if kind in NUMBERS else None  # 310 → 348: 1.12
+            parts[kind] = _part(new, new_i[at], kind, _text(a[at]), _text(b[at]), ratio, causes, at)
+            places.append(new_i[at])
     if "t_lower" in both:
         a, b = _values(old["t_lower"], old_i), _values(new["t_lower"], new_i)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where((a == 0) & (b == 0), 1.0, b / a)
+        ratio = _ratio(a, b)
         at = np.flatnonzero(~_same(a, b) & ~(np.abs(ratio - 1) <= threshold))
         text_a, text_b = _text(a[at]), _text(b[at])
         parts["t_lower"] = _part(new, new_i[at], "t_lower", text_a, text_b, ratio[at], causes, at)
+        places.append(new_i[at])
     table = pd.concat(parts.values(), ignore_index=True)
     table = table.astype({c: "str" for c in COLUMNS if c != "ratio"} | {"ratio": float})
     counts = {k: len(parts[k]) if k in parts else 0 for k in KINDS}
-    return Changes(table, counts, len(new_i), skipped, _groups(table), threshold)
+    points = _points(old, new, np.concatenate(places).astype(np.int64))
+    return Changes(table, counts, len(new_i), skipped, _groups(table), threshold, points)
+
+
+def _ratio(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """new / old of a number that changed (1 when both are 0; NaN when either is missing)."""
+    old, new = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((old == 0) & (new == 0), 1.0, new / old)
 
 
 def _rows_of(label: str) -> Callable[[int], str]:
@@ -316,17 +333,43 @@ def _causes(old, new, old_i, new_i, both) -> np.ndarray:
     return text
 
 
+def _points(old: pd.DataFrame, new: pd.DataFrame, places: np.ndarray) -> pd.DataFrame:
+    """Per change, its place (`position`; past len(new): a removed row of the baseline) and the
+    axes a sweep varies (dims, chips) as numbers, NaN where a run lacks one."""
+    axes = sorted({str(c) for c in (*old.columns, *new.columns) if _DIM.match(str(c))})
+    axes += ["chips"] if "chips" in old.columns or "chips" in new.columns else []
+    in_new = places < len(new)
+    points = {"position": places}
+    for axis in axes:
+        values = np.full(len(places), np.nan)
+        for side, frame, at in ((in_new, new, places), (~in_new, old, places - len(new))):
+            if axis in frame.columns and side.any():
+                cells = pd.to_numeric(pd.Series(_values(frame[axis], at[side])), errors="coerce")
+                values[side] = cells.to_numpy(dtype=float)
+        points[axis] = values
+    return pd.DataFrame(points)
+
+
+def _texts(frame: pd.DataFrame, column: str) -> bool:
+    """Whether `frame` has `column` as text (a series of names read back as numbers has lost
+    its text: '007' is 7)."""
+    return column in frame.columns and frame[column].dtype.kind not in "biufc"
+
+
 def _presence(frame: pd.DataFrame, at: np.ndarray, kind: str) -> pd.DataFrame:
     hardware = _values(frame["hardware"], at) if "hardware" in frame else np.full(len(at), "")
+    names = frame["name"].astype(str).to_numpy(dtype=object)[at]
+    series = _values(frame["series"], at) if _texts(frame, "series") else names
     return pd.DataFrame(
         {
-            "name": frame["name"].astype(str).to_numpy(dtype=object)[at],
+            "name": names,
             "hardware": hardware,
             "change": kind,
             "old": "",
             "new": "",
             "ratio": np.nan,
             "causes": "",
+            "series": np.where(series == "", names, series),  # none given: its own series
         },
         columns=list(COLUMNS),
     )

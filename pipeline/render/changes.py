@@ -1,22 +1,28 @@
 """changes.csv and changes.html: what changed between two runs (pipeline.model.changes),
-the HTML page a pure function of the Changes: counts first, the causes many rows share, then
-bound flips, the largest time changes, fit and critical-batch changes, added and removed."""
+the HTML page a pure function of the Changes: counts first, then the changes grouped by
+series and cause as people read them (the scenario edits first; model.change_groups), then
+the detail: bound flips, the largest time changes, fit and critical-batch changes, added and
+removed. One page may hold several inputs of two whole runs (render_changes_sections)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from pipeline.model.change_groups import group_changes, merge_changes
 from pipeline.model.changes import COLUMNS, KINDS, Changes
 from pipeline.render import format as fmt
+from pipeline.render.change_lines import group_lines
 from pipeline.render.tables import write_csv
 from pipeline.render.templates import environment
 
 CHANGES_TEMPLATE = "changes.html.j2"
 SHOWN_ROWS = 200  # rows per section of the page; changes.csv has every one
-GROUPED_OVER = 1  # a cause shared by more rows than this is listed as a group
+SHOWN_GROUPS = 200  # lines of the grouped summary
+Section = tuple[str, Changes, str, str]  # input name, its changes, baseline and new labels
 
 
 def write_changes_csv(changes: Changes, path: Path) -> Path:
@@ -71,37 +77,67 @@ def _section(frame: pd.DataFrame, times: bool = False) -> dict:
             "more": max(0, len(frame) - SHOWN_ROWS)}  # fmt: skip
 
 
-def render_changes_html(changes: Changes, old_label: str, new_label: str) -> str:
-    """The self-contained changes.html page."""
-    table = changes.table
-    by_kind = {k: table[table["change"] == k] for k in KINDS}
-    times = by_kind["t_lower"]
+def _counts(changes: Changes) -> list[dict]:
+    return [{"kind": k, "n": changes.counts[k], "shown": fmt.count(changes.counts[k])}
+            for k in KINDS]  # fmt: skip
+
+
+def _detail(section: Section, order: np.ndarray) -> dict:
+    """One input's records: its labels and counts, and its changes by kind, each in reading
+    order (`order`: its table's rows as the grouped summary reads them), the time changes
+    the largest first."""
+    name, changes, old_label, new_label = section
+    table = changes.table.iloc[order]
+    kind = table["change"].to_numpy(dtype=object)
+    times = table[kind == "t_lower"]
     if len(times):
         times = times.iloc[np.argsort(-change_size(times["ratio"]), kind="stable")]
-    groups = changes.groups[changes.groups["rows"] > GROUPED_OVER]
-    page = {
+    return {
+        "name": name,
         "old_label": old_label,
         "new_label": new_label,
         "compared": fmt.count(changes.compared),
         "threshold": fmt.percent(changes.threshold),
-        "changed": changes.changed,
-        "counts": [
-            {"kind": k, "n": changes.counts[k], "shown": fmt.count(changes.counts[k])}
-            for k in KINDS
-        ],  # fmt: skip
         "skipped": list(changes.skipped),
-        "groups": [
-            {
-                "rows": fmt.plural(int(g.rows), "row"),
-                "hardware": g.hardware,
-                "causes": g.causes or "no input differs (the model or its version changed)",
-            }
-            for g in groups.head(SHOWN_ROWS).itertuples(index=False)
-        ],  # fmt: skip
-        "groups_more": max(0, len(groups) - SHOWN_ROWS),
-        "bound": _section(by_kind["bound"]),
+        "counts": _counts(changes),
+        "bound": _section(table[kind == "bound"]),
         "times": _section(times, times=True),
-        "other": _section(pd.concat([by_kind["fits"], by_kind["critical_batch"]])),
-        "presence": _section(pd.concat([by_kind["added"], by_kind["removed"]])),
+        "other": _section(table[np.isin(kind, ("fits", "critical_batch"))]),
+        "presence": _section(table[np.isin(kind, ("added", "removed"))]),
+    }
+
+
+def render_changes_sections(
+    sections: Sequence[Section], title: str, runs: tuple[str, str] | None = None
+) -> str:
+    """One self-contained page comparing several inputs (each (input name, Changes, baseline
+    label, new label)): the counts and the changes grouped by series and cause over all of
+    them first (the inputs' scenario edits before any hardware number's), then a section per
+    input with its detail. `runs`: the two whole runs' labels (baseline, new), shown first."""
+    if not sections:
+        raise ValueError("render_changes_sections needs at least one section")
+    single = len(sections) == 1
+    merged = sections[0][1] if single else merge_changes([(s[0], s[1]) for s in sections])
+    grouped = group_changes(merged)
+    ends = np.cumsum([len(s[1].table) for s in sections])
+    details = []  # each input's rows of the merged table: one after another
+    for section, start, end in zip(sections, np.r_[0, ends[:-1]], ends, strict=True):
+        own = grouped.order[(grouped.order >= start) & (grouped.order < end)]
+        details.append(_detail(section, own - start))
+    page = {
+        "title": title,
+        "runs": runs,
+        "single": single,
+        "changed": merged.changed,
+        "compared": fmt.count(merged.compared),
+        "counts": _counts(merged),
+        "summary": group_lines(grouped, SHOWN_GROUPS),
+        "sections": details,
     }
     return environment().get_template(CHANGES_TEMPLATE).render(**page)
+
+
+def render_changes_html(changes: Changes, old_label: str, new_label: str) -> str:
+    """The self-contained changes.html page of one comparison."""
+    title = f"Changes: {old_label} \u2192 {new_label}"
+    return render_changes_sections([("", changes, old_label, new_label)], title)

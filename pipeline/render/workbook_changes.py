@@ -1,6 +1,8 @@
 """The workbook's Changes sheet (run --baseline): what changed since the baseline, the counts
-first, then one line per change as in changes.csv (name, hardware, change, old, new, new/old,
-causes), filterable, the first `max_rows` of them."""
+first, then the changes grouped by series and cause as the report and changes.html group
+them (render.change_lines: the edits to the scenarios first), then one line per change as in
+changes.csv (name, series, hardware, change, old, new, new/old, causes), filterable, in the
+groups' order, the first `max_rows` of them."""
 
 from __future__ import annotations
 
@@ -11,33 +13,39 @@ from pipeline.render.format import EXCEL, count, plural
 from pipeline.render.report_changes import changes_summary
 from pipeline.render.workbook_styles import Styles
 
-COLUMNS = (("name", 28), ("hardware", 12), ("change", 15), ("old", 14), ("new", 14),
-           ("ratio", 10), ("causes", 70))  # fmt: skip
-HEADER_ROW = 3  # the title, the counts, a blank row, then the table
+COLUMNS = (("name", 28), ("series", 22), ("hardware", 12), ("change", 15), ("old", 14),
+           ("new", 14), ("ratio", 10), ("causes", 60))  # fmt: skip
+# the grouped lines share the detail's columns: cause (A) to what changed (F, spilling right)
+GROUP_HEADER = ("cause", "series", "hardware", "scenarios", "swept", "what changed")
+GROUPS_ROW = 3  # the title, the counts, a blank row, then the groups
 
 
 def write_changes(sheet, styles: Styles, baseline, max_rows: int) -> list[str]:
     """The Changes sheet of a run compared with `baseline` (run.baseline.Baseline); returns
     the notice of what its row cap leaves out."""
-    since = changes_summary(baseline)
+    since = changes_summary(baseline, limit=max_rows)
     table = baseline.changes.table
-    shown = table.iloc[:max_rows]
     sheet.write(0, 0, f"Since the baseline {since['baseline']}", styles.title)
     counts = since["line"] if since["total"] else "no changes"
     sheet.write(
         1, 0, f"{plural(since['compared'], 'scenario')} compared by name: {counts}", styles.text
     )
-    ratio = styles.column(EXCEL["ratio"], False)
-    for col, (name, width) in enumerate(COLUMNS):
+    for col, (_, width) in enumerate(COLUMNS):
         sheet.set_column_width(col, width)
-        sheet.write(HEADER_ROW, col, "new / old" if name == "ratio" else name, styles.header)
+    row = write_groups(sheet, styles, since["grouped"], GROUPS_ROW) + 1
+    sheet.write(row, 0, "Every change, one a line (as changes.csv)", styles.section)
+    header = row + 1
+    shown = table.iloc[since["order"][:max_rows]]
+    ratio = styles.column(EXCEL["ratio"], False)
+    for col, (name, _) in enumerate(COLUMNS):
+        sheet.write(header, col, "new / old" if name == "ratio" else name, styles.header)
     values = {
         name: shown[name].to_numpy() if name in shown else np.full(len(shown), None)
         for name, _ in COLUMNS
     }
     ratios = pd.to_numeric(pd.Series(values["ratio"]), errors="coerce").to_numpy(dtype=float)
     for i in range(len(shown)):
-        row = HEADER_ROW + 1 + i
+        row = header + 1 + i
         for col, (name, _) in enumerate(COLUMNS):
             if name == "ratio":
                 if np.isfinite(ratios[i]):
@@ -46,8 +54,7 @@ def write_changes(sheet, styles: Styles, baseline, max_rows: int) -> list[str]:
             value = values[name][i]
             if value is not None and not (isinstance(value, float) and np.isnan(value)):
                 sheet.write(row, col, str(value), styles.text)
-    sheet.freeze_panes(HEADER_ROW + 1, 1)
-    sheet.autofilter(HEADER_ROW, 0, HEADER_ROW + len(shown), len(COLUMNS) - 1)
+    sheet.autofilter(header, 0, header + len(shown), len(COLUMNS) - 1)
     sheet.set_landscape()
     if len(table) > len(shown):
         return [
@@ -55,3 +62,34 @@ def write_changes(sheet, styles: Styles, baseline, max_rows: int) -> list[str]:
             "changes.csv has them all."
         ]
     return []
+
+
+def write_groups(sheet, styles: Styles, grouped: dict, top: int) -> int:
+    """The grouped lines (render.change_lines records) from row `top`: a heading, each origin's
+    title, then a row per series with its cause on its block's first; returns the next row."""
+    if not grouped["origins"]:
+        return top
+    sheet.write(top, 0, "Grouped by series and cause, the edits to the scenarios first",
+                styles.section)  # fmt: skip
+    for col, name in enumerate(GROUP_HEADER):
+        sheet.write(top + 1, col, name, styles.header)
+    row = top + 2
+    for origin in grouped["origins"]:
+        sheet.write(row, 0, origin["title"], styles.label)
+        row += 1
+        for block in origin["blocks"]:
+            cause = block["cause"]
+            for i, line in enumerate(block["lines"]):
+                if i == 0 and cause:
+                    sheet.write(row, 0, cause, styles.text)
+                sheet.write(row, 1, line["series"], styles.text)
+                sheet.write(row, 2, line["hardware"], styles.text)
+                sheet.write(row, 3, line["scenarios"], styles.integer)
+                if line["span"]:
+                    sheet.write(row, 4, line["span"], styles.text)
+                sheet.write(row, 5, line["text"], styles.text)
+                row += 1
+    if grouped["more"]:
+        sheet.write(row, 0, f"and {count(grouped['more'])} more groups", styles.label)
+        row += 1
+    return row

@@ -69,6 +69,18 @@ def test_added_removed_fits_and_time_changes():
     assert set(c.counts) == set(KINDS)
 
 
+def test_every_numeric_change_has_its_ratio_new_over_old():
+    old = pd.DataFrame({"name": ["a", "b", "c", "d"], "critical_batch": [310, np.nan, 0, 7],
+                        "t_lower": [1.0, 1.0, 0.0, 2.0]})  # fmt: skip
+    new = pd.DataFrame({"name": ["a", "b", "c", "d"], "critical_batch": [348, 259, 4, 7],
+                        "t_lower": [1.0, 1.0, 0.0, 3.0]})  # fmt: skip
+    c = compare_results(old, new)
+    cb = c.table[c.table["change"] == "critical_batch"].set_index("name")["ratio"]
+    assert cb["a"] == pytest.approx(348 / 310)
+    assert np.isnan(cb["b"]) and cb["c"] == np.inf  # from no critical batch, from 0
+    assert c.table.set_index(["name", "change"]).at[("d", "t_lower"), "ratio"] == 1.5
+
+
 def test_threshold_is_a_ratio_band():
     old = pd.DataFrame({"name": ["a", "b", "c"], "t_lower": [1.0, 1.0, 0.0]})
     new = pd.DataFrame({"name": ["a", "b", "c"], "t_lower": [1.049, 1.051, 0.0]})
@@ -164,3 +176,16 @@ def test_failing_rejects_an_unknown_kind(book):
     c = compare_results(book.results, book.results)
     with pytest.raises(ValueError, match="unknown change kind 'bond'"):
         c.failing(["bond"])
+
+
+def test_each_change_names_its_series_and_its_place_on_the_sweep(book):
+    new = book.results.assign(t_lower=book.results["t_lower"] * 2)
+    c = compare_results(book.results.drop(columns=["series"]), new)
+    assert c.skipped == ()  # series is read to group by, never compared
+    sweep = c.table[c.table["name"].str.startswith("q3_D4096[")]
+    assert (sweep["series"] == "q3_D4096").all() and len(sweep) == 512
+    assert (c.table.loc[c.table["name"] == "dot_product", "series"] == "dot_product").all()
+    assert list(c.points.columns) == ["position", "B", "D", "F", "N", "chips"]
+    points = c.points.loc[sweep.index]
+    assert points["B"].tolist() == list(range(1, 513)) and (points["D"] == 4096).all()
+    assert points["position"].is_monotonic_increasing

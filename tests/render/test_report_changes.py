@@ -1,20 +1,14 @@
-"""The records of "Since the baseline" (report and workbook): counts per kind, bound flips
-and time changes grouped by cause, the biggest first, capped."""
+"""The records of "Since the baseline" (report and workbook): counts per kind, then the
+changes grouped by series and cause as changes.html groups them, capped."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import pandas as pd
-import pytest
 
 from pipeline.model.changes import compare_results
-from pipeline.render.report_changes import (
-    NO_CAUSE,
-    bound_flips,
-    changes_summary,
-    time_changes,
-)
+from pipeline.render.report_changes import MAX_GROUPS, changes_summary
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
@@ -31,8 +25,9 @@ NEW = _frame(
 )
 
 
-def _summary(old=OLD, new=NEW):
-    return changes_summary(SimpleNamespace(path="yesterday/q1", changes=compare_results(old, new)))
+def _summary(old=OLD, new=NEW, **kw):
+    baseline = SimpleNamespace(path="yesterday/q1", changes=compare_results(old, new))
+    return changes_summary(baseline, **kw)
 
 
 def test_counts_every_kind_in_order_and_a_line():
@@ -47,39 +42,33 @@ def test_counts_every_kind_in_order_and_a_line():
     assert since["line"].endswith("6 time changes, 1 added, 1 removed")
 
 
-def test_bound_flips_grouped_by_cause():
-    (group,) = _summary()["flips"]
-    assert group == {
-        "rows": 5, "example": "m0", "hardware": "tpu-v5e", "old": "memory", "new": "compute",
-        "cause": "hbm_bandwidth 8.1e11 → 8.2e11",
-    }  # fmt: skip
+def test_changes_grouped_by_origin_cause_and_series():
+    grouped = _summary()["grouped"]
+    assert [o["origin"] for o in grouped["origins"]] == ["catalog", "model", "added", "removed"]
+    (block,) = grouped["origins"][0]["blocks"]
+    assert (block["chip"], block["inputs"]) == ("tpu-v5e", "hbm_bandwidth 8.1e11 → 8.2e11")
+    assert block["scenarios"] == "5 scenarios" and block["series"] == "5 series"
+    first = block["lines"][0]
+    assert (first["series"], first["scenarios"]) == ("m0", 1)
+    assert first["text"] == "memory → compute; time 1.00 ms → 900 µs (0.900×)"
+    slow = grouped["origins"][1]["blocks"][0]["lines"][0]
+    assert slow["text"] == "time 1.00 ms → 3.00 ms (3.00×)"  # nothing of its inputs moved
 
 
-def test_time_changes_largest_first_with_their_range():
-    first, second = _summary()["times"]
-    assert (first["example"], first["rows"], first["ratio"]) == ("slow", 1, pytest.approx(3.0))
-    assert first["cause"] == NO_CAUSE  # nothing of its inputs moved
-    assert (second["rows"], second["example"]) == (5, "m4")  # 0.86: furthest from 1
-    assert (second["low"], second["high"]) == (pytest.approx(0.86), pytest.approx(0.9))
-    assert second["old"] == pytest.approx(1e-3) and second["new"] == pytest.approx(0.86e-3)
+def test_the_order_reads_like_the_groups():
+    since = _summary()
+    table = compare_results(OLD, NEW).table
+    assert table.iloc[since["order"]]["name"].tolist()[:2] == ["m0", "m0"]
 
 
-def test_no_changes_gives_empty_tables():
+def test_no_changes_give_no_groups():
     since = _summary(OLD, OLD)
-    assert since["total"] == 0 and since["flips"] == [] and since["times"] == []
+    assert since["total"] == 0 and since["grouped"]["origins"] == []
 
 
 def test_groups_are_capped():
-    table = pd.DataFrame(
-        {
-            "name": [f"r{i}" for i in range(9)],
-            "hardware": [f"c{i}" for i in range(9)],
-            "change": "bound",
-            "old": "memory",
-            "new": "compute",
-            "ratio": float("nan"),
-            "causes": "",
-        }  # fmt: skip
-    )
-    assert len(bound_flips(table, limit=4)) == 4
-    assert len(time_changes(table)) == 0
+    old = _frame([(f"r{i}", f"c{i}", "memory", 1.0, 1.0) for i in range(MAX_GROUPS + 3)])
+    new = old.assign(bound="compute")
+    grouped = _summary(old, new)["grouped"]
+    assert (grouped["groups"], grouped["shown"], grouped["more"]) == (MAX_GROUPS + 3, MAX_GROUPS, 3)
+    assert _summary(old, new, limit=None)["grouped"]["more"] == 0

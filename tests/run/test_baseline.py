@@ -16,6 +16,7 @@ from pipeline.run.baseline import (
     BaselineError,
     check_baseline_dir,
     compare_with,
+    latest_run,
     read_baseline,
 )
 from tests.helpers import FAST_WRITE, analyze_file, write_scenarios
@@ -115,3 +116,34 @@ def test_a_missing_baseline_writes_nothing(tmp_path):
     with pytest.raises(BaselineError, match="does not exist"):
         analyze_file(path).write(tmp_path / "new", baseline=tmp_path / "nowhere")
     assert not (tmp_path / "new").exists()
+
+
+def _finished(folder, started: str, name: str = "q1-q5") -> None:
+    """A finished run of input `name` under `folder`, started at `started` (its manifest)."""
+    (folder / name).mkdir(parents=True)
+    manifest = {"tool": "roofline-pipeline", "started": started, "files": []}
+    (folder / name / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_latest_run_is_the_newest_finished_sibling(tmp_path):
+    nightly = tmp_path / "nightly"
+    assert latest_run(nightly / "2026-11-22") is None  # no folder yet: the first night
+    _finished(nightly / "2026-11-22", "2026-11-22T02:00:00+00:00")
+    _finished(nightly / "2026-11-23", "2026-11-23T02:00:00+00:00")
+    (nightly / "2026-11-24" / "q1-q5").mkdir(parents=True)  # crashed: no manifest
+    _finished(nightly / "misnamed", "2026-11-21T02:00:00+00:00")  # by start time, not name
+    (nightly / "notes.txt").write_text("not a run")
+    today = nightly / "2026-11-25"
+    assert latest_run(today) == nightly / "2026-11-23"
+    _finished(today, "2026-11-25T02:00:00+00:00")  # a run again the same night: not itself
+    assert latest_run(today) == nightly / "2026-11-23"
+    (nightly / "link").symlink_to(today, target_is_directory=True)
+    assert latest_run(nightly / "2026-11-26") == today  # the link is not a run of its own
+    assert latest_run(tmp_path / "alone") is None  # siblings holding no run: none
+
+
+def test_latest_run_reads_a_run_written_straight_into_the_folder(tmp_path):
+    (tmp_path / "a").mkdir()
+    manifest = {"tool": "roofline-pipeline", "started": "2026-01-01T00:00:00+00:00", "files": []}
+    (tmp_path / "a" / "manifest.json").write_text(json.dumps(manifest))
+    assert latest_run(tmp_path / "b") == tmp_path / "a"

@@ -1,0 +1,159 @@
+"""`pipeline compare` of two whole runs (README "What changed since last night"): two folders
+`run -o` wrote for several inputs, their inputs paired by stem (the <stem>/ sub-folders);
+an input only one run has is `added` or `removed` as a whole (every scenario of it). One
+changes.csv (an `input` column first), one changes.html (the changes of every input grouped
+first, then a section per input) and one exit status for the night."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.compare import Comparison, check_apart, compare
+from pipeline.errors import InvalidResults, printable
+from pipeline.model.changes import COLUMNS, DEFAULT_THRESHOLD, KINDS, Changes, compare_results
+from pipeline.render import format as fmt
+from pipeline.render.changes import render_changes_sections
+from pipeline.render.tables import write_csv
+from pipeline.run.baseline import read_results_file, results_in
+from pipeline.run.folder import OutputFolder
+from pipeline.run.manifest import TOOL, file_entries
+
+
+def inputs_of(folder: Path) -> dict[str, Path]:
+    """The runs a folder of several inputs holds: <stem> -> its results file, A-Z; empty for
+    a folder that is itself one input's run (it has results of its own) or holds none."""
+    folder = Path(folder)
+    if not folder.is_dir() or results_in(folder) is not None:
+        return {}
+    found = {}
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and not child.is_symlink() and (path := results_in(child)):
+            found[child.name] = path
+    return found
+
+
+@dataclass(frozen=True)
+class RunsComparison:
+    """Two whole runs compared input by input: each input's Comparison (in order: the
+    inputs both runs have, then those only the new run has, then those only the baseline
+    has), and which inputs one run lacks (`whole`: name -> added or removed)."""
+
+    old_label: str
+    new_label: str
+    inputs: tuple[tuple[str, Comparison], ...]
+    whole: dict[str, str]
+    runs: tuple[tuple[str, Path], ...] = ()  # (role, absolute path) of the two folders
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Changes per kind over every input."""
+        return {k: sum(c.changes.counts[k] for _, c in self.inputs) for k in KINDS}
+
+    def failing(self, kinds=None) -> bool:
+        """Whether an input has a change of one of `kinds` (None: any)."""
+        return any(c.changes.failing(kinds) for _, c in self.inputs)
+
+    def summary(self) -> str:
+        """One line for the night: inputs, scenarios compared, changes per kind, and the
+        inputs one run lacks."""
+        counts = self.counts
+        total = sum(counts.values())
+        compared = sum(c.changes.compared for _, c in self.inputs)
+        found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in KINDS if counts[k])
+        text = f"{fmt.plural(len(self.inputs), 'input')}, {fmt.count(compared)} compared: " + (
+            f"{fmt.plural(total, 'change')} ({found})" if total else "no changes"
+        )
+        changed = [n for n, c in self.inputs if sum(c.changes.counts.values())]
+        if changed:
+            text += f"; changed: {', '.join(changed)}"
+        for how in ("added", "removed"):
+            if names := [n for n, w in self.whole.items() if w == how]:
+                text += f"; {how}: {', '.join(names)}"
+        return printable(text)
+
+    def __repr__(self) -> str:
+        return f"<RunsComparison of {self.old_label} → {self.new_label}: {self.summary()}>"
+
+    def write(self, out_dir: str | Path, *, force: bool = False) -> tuple[Path, Path]:
+        """Write out_dir/changes.csv, changes.html and manifest.json, as Comparison.write
+        does (never into or over a compared run); returns the CSV's and the page's paths."""
+        runs = (*self.runs, *(run for _, c in self.inputs for run in c.runs))
+        check_apart(Path(out_dir), runs)
+        title = f"Changes: {self.old_label} \u2192 {self.new_label}"
+        sections = [(name, c.changes, c.old_label, c.new_label) for name, c in self.inputs]
+        html = render_changes_sections(sections, title, (self.old_label, self.new_label))
+        tables = [c.changes.table.loc[:, list(COLUMNS)].assign(input=name)
+                  for name, c in self.inputs]  # fmt: skip
+        table = (
+            pd.concat(tables, ignore_index=True)
+            if tables
+            else pd.DataFrame(columns=["input", *COLUMNS])
+        )
+        table = table[["input", *COLUMNS]].astype({c: object for c in ["input", *COLUMNS]
+                                                   if c != "ratio"})  # fmt: skip
+        with OutputFolder(Path(out_dir), inputs=[p for _, p in runs], force=force) as tmp:
+            csv_path = write_csv(table, tmp / "changes.csv")
+            html_path = tmp / "changes.html"
+            html_path.write_text(html, encoding="utf-8")
+            manifest = {
+                "tool": TOOL,
+                "kind": "changes",
+                "baseline": self.old_label,
+                "new": self.new_label,
+                "inputs": {
+                    n: {
+                        "counts": dict(c.changes.counts),
+                        "compared": c.changes.compared,
+                        **({"whole": self.whole[n]} if n in self.whole else {}),
+                    }
+                    for n, c in self.inputs
+                },  # fmt: skip
+                "counts": self.counts,
+                "files": file_entries(tmp, [csv_path, html_path]),
+            }
+            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+            (tmp / "manifest.json").write_text(text, encoding="utf-8")
+        return Path(out_dir) / "changes.csv", Path(out_dir) / "changes.html"
+
+
+def compare_runs(
+    old: str | Path, new: str | Path, threshold: float = DEFAULT_THRESHOLD
+) -> RunsComparison:
+    """Two folders of multi-input runs compared input by input (see the module);
+    InvalidResults when either is not one."""
+    old_inputs, new_inputs = inputs_of(Path(old)), inputs_of(Path(new))
+    for role, folder, found in (("baseline", old, old_inputs), ("new", new, new_inputs)):
+        if not found:
+            raise InvalidResults(
+                f"the {role} {printable(folder)} holds no run of an input (<stem>/ folders "
+                "with results): give two folders `pipeline run -o` wrote, or two inputs' folders"
+            )
+    inputs, whole = [], {}
+    for name in [n for n in new_inputs if n in old_inputs]:
+        inputs.append((name, compare(old_inputs[name].parent, new_inputs[name].parent, threshold)))
+    for name, path, how in [
+        *((n, p, "added") for n, p in new_inputs.items() if n not in old_inputs),
+        *((n, p, "removed") for n, p in old_inputs.items() if n not in new_inputs),
+    ]:
+        inputs.append((name, _one_sided(path, how, threshold)))
+        whole[name] = how
+    runs = (("baseline", Path(os.path.abspath(old))), ("new", Path(os.path.abspath(new))))
+    return RunsComparison(printable(os.fspath(old)), printable(os.fspath(new)), tuple(inputs),
+                          whole, runs)  # fmt: skip
+
+
+def _one_sided(path: Path, how: str, threshold: float) -> Comparison:
+    """An input only one run has: every scenario of it added (or removed)."""
+    frame = read_results_file(path, "new" if how == "added" else "baseline")
+    none = frame.iloc[:0]
+    old, new = (none, frame) if how == "added" else (frame, none)
+    changes: Changes = compare_results(old, new, threshold)
+    label = printable(os.fspath(path.parent))
+    labels = ("(none)", label) if how == "added" else (label, "(none)")
+    return Comparison(*labels, changes, (("baseline" if how == "removed" else "new",
+                                          Path(os.path.abspath(path.parent))),))  # fmt: skip

@@ -1,0 +1,52 @@
+"""A comparison as HTML in a notebook (Jupyter shows `Comparison._repr_html_`): the counts
+per kind of change, the changes grouped and worded as changes.html words them
+(pipeline.model.change_groups, pipeline.render.change_lines: per origin, cause and series),
+then the first bound flips, through the report's Jinja environment (autoescaped). A few
+groups and flips only: `.table` has every change."""
+
+from __future__ import annotations
+
+from pipeline.model.change_groups import group_changes
+from pipeline.model.changes import Changes
+from pipeline.render.change_lines import group_lines
+from pipeline.render.report_changes import KINDS, LABELS
+from pipeline.render.templates import environment
+
+NOTEBOOK_CHANGES_TEMPLATE = "notebook_changes.html.j2"
+NOTEBOOK_GROUPS = 12  # groups (a series and a cause each) a cell shows
+NOTEBOOK_FLIPS = 10  # bound flips a cell shows
+NO_CAUSE = "no input differs"
+
+
+def comparison_data(changes: Changes, old_label: str, new_label: str) -> dict:
+    """What the notebook template shows of a comparison, as plain values."""
+    counts = [{"kind": k, "label": LABELS[k], "n": int(changes.counts.get(k, 0))} for k in KINDS]
+    grouped = group_changes(changes)
+    flips = changes.table.iloc[grouped.order]  # in reading order, as the groups
+    flips = flips[flips["change"] == "bound"]
+    return {
+        "old": old_label,
+        "new": new_label,
+        "compared": int(changes.compared),
+        "total": sum(c["n"] for c in counts),
+        "counts": counts,
+        "groups": group_lines(grouped, NOTEBOOK_GROUPS),
+        "flips": [
+            {
+                "name": r.name,
+                "hardware": r.hardware,
+                "old": r.old,
+                "new": r.new,
+                "cause": r.causes or NO_CAUSE,
+            }
+            for r in flips.head(NOTEBOOK_FLIPS).itertuples(index=False)
+        ],  # fmt: skip
+        "more_flips": max(0, len(flips) - NOTEBOOK_FLIPS),
+        "skipped": list(changes.skipped),
+    }
+
+
+def render_comparison_html(changes: Changes, old_label: str, new_label: str) -> str:
+    """The comparison as an HTML fragment for a notebook cell's output."""
+    template = environment().get_template(NOTEBOOK_CHANGES_TEMPLATE)
+    return template.render(**comparison_data(changes, old_label, new_label))
