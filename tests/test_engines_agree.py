@@ -150,17 +150,20 @@ SHARED = ("tool", "input_path", "input_sha256", "tool_version", "catalog_version
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(text_=files, partition_rows=st.integers(1, 400))
+@given(text_=files, partition_rows=st.integers(1, 1200))
 @example(text_=ISSUE_CASE, partition_rows=1)
 def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, cluster, text_,
                                                   partition_rows):  # fmt: skip
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engine.dask_run import MIN_PARTITION_ROWS, run_dask
 
     tmp_path = tmp_path_factory.mktemp("run")
     path, tiny = write(tmp_path, text_)
     catalog = load_catalog([tiny])
     local = pipeline.analyze(path, hardware=catalog)
     written = local.write(tmp_path / "local", plots=False, workbook=False, report=False)
+    total = load_scenarios(path, catalog, planned=True).planned.total
+    if total > MIN_PARTITION_ROWS:  # the engine refuses smaller partitions of such a run
+        partition_rows = max(partition_rows, MIN_PARTITION_ROWS)
     got = run_dask(path, tmp_path / "dask", hardware=catalog, partition_rows=partition_rows,
                    scheduler=cluster.scheduler_address)  # fmt: skip
     assert [str(p) for p in got.problems] == [str(p) for p in local.problem_list]

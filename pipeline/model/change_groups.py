@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.model.changes import CAUSES, Changes, exact
+from pipeline.model.change_values import exact
+from pipeline.model.changes import CAUSES, Changes
 
 # a group's origin, in reading order: the scenario file's own edits come first
 ORIGINS = ("edit", "catalog", "model", "added", "removed")

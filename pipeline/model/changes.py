@@ -18,6 +18,13 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import InvalidResults, described, printable, quoted
+from pipeline.model.change_values import (
+    exact_texts,
+    plain_text,
+    same_values,
+    text_differs,
+    values_at,
+)
 from pipeline.model.dtypes import DTYPE_COLUMNS
 
 KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
@@ -127,17 +134,23 @@ def compare_results(
     parts = {"added": _presence(new, added, "added"), "removed": _presence(old, removed, "removed")}
     places = [added, len(new) + removed]  # each part's rows: their place in file order
     for kind in ("bound", "fits", "critical_batch"):
-        if kind in both:
-            a, b = _values(old[kind], old_i), _values(new[kind], new_i)
-            at = np.flatnonzero(~_same(a, b))
+        if kind in both and plain_text(old[kind]) and plain_text(new[kind]):
+            at, a_at, b_at = text_differs(old[kind], old_i, new[kind], new_i)
+            parts[kind] = _part(new, new_i[at], kind, a_at, b_at, None, causes, at)
+            places.append(new_i[at])
+        elif kind in both:
+            a, b = values_at(old[kind], old_i), values_at(new[kind], new_i)
+            at = np.flatnonzero(~same_values(a, b))
             ratio = _ratio(a[at], b[at]) if kind in NUMBERS else None  # 310 → 348: 1.12
-            parts[kind] = _part(new, new_i[at], kind, _text(a[at]), _text(b[at]), ratio, causes, at)
+            parts[kind] = _part(
+                new, new_i[at], kind, exact_texts(a[at]), exact_texts(b[at]), ratio, causes, at
+            )
             places.append(new_i[at])
     if "t_lower" in both:
-        a, b = _values(old["t_lower"], old_i), _values(new["t_lower"], new_i)
+        a, b = values_at(old["t_lower"], old_i), values_at(new["t_lower"], new_i)
         ratio = _ratio(a, b)
-        at = np.flatnonzero(~_same(a, b) & ~(np.abs(ratio - 1) <= threshold))
-        text_a, text_b = _text(a[at]), _text(b[at])
+        at = np.flatnonzero(~same_values(a, b) & ~(np.abs(ratio - 1) <= threshold))
+        text_a, text_b = exact_texts(a[at]), exact_texts(b[at])
         parts["t_lower"] = _part(new, new_i[at], "t_lower", text_a, text_b, ratio[at], causes, at)
         places.append(new_i[at])
     table = pd.concat(parts.values(), ignore_index=True)
@@ -266,68 +279,19 @@ def _typed(series: pd.Series, flags: bool) -> bool:
     return numeric and not boolean
 
 
-def _values(series: pd.Series, at: np.ndarray) -> np.ndarray:
-    """The column's values at `at`: floats (NaN for missing) for numbers and booleans, text
-    ('' for missing) otherwise; the same for a column read back from CSV or Parquet."""
-    dtype = series.dtype
-    if isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b":
-        flags = series.to_numpy(dtype=object)[at]
-        missing = pd.isna(flags)
-        true = np.zeros(len(flags), dtype=bool)
-        true[~missing] = flags[~missing].astype(bool)  # pd.NA has no truth value
-        return np.where(missing, "", np.where(true, "True", "False")).astype(object)
-    if dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype):
-        return series.to_numpy(dtype=float, na_value=np.nan)[at]
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = np.append(series.cat.categories.astype(str).to_numpy(dtype=object), "")
-        return cats[series.cat.codes.to_numpy()[at]]  # code -1 (missing) takes the ''
-    values = series.to_numpy(dtype=object)[at]
-    missing = pd.isna(values)
-    if missing.any():
-        values = values.copy()
-        values[missing] = ""
-    return values.astype(str).astype(object) if values.size else values
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f" and b.dtype.kind == "f":
-        return (a == b) | (np.isnan(a) & np.isnan(b))
-    if a.dtype.kind == "f" or b.dtype.kind == "f":  # a column of numbers read back as text
-        return _text(a) == _text(b)
-    return a == b
-
-
-def exact(value) -> str:
-    """One value as exact, compact text: 8756, 8.2e11, 0.9, bf16; '' for a missing one."""
-    if isinstance(value, str):
-        return value
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return ""
-    v = float(value)
-    if v.is_integer() and abs(v) < 1e6:
-        return str(int(v))
-    if 1e-3 <= abs(v) < 1e6:
-        return repr(v)
-    return np.format_float_scientific(v, unique=True, trim="-").replace("e+", "e")
-
-
-def _text(values: np.ndarray) -> np.ndarray:
-    """Each value as exact(), each distinct value formatted once."""
-    if values.size == 0:
-        return values.astype(object)
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    return np.array([exact(u) for u in uniques], dtype=object)[codes]
-
-
 def _causes(old, new, old_i, new_i, both) -> np.ndarray:
     """For each scenario in both runs, the inputs that differ: 'D 8754 → 8756; ...'."""
     text = np.full(len(new_i), "", dtype=object)
     for col in [c for c in both if _DIM.match(str(c))] + [c for c in CAUSES if c in both]:
-        a, b = _values(old[col], old_i), _values(new[col], new_i)
-        at = np.flatnonzero(~_same(a, b))
+        if plain_text(old[col]) and plain_text(new[col]):  # compared as codes: no string per row
+            at, a, b = text_differs(old[col], old_i, new[col], new_i)
+        else:
+            a, b = values_at(old[col], old_i), values_at(new[col], new_i)
+            at = np.flatnonzero(~same_values(a, b))
+            a, b = a[at], b[at]
         if at.size == 0:
             continue
-        part = f"{col} " + _text(a[at]) + ARROW + _text(b[at])
+        part = f"{col} " + exact_texts(a) + ARROW + exact_texts(b)
         sep = np.where(text[at] == "", "", "; ").astype(object)
         text[at] = text[at] + sep + part
     return text
@@ -344,7 +308,7 @@ def _points(old: pd.DataFrame, new: pd.DataFrame, places: np.ndarray) -> pd.Data
         values = np.full(len(places), np.nan)
         for side, frame, at in ((in_new, new, places), (~in_new, old, places - len(new))):
             if axis in frame.columns and side.any():
-                cells = pd.to_numeric(pd.Series(_values(frame[axis], at[side])), errors="coerce")
+                cells = pd.to_numeric(pd.Series(values_at(frame[axis], at[side])), errors="coerce")
                 values[side] = cells.to_numpy(dtype=float)
         points[axis] = values
     return pd.DataFrame(points)
@@ -357,9 +321,9 @@ def _texts(frame: pd.DataFrame, column: str) -> bool:
 
 
 def _presence(frame: pd.DataFrame, at: np.ndarray, kind: str) -> pd.DataFrame:
-    hardware = _values(frame["hardware"], at) if "hardware" in frame else np.full(len(at), "")
-    names = frame["name"].astype(str).to_numpy(dtype=object)[at]
-    series = _values(frame["series"], at) if _texts(frame, "series") else names
+    hardware = values_at(frame["hardware"], at) if "hardware" in frame else np.full(len(at), "")
+    names = frame["name"].take(at).astype(str).to_numpy(dtype=object)
+    series = values_at(frame["series"], at) if _texts(frame, "series") else names
     return pd.DataFrame(
         {
             "name": names,

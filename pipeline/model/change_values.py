@@ -1,0 +1,84 @@
+"""How a results column's values are compared between two runs and shown (pipeline.model.
+changes): numbers as floats (NaN for missing), flags and text as text ('' for missing), the
+same for a column read back from CSV or Parquet; text columns compared by their few distinct
+values (codes), so only the rows that differ become strings; each value shown exactly
+(`exact`: 8756, 8.2e11, bf16)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def exact(value) -> str:
+    """One value as exact, compact text: 8756, 8.2e11, 0.9, bf16; '' for a missing one."""
+    if isinstance(value, str):
+        return value
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    v = float(value)
+    if v.is_integer() and abs(v) < 1e6:
+        return str(int(v))
+    if 1e-3 <= abs(v) < 1e6:
+        return repr(v)
+    return np.format_float_scientific(v, unique=True, trim="-").replace("e+", "e")
+
+
+def exact_texts(values: np.ndarray) -> np.ndarray:
+    """Each value as exact(), each distinct value formatted once."""
+    if values.size == 0:
+        return values.astype(object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    return np.array([exact(u) for u in uniques], dtype=object)[codes]
+
+
+def values_at(series: pd.Series, at: np.ndarray) -> np.ndarray:
+    """The column's values at `at`: floats (NaN for missing) for numbers and booleans, text
+    ('' for missing) otherwise; the same for a column read back from CSV or Parquet."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b":
+        flags = series.to_numpy(dtype=float, na_value=np.nan)[at]  # pd.NA: NaN
+        words = np.array(["False", "True", ""], dtype=object)
+        return words[np.where(np.isnan(flags), 2, flags == 1).astype(np.intp)]
+    if dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype):
+        return series.to_numpy(dtype=float, na_value=np.nan)[at]
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = np.append(series.cat.categories.astype(str).to_numpy(dtype=object), "")
+        return cats[series.cat.codes.to_numpy()[at]]  # code -1 (missing) takes the ''
+    values = series.take(at).to_numpy(dtype=object)  # only the rows asked for become objects
+    missing = pd.isna(values)
+    if missing.any():
+        values = values.copy()
+        values[missing] = ""
+    return values.astype(str).astype(object) if values.size else values
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        return (a == b) | (np.isnan(a) & np.isnan(b))
+    if a.dtype.kind == "f" or b.dtype.kind == "f":  # a column of numbers read back as text
+        return exact_texts(a) == exact_texts(b)
+    return a == b
+
+
+def plain_text(series: pd.Series) -> bool:
+    """A column of text (not numbers, flags or categories): compared by its distinct values."""
+    dtype = series.dtype
+    return dtype.kind in "OSU" or isinstance(dtype, pd.StringDtype)
+
+
+def text_differs(a: pd.Series, a_at: np.ndarray, b: pd.Series, b_at: np.ndarray):
+    """Where two text columns (taken at a_at and b_at, row for row) differ, and their values
+    there: each side factorized once, its few distinct values matched by text ('' for a
+    missing one), so only the differing rows become strings."""
+    ids: dict[str, int] = {}
+    coded = []
+    for series, at in ((a, a_at), (b, b_at)):
+        codes, uniques = pd.factorize(series)
+        labels = [("" if u is None or u != u else str(u)) for u in uniques] + [""]
+        canon = np.array([ids.setdefault(label, len(ids)) for label in labels], dtype=np.int64)
+        codes = np.where(codes < 0, len(uniques), codes)[at]
+        coded.append((canon[codes], np.array(labels, dtype=object)[codes]))
+    (ia, ta), (ib, tb) = coded
+    at = np.flatnonzero(ia != ib)
+    return at, ta[at], tb[at]
