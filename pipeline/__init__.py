@@ -13,7 +13,15 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
 
 from typing import TYPE_CHECKING
 
-from pipeline.analysis import Analysis, analyze, catalog, load_hardware, write_template
+from pipeline.analysis import (
+    Analysis,
+    ChipTable,
+    analyze,
+    catalog,
+    chips,
+    load_hardware,
+    write_template,
+)
 from pipeline.compare import Comparison, compare
 from pipeline.compare_runs import RunsComparison, compare_runs
 from pipeline.errors import (
@@ -25,7 +33,6 @@ from pipeline.errors import (
     ScenarioFileError,
     UnknownHardware,
 )
-from pipeline.model.chips import chips
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Written
 from pipeline.version import __version__
@@ -61,6 +68,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Analysis",
+    "ChipTable",
     "Comparison",
     "DaskRun",
     "InvalidHardwareFile",

@@ -25,11 +25,13 @@ from pipeline.limits import (
     MAX_ROWS_LIMIT,
 )
 from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from, catalog_records
+from pipeline.model.chips import chips as chips_table
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import chips_counted, computed, merge
 from pipeline.model.summary import finish
 from pipeline.names import slug
 from pipeline.record import Record, provenance
+from pipeline.render.catalog_text import chips_html, compare_lines
 from pipeline.render.format import count, plural
 from pipeline.render.notebook import render_analysis_html
 from pipeline.render.template_workbook import DEFAULT_PATH as DEFAULT_TEMPLATE
@@ -38,6 +40,7 @@ from pipeline.run.baseline import compare_with
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
+from pipeline.scenarios.xlsx import RUN_WORKBOOK, recorded_run_name
 
 Source = str | Path | pd.DataFrame | Sequence[dict]
 
@@ -62,9 +65,10 @@ class Analysis(Record):
 
     @property
     def name(self) -> str:
-        """The default output folder name: the file's stem, sanitized."""
-        stem = Path(self.source).stem if self.source_sha256 else self.source
-        return sanitize_name(stem)
+        """The default output folder name: the file's stem, sanitized (output_name)."""
+        if self.source_sha256 and self._read:  # the file read: a workbook's source names its sheet
+            return output_name(self._read[0])
+        return sanitize_name(Path(self.source).stem if self.source_sha256 else self.source)
 
     def write(
         self,
@@ -110,6 +114,19 @@ def sanitize_name(text: str) -> str:
     return slug(text, keep="._-", strip="-.") or "run"
 
 
+def output_name(path: Path) -> str:
+    """The output folder name of scenario file `path`: its stem, sanitized; for a run's own
+    workbook (workbook.xlsx, titled by the run that wrote it) the run's name and `-rerun`
+    (output/q1-q5/workbook.xlsx -> q1-q5-rerun), so the re-runs of two runs' workbooks
+    never share a folder, and a re-run never lands in the folder it reads from."""
+    path = Path(path)
+    if path.stem.lower() == RUN_WORKBOOK and path.suffix.lower() in (".xlsx", ".xlsm"):
+        run = recorded_run_name(path)
+        if run is not None:
+            return f"{sanitize_name(run)}-rerun"
+    return sanitize_name(path.stem)
+
+
 def analyze(
     source: Source,
     *,
@@ -119,6 +136,7 @@ def analyze(
     name: str | None = None,
     sheet: str | None = None,
     encoding: str | None = None,
+    keep_columns: str | Sequence[str] = (),
 ) -> Analysis:
     """Check and compute every scenario of `source`: a path to a scenario CSV or .xlsx
     workbook, a pandas DataFrame or a list of dicts with the same columns (docs/input.md).
@@ -127,7 +145,9 @@ def analyze(
     overriding chips (a CSV or TOML path, a DataFrame, a list of them, or a Catalog).
     `strict`: any rejected row raises InvalidScenarios carrying every problem; otherwise the
     valid rows are computed and the problems listed in `.problems`. `name` labels rows given
-    in memory in messages (default "rows")."""
+    in memory in messages (default "rows"). `keep_columns`: columns of your own whose names
+    are close to a known column's (`dtpye`), carried through instead of refusing the file
+    (a `user_` prefix does the same)."""
     if isinstance(max_rows, bool) or not isinstance(max_rows, Integral):
         raise TypeError(
             f"max_rows must be a whole number (int) from 1 to {MAX_ROWS_LIMIT:,}, "
@@ -145,6 +165,7 @@ def analyze(
             codecs.lookup(encoding)
         except LookupError:
             raise ValueError(f"unknown encoding {quoted(encoding)} (e.g. cp1252, utf-16)") from None
+    keep = kept_columns(keep_columns)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     catalog = catalog_from(hardware)
@@ -152,10 +173,13 @@ def analyze(
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
         loaded = load_scenarios(
-            Path(source), catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
-        )
+            Path(source), catalog, max_rows=max_rows, sheet=sheet, encoding=encoding,
+            keep_columns=keep,
+        )  # fmt: skip
     else:
-        loaded = load_records(source, catalog, max_rows=max_rows, source=name or "rows")
+        loaded = load_records(
+            source, catalog, max_rows=max_rows, source=name or "rows", keep_columns=keep
+        )
     t1 = time.perf_counter()
     results, facts, part, keep = computed(loaded.frame)
     loaded = refuse_rows(loaded, keep, refused_problems(loaded.source, part.refused))
@@ -180,6 +204,21 @@ def analyze(
     )
 
 
+def kept_columns(keep_columns) -> tuple[str, ...]:
+    """analyze()'s `keep_columns` checked: a column name, or a list of them."""
+    names = (keep_columns,) if isinstance(keep_columns, str) else keep_columns
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise TypeError(
+            f"keep_columns must be column names (a list of str), not {described(keep_columns)}"
+        ) from None
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"a keep_columns name is a str, not {described(n)}")
+    return names
+
+
 def strict_refusal(loaded, catalog: Catalog) -> InvalidScenarios:
     """The error of a strict run (--strict) whose file has rejected rows: every problem."""
     return InvalidScenarios(
@@ -196,6 +235,30 @@ def catalog(hardware: Hardware = None) -> pd.DataFrame:
     `hardware=`, with values changed (rows left out are not removed: it overrides and adds)."""
     chips = catalog_from(hardware)
     return catalog_frame(chips)
+
+
+class ChipTable(pd.DataFrame):
+    """pipeline.chips()'s table: a DataFrame of SI values (fields as rows, a chip a column),
+    shown with units (GB/s, TFLOP/s, FLOP/byte) as `pipeline hardware --compare` prints it.
+    Only the display differs: every value, `.to_numpy()` and every method are the
+    DataFrame's, and what they derive is a plain DataFrame."""
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame  # a slice or a sum is numbers, no longer this table's rows
+
+    def __repr__(self) -> str:
+        return "\n".join(compare_lines(pd.DataFrame(self)))
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the same table as HTML."""
+        return chips_html(pd.DataFrame(self))
+
+
+def chips(names: str | Sequence[str], hardware: Hardware = None) -> ChipTable:
+    """The chosen chips side by side (pipeline.model.chips.chips: fields as rows, a column
+    per chip, SI units, NaN where a chip has no value), shown with units in a notebook."""
+    return ChipTable(chips_table(names, hardware))
 
 
 def load_hardware(hardware: Hardware = None) -> Catalog:

@@ -60,12 +60,17 @@ def run_usage(given: set[str], engine: dict, sheet: str | None, paths: list[Path
     return None
 
 
-def dask_checked(path: Path, catalog, sheet: str | None, encoding: str | None) -> Checked:
+def dask_checked(
+    path: Path, catalog, sheet: str | None, encoding: str | None, keep_columns=()
+) -> Checked:
     """`path` checked as `run --engine dask` checks it before any worker starts: every row
-    (no --max-rows; fleet lists up to the client's limit), nothing expanded or computed."""
+    (no --max-rows; fleet lists up to the client's limit), nothing expanded or computed.
+    `keep_columns`: as --keep-column."""
     from pipeline.scenarios import load_scenarios
 
-    loaded = load_scenarios(path, catalog, sheet=sheet, encoding=encoding, planned=True)
+    loaded = load_scenarios(
+        path, catalog, sheet=sheet, encoding=encoding, planned=True, keep_columns=keep_columns
+    )
     warnings = (*catalog.warnings, *loaded.warnings)
     lines = loaded.frame["line"].to_numpy()  # of each valid row, unexpanded
     return Checked(loaded.source, loaded.source_rows, loaded.planned.total, loaded.problems,

@@ -69,12 +69,13 @@ def escaped(message: str) -> str:
 
 
 def output_names(paths: list[Path]) -> list[str]:
-    """One output folder name per input: its sanitized stem, made unique with -2, -3, ..."""
-    from pipeline.analysis import sanitize_name
+    """One output folder name per input: its sanitized stem (a run's own workbook.xlsx: its
+    run's name and -rerun, pipeline.analysis.output_name), made unique with -2, -3, ..."""
+    from pipeline.analysis import output_name
 
     names: list[str] = []
     for path in paths:
-        base = sanitize_name(path.stem)
+        base = output_name(path)
         name, k = base, 2
         while name in names:
             name, k = f"{base}-{k}", k + 1

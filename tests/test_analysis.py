@@ -171,3 +171,41 @@ def test_analyze_takes_a_workbook_sheet_and_a_csv_encoding(tmp_path):
     assert analysis.results["name"].tolist() == ["café"]
     with pytest.raises(ValueError, match="unknown encoding 'nope'"):
         pipeline.analyze(tmp_path / "w.csv", encoding="nope")
+
+
+def test_chips_shows_units_and_keeps_si_values():
+    table = pipeline.chips(["h100", "tpu-v6e"])
+    assert isinstance(table, pipeline.ChipTable) and isinstance(table, pd.DataFrame)
+    assert table.at["hbm_capacity", "h100"] == 80e9  # the data stays SI
+    assert table.at["hbm_bandwidth", "h100"] == 3.35e12
+    assert table.to_numpy()[3].tolist() == [3.35e12, 1.6e12]
+    assert table.loc["hbm_bandwidth"].tolist() == [3.35e12, 1.6e12]
+    text = repr(table)
+    assert "HBM bandwidth (GB/s)" in text and "3,350" in text and "3350000000000" not in text
+    assert text.splitlines()[0].split() == ["chip", "h100", "tpu-v6e"]
+    html = table._repr_html_()
+    assert "<th>HBM capacity (GB)</th>" in html and "<td>80.0</td>" in html
+    assert "80000000000" not in html
+    derived = table.loc[["hbm_bandwidth"]]  # numbers derived from it are a plain DataFrame
+    assert type(derived) is pd.DataFrame and "3350000000000" in repr(derived)
+
+
+def test_analysis_name_of_a_runs_own_workbook_is_its_runs(tmp_path):
+    path = tmp_path / "q1.csv"
+    path.write_text("name,op,B,D,F,hardware\nok,matmul,1,2,3,v5e\n")
+    pipeline.analyze(path).write(tmp_path / "out" / "q1", plots=False, report=False)
+    book = tmp_path / "out" / "q1" / "workbook.xlsx"
+    assert pipeline.analyze(book).name == "q1-rerun"
+    assert pipeline.analyze(path).name == "q1"
+
+
+def test_keep_columns_carries_a_near_miss(tmp_path):
+    rows = [
+        {"name": "a", "op": "matmul", "B": 1, "D": 2, "F": 3, "hardware": "h100", "dtpye": "fp8"}
+    ]
+    with pytest.raises(pipeline.ScenarioFileError, match="column dtpye: unknown column"):
+        pipeline.analyze(rows)
+    assert pipeline.analyze(rows, keep_columns=["dtpye"]).results["dtpye"].tolist() == ["fp8"]
+    assert pipeline.analyze(rows, keep_columns="dtpye").results["dtpye"].tolist() == ["fp8"]
+    with pytest.raises(TypeError, match="keep_columns"):
+        pipeline.analyze(rows, keep_columns=3)

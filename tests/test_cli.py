@@ -562,3 +562,33 @@ def test_run_with_a_missing_baseline_writes_nothing(tmp_path):
         "output folder\n"
     )
     assert not out.exists()
+
+
+def test_a_near_miss_column_is_an_error_unless_kept(tmp_path):
+    text = f"# fp8\n{HEAD},dtpye\nok,matmul,1,2,3,h100,fp8\n"
+    bad = write_scenarios(tmp_path, text, name="bad.csv")
+    good = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="good.csv")
+    result = invoke("run", bad, good, "-o", tmp_path / "out", *FAST)
+    assert result.exit_code == 1
+    assert f"Error: {bad}:2: column dtpye: unknown column; did you mean dtype?" in result.stderr
+    assert not (tmp_path / "out" / "bad").exists()  # nothing computed for that file
+    assert (tmp_path / "out" / "good" / "results.csv").exists()
+    assert invoke("validate", bad).exit_code == 1
+    kept = invoke("validate", bad, "--keep-column", "dtpye", "--keep-column", "other")
+    assert kept.exit_code == 0 and kept.stderr == ""
+    ran = invoke("run", bad, "--keep-column", "dtpye", "-o", tmp_path / "kept", *FAST)
+    assert ran.exit_code == 0, ran.stderr
+    assert "dtpye" in (tmp_path / "kept" / "bad" / "results.csv").read_text()
+
+
+def test_a_runs_own_workbook_reruns_under_the_runs_name(tmp_path):
+    out = tmp_path / "output"
+    for name in ("first", "second"):
+        path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name=f"{name}.csv")
+        assert invoke("run", path, "-o", out, "--no-plots", "--no-report").exit_code == 0
+    books = [out / "first" / "workbook.xlsx", out / "second" / "workbook.xlsx"]
+    result = invoke("run", *books, "-o", out, "--no-plots", "--no-report")
+    assert result.exit_code == 0, result.stderr
+    assert (out / "first-rerun" / "results.csv").exists()
+    assert (out / "second-rerun" / "results.csv").exists()
+    assert not (out / "workbook").exists()

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pipeline
 from pipeline.cli_support import (
     Checked,
     baseline_folders,
@@ -17,6 +18,7 @@ from pipeline.cli_support import (
     warnings_line,
 )
 from pipeline.run.baseline import BaselineError
+from tests.helpers import HEAD, write_scenarios
 
 
 def test_escaped_keeps_line_breaks_between_lines_only():
@@ -26,6 +28,15 @@ def test_escaped_keeps_line_breaks_between_lines_only():
 def test_output_names_are_unique_stems():
     paths = [Path("a/s.csv"), Path("b/s.xlsx"), Path("S.csv"), Path("x/My Plan.xlsx")]
     assert output_names(paths) == ["s", "s-2", "s-3", "my-plan"]
+
+
+def test_output_names_name_a_runs_workbook_after_its_run(tmp_path):
+    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="q1.csv")
+    pipeline.analyze(path).write(tmp_path / "out" / "q1", plots=False, report=False)
+    book = tmp_path / "out" / "q1" / "workbook.xlsx"
+    plan = tmp_path / "plan.xlsx"
+    plan.write_bytes(book.read_bytes())  # renamed by its user: their name wins
+    assert output_names([book, plan, book]) == ["q1-rerun", "plan", "q1-rerun-2"]
 
 
 def test_baseline_folders_one_per_name_none_where_missing(tmp_path):

@@ -46,6 +46,10 @@ def engine_options(command):
     return command
 
 
+KEEP_COLUMN_OPTION = click.option(
+    "--keep-column", "keep_columns", multiple=True, metavar="NAME", help="A column of your "
+    "own whose name is close to a known one's (e.g. dtpye), carried through instead of "
+    "refusing the file (repeatable; or prefix the column user_).")  # fmt: skip
 SHEET_OPTION = click.option(
     "--sheet", help="A workbook's sheet to read (default: Scenarios, else Inputs, else the first)."
 )

@@ -12,6 +12,7 @@ import pipeline
 from pipeline.cli.options import (
     ENCODING_OPTION,
     HARDWARE_OPTION,
+    KEEP_COLUMN_OPTION,
     MAX_ROWS_OPTION,
     SHEET_OPTION,
     echo_problems,
@@ -46,6 +47,7 @@ from pipeline.render import format as fmt
 @HARDWARE_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
+@KEEP_COLUMN_OPTION
 @click.option("--strict", is_flag=True, help="Any rejected row is fatal: write nothing, exit 1.")
 @click.option(
     "--force",
@@ -90,6 +92,7 @@ def run(
     hardware_files,
     sheet,
     encoding,
+    keep_columns,
     strict,
     force,
     no_plots,
@@ -148,7 +151,7 @@ def run(
         except PipelineError as exc:
             raise click.ClickException(escaped(str(exc))) from exc
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
-        read = dict(sheet=sheet, encoding=encoding)
+        read = dict(sheet=sheet, encoding=encoding, keep_columns=keep_columns)
         write = dict(
             plots=not no_plots,
             workbook=not no_workbook,
@@ -223,11 +226,14 @@ def _progress(path: Path, quiet: bool):
 @HARDWARE_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
+@KEEP_COLUMN_OPTION
 @MAX_ROWS_OPTION
 @click.option("--engine", type=click.Choice(("local", "dask")), default="local",
               show_default=True, help="Check as this engine's run would: dask checks the rows "
               "as its client does (no --max-rows), nothing expanded or computed.")  # fmt: skip
-def validate(scenarios, hardware_files, sheet, encoding, max_rows: int, engine: str) -> None:
+def validate(
+    scenarios, hardware_files, sheet, encoding, keep_columns, max_rows: int, engine: str
+) -> None:
     """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem.
 
     \b
@@ -243,14 +249,15 @@ def validate(scenarios, hardware_files, sheet, encoding, max_rows: int, engine: 
         with errors() as failed:
             over = None
             if engine == "dask":
-                checked = dask_checked(path, catalog, sheet, encoding)
+                checked = dask_checked(path, catalog, sheet, encoding, keep_columns)
             else:
                 analysis = pipeline.analyze(
-                    path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding
-                )
+                    path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding,
+                    keep_columns=keep_columns,
+                )  # fmt: skip
                 checked = pipeline.cli_support.Checked.of(analysis)
                 if checked.problems:  # some past --max-rows? then a file for the Dask engine
-                    planned = dask_checked(path, catalog, sheet, encoding)
+                    planned = dask_checked(path, catalog, sheet, encoding, keep_columns)
                     if planned.scenarios > max_rows:
                         checked, over = planned, max_rows
             echo_problems(checked.problems, checked.warnings)

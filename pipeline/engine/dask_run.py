@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from numbers import Integral, Real
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.analysis import strict_refusal
+from pipeline.analysis import kept_columns, strict_refusal
 from pipeline.engine.cluster import (
     CONNECT_TIMEOUT,
     DEFAULT_WORKER_WAIT,
@@ -84,6 +85,7 @@ def run_dask(
     force: bool = False,
     sheet: str | None = None,
     encoding: str | None = None,
+    keep_columns: str | Sequence[str] = (),
     workers: int | None = None,
     timeout: float = CONNECT_TIMEOUT,
     worker_wait: float = DEFAULT_WORKER_WAIT,
@@ -100,7 +102,8 @@ def run_dask(
     the folder as it was. `hardware`: as for pipeline.analyze (paths, DataFrames, a Catalog);
     `strict`: any rejected row raises InvalidScenarios, nothing computed. `worker_wait`:
     seconds with no worker before the run stops (EngineError); `progress(done, of,
-    wait_left)` is called as partitions complete, and while it waits for a worker."""
+    wait_left)` is called as partitions complete, and while it waits for a worker.
+    `keep_columns`: as for pipeline.analyze."""
     args = dict(locals())
     _check_arguments(args)
     catalog = catalog_from(hardware)
@@ -120,8 +123,9 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     loaded = load_scenarios(
-        path, catalog, sheet=args["sheet"], encoding=args["encoding"], planned=True
-    )
+        path, catalog, sheet=args["sheet"], encoding=args["encoding"], planned=True,
+        keep_columns=kept_columns(args["keep_columns"]),
+    )  # fmt: skip
     if args["strict"] and loaded.problems:
         raise strict_refusal(loaded, catalog)
     plan = loaded.planned

@@ -11,18 +11,21 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline.model.codes import bound_codes_of, fits
+from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.turns import MIXED, change_points
 
 SERIES_COLUMNS = (
-    "hardware", "op", "einsum", "scenarios", "swept", "t_min", "t_max", "bound",
+    "hardware", "op", "einsum", "dtype", "chips", "scenarios", "swept", "t_min", "t_max", "bound",
     *BOUNDS, "change_dim", "change_at", "critical_min", "critical_max", "best_fraction",
     "not_fitting", "bytes_min", "bytes_max",
 )  # fmt: skip
 
 
 def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.DataFrame:
-    """One row per series (index `series`, in file order): hardware, op, einsum, scenarios,
+    """One row per series (index `series`, in file order): hardware, op, einsum, its dtypes
+    (model.dtypes.dtype_labels) and chip counts as text (a fleet series over several joined
+    in file order by '|': `bf16|fp8`, `1|2|4|8`), scenarios,
     the dims it sweeps, t_min / t_max (t_lower over its rows), `bound` (compute, memory,
     network, or mixed) with the count of each, `change_dim` / `change_at` (a sweep of its
     batch dim that turns compute-bound: compute-bound from change_dim = change_at, the exact
@@ -44,6 +47,7 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
         return values[order] if n == len(values) else ufunc.reduceat(values[order], starts)
 
     t = results["t_lower"].to_numpy(dtype=float)
+    dtypes = pd.Series(dtype_labels(*(results[c] for c in DTYPE_COLUMNS)))
     bound = bound_codes_of(results).astype(np.int64)
     counts = np.bincount(codes * len(BOUNDS) + bound, minlength=n * len(BOUNDS))
     counts = counts.reshape(n, len(BOUNDS))
@@ -58,9 +62,11 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
         bytes_min, bytes_max = reduce(np.fmin, volume), reduce(np.fmax, volume)
     table = pd.DataFrame(
         {
-            "hardware": _hardware(results["hardware"], codes, order, starts, first),
+            "hardware": _joined(results["hardware"], codes, order, starts, first),
             "op": _first(results["op"], first),
             "einsum": _first(results["einsum"], first),
+            "dtype": _joined(dtypes, codes, order, starts, first),
+            "chips": _joined(results["chips"], codes, order, starts, first),
             "scenarios": np.bincount(codes, minlength=n),
             "swept": swept_text(facts["swept"].iloc[first]),
             "t_min": reduce(np.fmin, t),
@@ -121,17 +127,15 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
     both = pd.concat(tables)
     grouped = both.groupby(level=0, sort=False)  # first seen: file order
     first = grouped.first()
-    chips = first["hardware"].astype(object).copy()
-    several = grouped["hardware"].nunique() > 1  # a fleet series over parts: few
-    for name in several.index[several.to_numpy()]:
-        parts = "|".join(both.loc[[name], "hardware"].astype(str))
-        chips[name] = "|".join(dict.fromkeys(parts.split("|")))
+    united = {column: _united(both, grouped, first, column) for column in UNITED}
     sums = grouped[["scenarios", *BOUNDS, "not_fitting"]].sum()
     table = pd.DataFrame(
         {
-            "hardware": chips,
+            "hardware": united["hardware"],
             "op": first["op"],
             "einsum": first["einsum"],
+            "dtype": united["dtype"],
+            "chips": united["chips"],
             "scenarios": sums["scenarios"],
             "swept": first["swept"],
             "t_min": grouped["t_min"].min(),
@@ -152,25 +156,42 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
     return table[list(SERIES_COLUMNS)]
 
 
-def _hardware(hardware: pd.Series, codes, order, starts, first):
-    """Each series' chip, or its chips in file order joined by '|' (a fleet sweep,
-    `h100|h200|mi300x`): only the series whose chip varies are looked at one by one."""
-    if isinstance(hardware.dtype, pd.CategoricalDtype):
-        chip_codes = hardware.cat.codes.to_numpy()
-        chips = hardware.cat.categories.astype(str)
+UNITED = ("hardware", "dtype", "chips")  # a series' values joined by '|' in file order
+
+
+def _united(both: pd.DataFrame, grouped, first: pd.DataFrame, column: str) -> pd.Series:
+    """A `column` of UNITED over the parts' lines: each series' values in order, once each
+    (`h100|h200` and `h200|b200` unite as `h100|h200|b200`); only the series whose value
+    differs between parts (a fleet series cut by a partition edge: few) looked at one by one."""
+    out = first[column].astype(object).copy()
+    several = grouped[column].nunique() > 1
+    for name in several.index[several.to_numpy()]:
+        parts = "|".join(both.loc[[name], column].astype(str))
+        out[name] = "|".join(dict.fromkeys(parts.split("|")))
+    return out
+
+
+def _joined(values: pd.Series, codes, order, starts, first) -> pd.api.extensions.ExtensionArray:
+    """Each series' value (its chip, dtypes or chip count) as text, or its values in file
+    order joined by '|' (a fleet sweep, `h100|h200|mi300x`, `bf16|fp8`, `1|2|4|8`): found
+    with integer codes; only the rows of the series whose value varies are grouped."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        value_codes = values.cat.codes.to_numpy()
+        labels = [str(v) for v in values.cat.categories]
     else:
-        chip_codes, chips = pd.factorize(hardware.astype(str))
-    low = np.minimum.reduceat(chip_codes[order], starts)
-    high = np.maximum.reduceat(chip_codes[order], starts)
-    labels = list(chips)
-    out = chip_codes[first].astype(np.int64)
+        value_codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        labels = [str(v) for v in uniques]
+    low = np.minimum.reduceat(value_codes[order], starts)
+    high = np.maximum.reduceat(value_codes[order], starts)
+    out = value_codes[first].astype(np.int64)
     varying = np.flatnonzero(low != high)
     if len(varying):
         rows = np.isin(codes, varying)
-        seen = pd.DataFrame({"series": codes[rows], "chip": chip_codes[rows]}).drop_duplicates()
-        for code, group in seen.groupby("series", sort=False)["chip"]:  # fleet series only
-            out[code] = len(labels)
-            labels.append("|".join(chips[group.to_numpy()]))
+        seen = pd.DataFrame({"series": codes[rows], "value": value_codes[rows]}).drop_duplicates()
+        texts = pd.Series(np.asarray(labels, dtype=object)[seen["value"].to_numpy()])
+        joined = texts.groupby(seen["series"].to_numpy(), sort=False).agg("|".join)
+        out[joined.index.to_numpy()] = len(labels) + np.arange(len(joined))
+        labels += joined.tolist()
     return _text(labels, out)
 
 

@@ -23,6 +23,8 @@ MEANING = {
     MIXED: "changes along the sweep: see where",
 }
 SERIES_ROWS = 50  # series lines shown first (report top, workbook first sheet, notebook)
+# a series' dtypes and chip counts (Summary.lines): a column shown only when a series differs
+DEFAULTS = {"dtype": "bf16", "chips": "1"}
 
 
 def bottom_line(bottom: Mapping) -> str:
@@ -71,6 +73,8 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
                 "hardware": line["hardware"],
                 "op": line["op"],
                 "shape": shape_text(shapes.get(str(name), ""), line),
+                "dtype": str(line["dtype"]),
+                "chips": str(line["chips"]),
                 "scenarios": int(line["scenarios"]),
                 "t_min": t_min,
                 "t_max": t_max,
@@ -86,6 +90,12 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
             }
         )
     return rows
+
+
+def differing(rows: list[dict]) -> list[str]:
+    """The columns of DEFAULTS (dtype, chips) in which some of the series `rows` differs from
+    the default (bf16, one chip): the only ones worth a column."""
+    return [c for c, default in DEFAULTS.items() if any(r[c] != default for r in rows)]
 
 
 def time_text(t_min: float, t_max: float) -> str:

@@ -138,11 +138,7 @@ BLANK = "-"  # a field a chip has no value for
 def compare_lines(table: pd.DataFrame, raw: bool = False) -> list[str]:
     """The side-by-side table (fields as rows, a column per chip) as aligned text: each
     number in its row's unit (TFLOP/s, GB/s, GB, µs), or as stored (`raw`); blanks as '-'."""
-    labels, cells = [], []
-    for field, values in table.iterrows():  # two dozen rows
-        label, unit = _compared(str(field))
-        labels.append(str(field) if raw else label)
-        cells.append([_cell(v, None if raw else unit, field) for v in values])
+    labels, cells = compare_cells(table, raw)
     head = [printable(c) for c in table.columns]
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(head)]
     key = max(len(x) for x in [*labels, "chip"])
@@ -151,6 +147,25 @@ def compare_lines(table: pd.DataFrame, raw: bool = False) -> list[str]:
         shown = "".join(f"  {c:>{w}}" for c, w in zip(row, widths, strict=True))
         lines.append(f"{label:<{key}}{shown}")
     return lines
+
+
+def compare_cells(table: pd.DataFrame, raw: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The side-by-side table's row labels with their units (`HBM bandwidth (GB/s)`) and
+    its cells as text in those units (compare_lines; a notebook's table shows the same)."""
+    labels, cells = [], []
+    for field, values in table.iterrows():  # two dozen rows
+        label, unit = _compared(str(field))
+        labels.append(str(field) if raw else label)
+        cells.append([_cell(v, None if raw else unit, field) for v in values])
+    return labels, cells
+
+
+def chips_html(table: pd.DataFrame) -> str:
+    """The side-by-side table as an HTML table for a notebook: the rows of compare_lines,
+    each number in its row's unit, text escaped."""
+    labels, cells = compare_cells(table)
+    shown = pd.DataFrame(cells, index=labels, columns=pd.Index(table.columns, name="chip"))
+    return shown.to_html(escape=True, classes="pipeline-chips")
 
 
 def _compared(field: str) -> tuple[str, tuple[str, float] | None]:

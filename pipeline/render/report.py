@@ -28,7 +28,7 @@ from pipeline.render import answer
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.report_changes import changes_summary
-from pipeline.render.report_tables import chip_facts, records, scenario_blocks
+from pipeline.render.report_tables import chip_facts, records, scenario_blocks, shown_rows
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 
 
@@ -115,6 +115,7 @@ def _answer(analysis: Record) -> dict:
         "series": rows,
         "series_total": len(analysis.summary.lines),
         "has_critical": any(r["critical"] for r in rows),
+        "differing": answer.differing(rows),  # the dtype and chips columns, when they say something
         "meaning": dict(answer.MEANING),
         "legend": legend,
     }
@@ -123,10 +124,16 @@ def _answer(analysis: Record) -> dict:
 # ---------------------------------------------------------------- the report
 
 
-def cap_notice(chip: str, shown: int, total: int, rows_in: str = "results.csv") -> str:
+def cap_notice(
+    chip: str, shown: int, total: int, rows_in: str = "results.csv", beyond: int = 0
+) -> str:
+    """What a chip's capped table leaves out: it shows the first `shown` rows and `beyond`
+    more (the first and slowest row of each series past the cap: report_tables.shown_rows)."""
+    more = f" and, past them, each series' first and slowest row ({fmt.count(beyond)} more)"
+    more = more if beyond else ""
     return (
-        f"The {chip} table shows the first {fmt.count(shown)} of {fmt.count(total)} scenarios; "
-        f"the other {fmt.count(total - shown)} are in {rows_in}."
+        f"The {chip} table shows the first {fmt.count(shown)} of {fmt.count(total)} scenarios"
+        f"{more}; the other {fmt.count(total - shown - beyond)} are in {rows_in}."
     )
 
 
@@ -150,7 +157,7 @@ def report_context(
     placed: set[int] = set()
     chips, split = [], []
     names = [name for name in order if name in summary.per_hardware.index]
-    shown = {name: by_chip[name][:max_table_rows] for name in names}
+    shown = {name: shown_rows(results, by_chip[name], max_table_rows) for name in names}
     blocks = dict(zip(names, scenario_blocks(analysis, list(shown.values())), strict=True))
     for i, name in enumerate(order):
         if name not in summary.per_hardware.index:
@@ -175,6 +182,8 @@ def report_context(
                 "charts": own,
                 "blocks": blocks[name],
                 "shown": len(at),
+                "first": min(len(at), max_table_rows),  # the rest: each later series' first
+                "beyond": max(len(at) - max_table_rows, 0),  # and slowest (shown_rows)
                 "more": total - len(at),
                 **chip_facts(
                     catalog.get(name, {}),
@@ -246,11 +255,21 @@ def table_cap_notices(analysis: Record, max_table_rows: int) -> list[str]:
     if analysis.sampled:  # the tables show a sample: the Dask notice says so, once
         return []
     totals = analysis.summary.per_hardware["total"]
-    return [
-        cap_notice(chip, max_table_rows, int(total), analysis.rows_in)
-        for chip, total in totals.items()
-        if total > max_table_rows
-    ]
+    capped = [chip for chip, total in totals.items() if total > max_table_rows]
+    if not capped:
+        return []
+    results = analysis.results
+    by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
+    notices = []
+    for chip in capped:  # the few chips past the cap
+        shown = len(shown_rows(results, by_chip[chip], max_table_rows))
+        if shown == totals[chip]:  # the rows past the cap are each series' first or slowest
+            continue
+        beyond = shown - max_table_rows
+        notices.append(
+            cap_notice(chip, max_table_rows, int(totals[chip]), analysis.rows_in, beyond)
+        )
+    return notices
 
 
 def render_report(

@@ -28,6 +28,24 @@ def records(frame: pd.DataFrame) -> list[dict]:
 # ---------------------------------------------------------------- scenarios, by series
 
 
+def shown_rows(results: pd.DataFrame, at: np.ndarray, cap: int) -> np.ndarray:
+    """The rows one chip's table shows, of its rows `at` (positions in file order): the first
+    `cap`, and besides them each series' first and slowest (largest t_lower) row, so that a
+    cap never hides a series (the table may then hold more than `cap`); in file order."""
+    if len(at) <= cap:
+        return at
+    codes = pd.factorize(results["series"].iloc[at], use_na_sentinel=False)[0]
+    t = results["t_lower"].to_numpy(dtype=float)[at]
+    by_series = np.lexsort((-t, codes))  # each series' rows, its slowest first (NaN last)
+    slowest = by_series[np.r_[True, codes[by_series][1:] != codes[by_series][:-1]]]
+    first = np.unique(codes, return_index=True)[1]
+    keep = np.zeros(len(at), dtype=bool)
+    keep[:cap] = True
+    keep[first] = True
+    keep[slowest] = True
+    return at[keep]
+
+
 def _dtype_text(frame: pd.DataFrame) -> np.ndarray:
     """Each row's dtypes as the one label (model.dtypes.dtype_labels)."""
     return dtype_labels(*(frame[c] for c in DTYPE_COLUMNS))

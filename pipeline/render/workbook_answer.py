@@ -10,7 +10,14 @@ import pandas as pd
 from pipeline.model.roofline import BOUNDS, CRITICAL_BATCH
 from pipeline.model.turns import MIXED
 from pipeline.record import Record
-from pipeline.render.answer import MEANING, SERIES_ROWS, bottom_line, series_rows
+from pipeline.render.answer import (
+    DEFAULTS,
+    MEANING,
+    SERIES_ROWS,
+    bottom_line,
+    differing,
+    series_rows,
+)
 from pipeline.render.format import count, plural
 from pipeline.render.workbook_styles import Styles
 
@@ -18,10 +25,13 @@ from pipeline.render.workbook_styles import Styles
 RESULTS_FIRST = ("name", "hardware", "op", "t_lower", "bound", "fits", "critical_batch")
 PRINT_ROWS = 500  # Results rows in the print area (16 landscape pages)
 # the series table: (header, width in characters; None: as wide as its text, up to the cap)
+# (dtype and chips only when a series differs from the default: answer.differing)
 COLUMNS = (
-    ("series", None), ("hardware", 10), ("op", 15), ("shape", None), ("scenarios", 10),
-    ("time min", 11), ("time max", 11), ("bound", None), ("critical batch", 14), ("fits", 12),
+    ("series", None), ("hardware", 10), ("op", 15), ("shape", None), ("dtype", None),
+    ("chips", None), ("scenarios", 10), ("time min", 11), ("time max", 11), ("bound", None),
+    ("critical batch", 14), ("fits", 12),
 )  # fmt: skip
+RIGHT = ("chips", "scenarios", "time min", "time max", "critical batch")  # numbers
 MAX_WIDTH = 44
 TITLE_LINES = 3  # rows the bottom line may wrap to
 
@@ -53,8 +63,9 @@ def write_answer(
     sheet shows."""
     rows = series_rows(analysis, limit)
     lines = analysis.summary.lines
-    widths = _widths(rows)
-    last = len(COLUMNS) - 1
+    columns = answer_columns(rows)
+    widths = _widths(rows, columns)
+    last = len(columns) - 1
     for col, width in enumerate(widths):
         sheet.set_column_width(col, width)
     sheet.write(0, 0, f"Roofline run {run_name}: how long, and bound by what", styles.title)
@@ -62,7 +73,7 @@ def write_answer(
     sheet.set_row_height(1, 15 * TITLE_LINES)
     row = 3
     if rows:
-        row = _table(sheet, styles, rows, lines, row)
+        row = _table(sheet, styles, rows, lines, columns, row)
     if len(lines) > len(rows):
         row += 1
         more = count(len(lines) - len(rows))
@@ -79,39 +90,64 @@ def write_answer(
     sheet.set_print_gridlines(False)
 
 
-def _table(sheet, styles: Styles, rows: list[dict], lines: pd.DataFrame, row: int) -> int:
+def answer_columns(rows: list[dict]) -> list[tuple[str, int | None]]:
+    """The series table's COLUMNS for these series: dtype and chips only when some series
+    differs from the default (bf16, one chip)."""
+    shown = set(differing(rows))
+    return [(h, w) for h, w in COLUMNS if h not in DEFAULTS or h in shown]
+
+
+def _table(
+    sheet, styles: Styles, rows: list[dict], lines: pd.DataFrame, columns: list, row: int
+) -> int:
     """The series table from `row` (its header) down; its last row."""
-    for col, (header, _) in enumerate(COLUMNS):
-        right = header in ("scenarios", "time min", "time max", "critical batch")
+    for col, (header, _) in enumerate(columns):
         indent = header in ("bound", "fits")
-        cell = styles.header_right if right else styles.header_words if indent else styles.header
+        cell = (styles.header_right if header in RIGHT
+                else styles.header_words if indent else styles.header)  # fmt: skip
         sheet.write(row, col, header, cell)
     for line in rows:  # at most `limit` series: a table, not the results
         row += 1
         fact = lines.loc[line["series"]]
-        for col, value in enumerate((line["series"], line["hardware"], line["op"], line["shape"])):
-            sheet.write(row, col, value, styles.text)
-        sheet.write(row, 4, line["scenarios"], styles.integer)
-        for col, key in ((5, "t_min"), (6, "t_max")):
-            if pd.notna(line[key]):
-                sheet.write(row, col, line[key], styles.time(line[key]))
-        tint = styles.bound_words.get(line["bound"], styles.words)
-        sheet.write(row, 7, line["bound_text"], tint)
-        low, high = fact["critical_min"], fact["critical_max"]
-        if pd.notna(low) and low == high:
-            sheet.write(row, 8, int(low), styles.integer)
-        elif line["critical"]:
-            sheet.write(row, 8, line["critical"], styles.text)
-        unfit = styles.not_fitting_words if line["not_fitting"] else styles.words
-        sheet.write(row, 9, line["fits"], unfit)
+        for col, (header, _) in enumerate(columns):
+            _cell(sheet, styles, row, col, header, line, fact)
     return row
 
 
-def _widths(rows: list[dict]) -> list[float]:
+def _cell(sheet, styles: Styles, row: int, col: int, header: str, line: dict, fact) -> None:
+    """One cell of a series line: text, counts and times as numbers, words tinted."""
+    if header in ("series", "hardware", "op", "shape", "dtype"):
+        sheet.write(row, col, line[header], styles.text)
+    elif header == "chips":  # one count a number; a fleet series' counts text (1|2|4|8)
+        chips = line["chips"]
+        sheet.write(row, col, *((int(chips), styles.integer) if chips.isdigit()
+                                else (chips, styles.text)))  # fmt: skip
+    elif header == "scenarios":
+        sheet.write(row, col, line["scenarios"], styles.integer)
+    elif header in ("time min", "time max"):
+        key = "t_min" if header == "time min" else "t_max"
+        if pd.notna(line[key]):
+            sheet.write(row, col, line[key], styles.time(line[key]))
+    elif header == "bound":
+        tint = styles.bound_words.get(line["bound"], styles.words)
+        sheet.write(row, col, line["bound_text"], tint)
+    elif header == "critical batch":
+        low, high = fact["critical_min"], fact["critical_max"]
+        if pd.notna(low) and low == high:
+            sheet.write(row, col, int(low), styles.integer)
+        elif line["critical"]:
+            sheet.write(row, col, line["critical"], styles.text)
+    else:  # fits
+        unfit = styles.not_fitting_words if line["not_fitting"] else styles.words
+        sheet.write(row, col, line["fits"], unfit)
+
+
+def _widths(rows: list[dict], columns: list) -> list[float]:
     """Each column as wide as its header and its widest value (text columns up to MAX_WIDTH)."""
-    keys = {"series": "series", "shape": "shape", "bound": "bound_text"}
+    keys = {"series": "series", "shape": "shape", "bound": "bound_text", "dtype": "dtype",
+            "chips": "chips"}  # fmt: skip
     widths = []
-    for header, width in COLUMNS:
+    for header, width in columns:
         if width is None:
             longest = max((len(str(r[keys[header]])) for r in rows), default=0)
             width = min(max(len(header), longest) + 2, MAX_WIDTH)

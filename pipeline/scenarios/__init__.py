@@ -10,6 +10,7 @@ The reading is in `read` (CSV), `sheet` and `xlsx` (workbooks) and `records`, th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -47,27 +48,30 @@ def load_scenarios(
     sheet: str | None = None,
     encoding: str | None = None,
     planned: bool = False,
+    keep_columns: Iterable[str] = (),
 ) -> Loaded:
     """Read and check one scenario file, a CSV (in UTF-8, else `encoding`) or a workbook's
     sheet (`sheet`, else the one `sheet.read_sheet` picks); ScenarioFileError when the file
     cannot be used. `planned`: check the rows but leave their sweeps unexpanded, in
-    `Loaded.planned` (the Dask engine expands them by partition; max_rows does not apply)."""
+    `Loaded.planned` (the Dask engine expands them by partition; max_rows does not apply).
+    `keep_columns`: the user's own columns, carried even when close to a known one's name."""
     path = Path(path)
     data = read_bytes(path, ScenarioFileError, "scenario file")
     if is_workbook(path.name, data):
         got = read_sheet(path, data, sheet)
         return _check(got.label, got.table, got.lines, None, catalog, max_rows, got.warnings,
-                      data, got.odd, planned)  # fmt: skip
+                      data, got.odd, planned, (got.header, keep_columns))  # fmt: skip
     if encoding is None:  # checked first, so a failure can say --encoding
         decode_utf8(path, data, ScenarioFileError, "--encoding")
         text = data
     else:
         text = decode_as(path, data, encoding, ScenarioFileError).encode("utf-8")
     warnings: list[str] = []
-    table, lines, fields = read_table(path, text, warnings)
+    table, lines, fields, head = read_table(path, text, warnings)
     return _check(
-        str(path), table, lines, fields, catalog, max_rows, warnings, data, planned=planned
-    )
+        str(path), table, lines, fields, catalog, max_rows, warnings, data, planned=planned,
+        header=(head, keep_columns),
+    )  # fmt: skip
 
 
 def load_records(
@@ -75,23 +79,38 @@ def load_records(
     catalog: Catalog,
     max_rows: int = DEFAULT_MAX_ROWS,
     source: str = "<rows>",
+    keep_columns: Iterable[str] = (),
 ) -> Loaded:
     """Check scenarios given in memory (a DataFrame or a list of dicts, the columns of a
     scenario file); a row's line is its position + 2, as if read from a CSV with a header."""
     table, lines = records_table(rows, source)
-    return _check(source, table, lines, None, catalog, max_rows, [], None)
+    return _check(source, table, lines, None, catalog, max_rows, [], None,
+                  header=(1, keep_columns))  # fmt: skip
 
 
 def _check(
-    source, table, lines, fields, catalog, max_rows, warnings, data, odd=(), planned=False
+    source,
+    table,
+    lines,
+    fields,
+    catalog,
+    max_rows,
+    warnings,
+    data,
+    odd=(),
+    planned=False,
+    header=(1, ()),
 ) -> Loaded:
+    """`header`: the header's line, and the columns the user keeps as their own."""
     path = Path(source)
-    columns = normalize_headers(table.column_names, path)
-    columns, renamed = rename_reserved(columns, path)
+    line, keep = header
+    columns = normalize_headers(table.column_names, path, line)
+    columns, renamed = rename_reserved(columns, path, line)
     table = table.rename_columns(columns)
     dims = sorted(c for c in columns if DIM.match(c))
     extras = [c for c in columns if c not in KNOWN and c not in dims]
-    warnings = [*warnings, *renamed, *check_columns(columns, extras, path)]
+    check_columns(columns, extras, path, line, keep)
+    warnings = [*warnings, *renamed]
     table, nul_problems = nul_cells(table)
     found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells
     limit = (FLEET_LIMIT, FLEET_LIMIT_NAME) if planned else (max_rows, "--max-rows")

@@ -6,6 +6,7 @@ What each column means is in docs/input.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -53,12 +54,17 @@ def nul_message(header: str) -> str:
     )
 
 
-def normalize_headers(columns: list[str], path: Path) -> list[str]:
+USER_PREFIX = "user_"  # a column of the user's own, never taken for a misspelt known one
+
+
+def normalize_headers(columns: list[str], path: Path, line: int = 1) -> list[str]:
+    """The header's names as the checks know them (normal_name); ScenarioFileError for a NUL
+    byte, an empty name or a name twice. `line`: the header's line, for the message."""
     out = []
     for i, c in enumerate(columns):
         c = str(c).strip()
         if "\x00" in c:
-            raise ScenarioFileError(f"{printable(path)}:1: column {i + 1}: {nul_message(c)}")
+            raise ScenarioFileError(f"{printable(path)}:{line}: column {i + 1}: {nul_message(c)}")
         out.append(normal_name(c))
     seen: dict[str, int] = {}
     dups = []
@@ -67,10 +73,12 @@ def normalize_headers(columns: list[str], path: Path) -> list[str]:
             dups.append(f"{quoted(c)} (columns {seen[c] + 1} and {i + 1})")
         seen.setdefault(c, i)
     if "" in seen:
-        raise ScenarioFileError(f"{printable(path)}:1: column {seen[''] + 1} has an empty header")
+        raise ScenarioFileError(
+            f"{printable(path)}:{line}: column {seen[''] + 1} has an empty header"
+        )
     if dups:
         raise ScenarioFileError(
-            f"{printable(path)}:1: column names appear twice: {', '.join(dups)}"
+            f"{printable(path)}:{line}: column names appear twice: {', '.join(dups)}"
         )
     return out
 
@@ -100,7 +108,7 @@ def nul_cells(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str, str]]]:
     return table, problems
 
 
-def rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str]]:
+def rename_reserved(columns: list[str], path: Path, line: int = 1) -> tuple[list[str], list[str]]:
     """Extra columns named like an output column are kept as input_<name>, with a warning."""
     reserved = set(RESULT_COLUMNS) | {
         "line",
@@ -116,7 +124,7 @@ def rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str
             while new in columns or new in out:
                 new = f"input_{new}"
             warnings.append(
-                f"{printable(path)}:1: column {quoted(c)} is also an output column; it is "
+                f"{printable(path)}:{line}: column {quoted(c)} is also an output column; it is "
                 f"carried through as {quoted(new)}"
             )
             c = new
@@ -124,7 +132,13 @@ def rename_reserved(columns: list[str], path: Path) -> tuple[list[str], list[str
     return out, warnings
 
 
-def check_columns(columns, extras: list[str], path: Path) -> list[str]:
+def check_columns(
+    columns, extras: list[str], path: Path, line: int = 1, keep: Iterable[str] = ()
+) -> None:
+    """The header's required columns, and its extra ones: a name close to a known column
+    (`dtpye`) is refused, one ScenarioFileError naming each such column at the header's
+    `line`, unless it is the user's own: named in `keep` (--keep-column) or starting with
+    USER_PREFIX. A missing required column is refused first."""
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
         parts = []
@@ -132,18 +146,25 @@ def check_columns(columns, extras: list[str], path: Path) -> list[str]:
             hint = did_you_mean(col, extras)
             parts.append(f"'{col}'" + (f" (did you mean {quoted(hint)}?)" if hint else ""))
         raise ScenarioFileError(
-            f"{printable(path)}:1: missing required column(s) {', '.join(parts)}; "
+            f"{printable(path)}:{line}: missing required column(s) {', '.join(parts)}; "
             f"the header needs {', '.join(REQUIRED)}{_delimiter_hint(columns)}"
         )
-    warnings = []
+    kept = {normal_name(k) for k in keep}
+    refused = []
     for col in extras:
+        if col in kept or col.startswith(USER_PREFIX):
+            continue
         hint = did_you_mean(col, list(KNOWN))
         if hint:
-            warnings.append(
-                f"{printable(path)}:1: column {quoted(col)} is not a known column and is "
-                f"carried through as-is (did you mean '{hint}'?)"
+            name = printable(col)
+            refused.append(
+                f"{printable(path)}:{line}: column {name}: unknown column; did you mean "
+                f"{hint}? Rename it, or, if the column is yours, give --keep-column {name} "
+                f"(keep_columns= in Python) or name it {USER_PREFIX}{name}; nothing computed "
+                "for this file"
             )
-    return warnings
+    if refused:
+        raise ScenarioFileError("\n".join(refused))
 
 
 def _delimiter_hint(columns) -> str:

@@ -21,9 +21,10 @@ from pipeline.textfile import decode_utf8
 
 def read_table(
     path: Path, data: bytes, warnings: list[str]
-) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
-    """All cells as strings, each row's line number as an editor counts it, and field counts
-    (None when every row had the header's width)."""
+) -> tuple[pa.Table, np.ndarray, np.ndarray | None, int]:
+    """All cells as strings, each row's line number as an editor counts it, field counts
+    (None when every row had the header's width) and the header's line (after any comment
+    or blank lines above it)."""
     text = _excel_hint(path, decode_utf8(path, data, ScenarioFileError), warnings)
     plain = _plain_body(text)
     if plain is not None:  # no comment or blank line: no per-line Python work
@@ -33,7 +34,7 @@ def read_table(
         if not _may_span_lines(raw, ends):
             table = _read_fast(next(csv.reader([header_line])), raw)
         if table is not None and table.num_rows == count:
-            return table, np.arange(2, count + 2, dtype=np.int64), None
+            return table, np.arange(2, count + 2, dtype=np.int64), None, 1
     lines = _LINE_BREAK.split(text)  # not str.splitlines: a form feed or U+2028 is text
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
     if not keep:
@@ -51,8 +52,8 @@ def read_table(
     if not _may_span_lines(raw, _line_ends(raw)):  # fast path: one record per line
         table = _read_fast(header, raw)
         if table is not None and table.num_rows == len(line_numbers):
-            return table, line_numbers, None
-    return _read_slow(path, header, lines, keep)
+            return table, line_numbers, None, keep[0] + 1
+    return (*_read_slow(path, header, lines, keep), keep[0] + 1)
 
 
 _SEP_HINT = re.compile(r"^\ufeff?sep=(.?)\s*$", re.IGNORECASE)

@@ -49,6 +49,7 @@ class Sheet:
     lines: np.ndarray  # each row's spreadsheet row number
     odd: list[Odd] = field(default_factory=list)  # position, column, kind, text, cell
     warnings: list[str] = field(default_factory=list)
+    header: int = 1  # the header's spreadsheet row
 
 
 def read_sheet(path, data: bytes, sheet: str | None = None) -> Sheet:
@@ -197,7 +198,7 @@ def _table(where: str, name: str, rows: list[list], merged, marks, warnings, she
     position = {int(r): p for p, r in enumerate(body.tolist())} if odd else {}
     slot = {c: i for i, c in enumerate(keep)}
     odd = [(position[r], slot[c], *rest) for r, c, *rest in odd if r in position and c in slot]
-    return Sheet(where, table, body.astype(np.int64) + 1, odd, warnings)
+    return Sheet(where, table, body.astype(np.int64) + 1, odd, warnings, head + 1)
 
 
 def _check_header_cells(where: str, head: int, header, keep, texts, used) -> None:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import io
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import PurePath
 from xml.parsers import expat
+from xml.sax.saxutils import unescape
 
 from pipeline.errors import ScenarioFileError, printable, quoted
 
@@ -29,6 +31,11 @@ MAX_RATIO = 200  # unpacked / packed of one part, counted above RATIO_FLOOR byte
 RATIO_FLOOR = 1 << 24
 MAX_META = 1 << 24  # workbook.xml and the relationships: a few KB in any real workbook
 DAMAGED = "the file is damaged; open it in Excel or LibreOffice and save it again"
+
+RUN_TITLE = "Roofline run "  # + its name: the title render/workbook.py gives a run's workbook
+RUN_WORKBOOK = "workbook"  # the stem of the workbook a run writes
+_TITLE = re.compile(rb"<dc:title>" + re.escape(RUN_TITLE.encode()) + rb"([^<]{1,255})</dc:title>")
+MAX_CORE = 1 << 16  # docProps/core.xml: under a KB in any real workbook
 
 
 def is_workbook(name: str, data: bytes) -> bool:
@@ -75,6 +82,25 @@ def open_package(path, data: bytes) -> Package:
             ".xlsx (Excel 2007-365) or as CSV"
         )
     return Package(name, archive, len(data))
+
+
+def recorded_run_name(path) -> str | None:
+    """The run a run's own workbook came from (`q1-q5` for output/q1-q5/workbook.xlsx), from
+    the title the run wrote in its document properties; None for any other file, or one
+    that cannot be read (reading it later says why)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("docProps/core.xml")
+            if info.file_size > MAX_CORE:
+                return None
+            with archive.open(info) as part:
+                core = part.read(MAX_CORE + 1)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, zlib.error, EOFError):
+        return None
+    found = _TITLE.search(core)
+    if found is None:
+        return None
+    return unescape(found.group(1).decode("utf-8", "replace")).strip() or None
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,8 @@ def test_golden_content_order_and_numbers(small):
         "Series: how long, and bound by what",
         'id="findings"',
         "<h3>Slowest:</h3>",
-        "<h3>Communication-bound:",
+        '<h3>Communication-bound <span class="term">(memory- or network-bound, the book\'s '
+        "term)</span>:",
         "<h3>Not fitting in HBM:",
         "<h3>Measured vs predicted:</h3>",
         'id="sweeps"',
@@ -111,7 +112,8 @@ def test_golden_content_order_and_numbers(small):
     assert "197 TFLOP/s" in html and "16.0 GB" in html and "820 GB/s" in html
     assert "B=512 D=65536 F=65536" in html
     assert "bf16 \u00d7 int8 \u2192 bf16" in html
-    assert "2 more rows in results.csv." in html  # tpu-v5e: 12 rows, cap 10
+    # tpu-v5e: 12 rows, cap 10; the 2 past it are q3_D1024's slowest and q4: every row shown
+    assert "more rows in results.csv." not in html and "table shows the first" not in html
     assert "The workbook&#39;s Results sheet" in html  # notices shown, escaped
     assert "3.82\u00d7" in html  # q4: measured 20 ms / predicted 5.24 ms
     assert "unknown hardware &#39;h10&#39; (did you mean &#39;h100&#39;?)" in html
@@ -229,22 +231,41 @@ def test_table_cap_keeps_a_big_run_small(big):
     assert len(html.encode()) < 5_000_000
     assert len(notices) == 4
     assert notices[0] == (
-        "The h100 table shows the first 500 of 5,000 scenarios; the other 4,500 are in results.csv."
+        "The h100 table shows the first 500 of 5,000 scenarios and, past them, each series' "
+        "first and slowest row (1 more); the other 4,499 are in results.csv."
     )
-    assert html.count("4,500 more rows in results.csv.") == 4
+    assert html.count("4,499 more rows in results.csv.") == 4
     for notice in notices:
-        assert notice in html
+        assert notice.replace("'", "&#39;") in html  # autoescaped
     tables = SCENARIO_TABLE.findall(html)
-    assert [t.count("<tr>") for t in tables] == [501] * 4  # header + the first 500 rows
+    # header + the first 500 rows + the sweep's slowest, its last
+    assert [t.count("<tr>") for t in tables] == [502] * 4
     assert html.count('<details class="sweep-rows">') == 4  # one sweep per chip, folded
-    assert html.count("5,000 scenarios (500 shown here)") == 4
+    assert html.count("5,000 scenarios (501 shown here)") == 4
     assert "Not fitting in HBM: 5,000 scenarios" in html
     assert "and 4,999 more of series huge_v5e" in html
 
 
+def test_a_capped_table_keeps_every_series_first_and_slowest_row(book):
+    """q1-q5 capped at 500: q3_D1024 starts past the cap on tpu-v5e, yet has its rows."""
+    notices = report.table_cap_notices(book, 500)
+    assert notices == [
+        "The tpu-v5e table shows the first 500 of 1,032 scenarios and, past them, each series' "
+        "first and slowest row (4 more); the other 528 are in results.csv."
+    ]
+    html = html_of(book, notices=())
+    assert "Scenarios (first 500 of 1,032 and, past them, each series' first and " in html
+    folded = re.findall(r'<details class="sweep-rows">(.*?)</details>', html, re.S)
+    names = [re.findall(r'<tr><td(?: title="[^"]*")?>([^<]+)<', f) for f in folded]
+    assert names[0][-1] == "q3_D4096[B=512]"  # its slowest, past the cap
+    assert names[1] == ["q3_D1024[B=1]", "q3_D1024[B=512]"]  # its first and its slowest
+    assert "512 scenarios (2 shown here)" in html
+    assert ">q4_batched_int8<" in html  # a single scenario past the cap
+
+
 def test_table_cap_is_configurable(big):
     html = html_of(big, rows=20, notices=())
-    assert html.count("4,980 more rows in results.csv.") == 4
+    assert html.count("4,979 more rows in results.csv.") == 4
     assert len(html) < 200_000
 
 
@@ -350,8 +371,10 @@ def test_the_top_is_the_answer_with_the_series_of_results_csv(book, tmp_path):
     groups = results.groupby("series", sort=False)
     assert [row[0] for row in table] == list(groups.groups)  # every series, in file order
     for row, (name, rows) in zip(table, groups, strict=True):
-        _, hardware, op, _, time, bound, critical, fits = row
+        _, hardware, op, _, dtype, chips, time, bound, critical, fits = row
         assert (hardware, op) == (rows["hardware"].iloc[0], rows["op"].iloc[0]), name
+        assert chips == "|".join(map(str, pd.unique(rows["chips"]))), name  # q1-q5: 1 or 2
+        assert dtype in ("bf16", "int8", "bf16 \u00d7 int8 \u2192 bf16"), name
         assert time == answer.time_text(rows["t_lower"].min(), rows["t_lower"].max()), name
         assert fits == ("yes" if rows["fits"].all() else "no"), name
         bounds = set(rows["bound"])
@@ -363,7 +386,7 @@ def test_the_top_is_the_answer_with_the_series_of_results_csv(book, tmp_path):
             at = fmt.count(turn)
             assert bound == f"memory below B = {at}, compute from B = {at}", name
             assert critical == at, name
-    assert sum(1 for row in table if "below" in row[5]) == 2  # q3_D4096 and q3_D1024
+    assert sum(1 for row in table if "below" in row[7]) == 2  # q3_D4096 and q3_D1024
 
 
 def test_findings_come_before_the_per_scenario_tables_folded_by_series(book):
@@ -377,7 +400,7 @@ def test_findings_come_before_the_per_scenario_tables_folded_by_series(book):
     assert all("memory below B = " in f.split("</summary>")[0] for f in folded)
     plain = html[html.index('id="hw-2-tpu-v5e"') : html.index('<details class="sweep-rows">')]
     assert ">v5e_critical_intensity<" in plain  # a single scenario: listed plainly
-    for finding in ("Slowest:", "Communication-bound:", "Not fitting in HBM:"):
+    for finding in ("Slowest:", "Communication-bound", "Not fitting in HBM:"):
         assert html.index(f"<h3>{finding}") < min(tables)
 
 

@@ -97,7 +97,7 @@ def test_it_prints_on_one_landscape_page(answer):
     assert sheet.sheet_properties.pageSetUpPr.fitToPage
     assert (sheet.page_setup.fitToWidth or 1, sheet.page_setup.fitToHeight or 1) == (1, 1)
     last = max(c.row for row in sheet.iter_rows() for c in row if c.value is not None)
-    assert sheet.print_area == f"'Answer'!$A$1:$J${last}"
+    assert sheet.print_area == f"'Answer'!$A$1:$L${last}"  # dtype and chips shown: int8, 2
 
 
 def test_not_fitting_series_are_red_and_more_series_are_counted(tmp_path):

@@ -264,7 +264,9 @@ def test_q1_q5_workbook_is_the_same_with_either_writer(runs):
     for kind in ("cell", "column", "row", "conditional", "image"):
         assert any(k.startswith(f"Results: {kind}") or k.startswith(f"Charts: {kind}")
                    or k.startswith(f"Hardware: {kind}") for k in rust), kind  # fmt: skip
-    assert rust["Answer: merged"] == ["A2:J2"] and rust["Results: freeze panes"] == "B2"
+    assert (
+        rust["Answer: merged"] == ["A2:L2"] and rust["Results: freeze panes"] == "B2"
+    )  # +dtype, chips
     assert rust["Results: autofilter"] == "A1:AT1036"
     assert rust["Results: print"]["area"] == "'Results'!$A$1:$G$501"
 

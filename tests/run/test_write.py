@@ -80,13 +80,15 @@ def test_caps_are_said_once_everywhere(tmp_path):
     written = pipeline.analyze(path).write(tmp_path / "out", plots=False, workbook_rows=10,
                                            report_rows=5)  # fmt: skip
     workbook = "Results sheet holds the first 10 of 30 rows; results.csv has them all."
-    report = "The tpu-v5e table shows the first 5 of 30 scenarios; the other 25 are in results.csv."
+    report = ("The tpu-v5e table shows the first 5 of 30 scenarios and, past them, each series' "
+              "first and slowest row (1 more); the other 24 are in results.csv.")  # fmt: skip
     assert sorted(written.notices) == sorted([workbook, report])
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert sorted(manifest["notices"]) == sorted([workbook, report])
     # each output shows the notices about it: the report its table cap, the workbook its rows
     html = (tmp_path / "out" / "report.html").read_text()
-    assert "holds the first 10 of 30 rows" not in html and html.count(report) == 1
+    assert "holds the first 10 of 30 rows" not in html
+    assert html.count(report.replace("'", "&#39;")) == 1  # autoescaped
     book = openpyxl.load_workbook(tmp_path / "out" / "workbook.xlsx")
     text = [c.value for row in book["Summary"].iter_rows() for c in row if c.value]
     assert workbook in text and report not in text

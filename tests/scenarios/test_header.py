@@ -8,7 +8,13 @@ import pyarrow as pa
 import pytest
 
 from pipeline.errors import ScenarioFileError
-from pipeline.scenarios.header import check_columns, normalize_headers, nul_cells, rename_reserved
+from pipeline.scenarios.header import (
+    USER_PREFIX,
+    check_columns,
+    normalize_headers,
+    nul_cells,
+    rename_reserved,
+)
 
 PATH = Path("s.csv")
 
@@ -63,13 +69,36 @@ def test_rename_reserved_keeps_output_names_apart():
     assert len(warnings) == 3
 
 
-def test_check_columns_warns_of_near_misses():
+def test_check_columns_refuses_a_near_miss_at_the_headers_line():
     columns = ["name", "op", "hardware", "dtpye", "team"]
-    warnings = check_columns(columns, ["dtpye", "team"], PATH)
-    assert warnings == [
-        "s.csv:1: column 'dtpye' is not a known column and is carried through as-is "
-        "(did you mean 'dtype'?)"
+    with pytest.raises(ScenarioFileError) as exc:
+        check_columns(columns, ["dtpye", "team"], PATH, line=3)
+    assert str(exc.value) == (
+        "s.csv:3: column dtpye: unknown column; did you mean dtype? Rename it, or, if the "
+        "column is yours, give --keep-column dtpye (keep_columns= in Python) or name it "
+        "user_dtpye; nothing computed for this file"
+    )
+
+
+def test_check_columns_names_every_near_miss_a_line_each():
+    with pytest.raises(ScenarioFileError) as exc:
+        check_columns(["name", "op", "hardware", "dtpye", "chisp"], ["dtpye", "chisp"], PATH)
+    lines = str(exc.value).split("\n")
+    assert [line.split(": unknown")[0] for line in lines] == [
+        "s.csv:1: column dtpye",
+        "s.csv:1: column chisp",
     ]
+
+
+@pytest.mark.parametrize("keep", [["dtpye"], ["DTPYE "], ("team", "dtpye")])
+def test_check_columns_carries_a_kept_near_miss(keep):
+    assert check_columns(["name", "op", "hardware", "dtpye"], ["dtpye"], PATH, keep=keep) is None
+
+
+def test_check_columns_carries_user_prefixed_columns_and_far_names():
+    columns = ["name", "op", "hardware", "user_dtype", "team"]
+    assert check_columns(columns, ["user_dtype", "team"], PATH) is None
+    assert USER_PREFIX == "user_"
 
 
 def test_check_columns_refuses_a_missing_required_column():

@@ -81,13 +81,23 @@ def test_sweeps_list_range_geometric_and_product(tmp_path, catalog):
     assert (frame[frame["series"] == "r"]["line"] == 3).all()
 
 
-def test_unknown_columns_are_carried_through_and_near_misses_warned(tmp_path, catalog):
-    loaded = load_text(tmp_path, catalog, f"{HEAD},team,dtpye\na,matmul,1,2,3,v5e,infra,bf16\n")
-    assert loaded.extras == ("team", "dtpye")
+def test_unknown_columns_are_carried_through_and_kept_near_misses_too(tmp_path, catalog):
+    text = f"{HEAD},team,dtpye,user_dtype\na,matmul,1,2,3,v5e,infra,fp8,x\n"
+    loaded = load_text(tmp_path, catalog, text, keep_columns=["dtpye"])
+    assert loaded.extras == ("team", "dtpye", "user_dtype")
     assert loaded.frame["team"].iat[0] == "infra"
-    assert len(loaded.warnings) == 1
-    assert loaded.warnings[0].endswith(
-        ":1: column 'dtpye' is not a known column and is carried through as-is (did you mean 'dtype'?)"
+    assert loaded.frame["dtpye"].iat[0] == "fp8"
+    assert loaded.warnings == ()
+
+
+def test_a_near_miss_column_refuses_the_file_at_the_headers_line(tmp_path, catalog):
+    text = f"# fp8 rows\n{HEAD},dtpye\na,matmul,1,2,3,h100,fp8\n"
+    with pytest.raises(ScenarioFileError) as exc:
+        load_text(tmp_path, catalog, text)
+    assert str(exc.value) == (
+        f"{tmp_path / 's.csv'}:2: column dtpye: unknown column; did you mean dtype? Rename it, "
+        "or, if the column is yours, give --keep-column dtpye (keep_columns= in Python) or "
+        "name it user_dtpye; nothing computed for this file"
     )
 
 

@@ -14,10 +14,23 @@ PATH = Path("s.csv")
 
 
 def read(text: str, warnings: list[str] | None = None):
-    table, lines, fields = read_table(
+    table, lines, fields, _ = read_table(
         PATH, text.encode("utf-8"), [] if warnings is None else warnings
     )
     return table.to_pydict(), lines.tolist(), fields
+
+
+@pytest.mark.parametrize(
+    ("text", "header"),
+    [
+        ("name,B\na,1\n", 1),  # the fast path
+        ("# about\n\nname,B\na,1\n", 3),
+        ("sep=,\nname,B\na,1\n", 2),  # Excel's hint, kept as a comment line
+        ('# q\nname,B\n"a\nb",1\n', 2),  # the csv module's path
+    ],
+)
+def test_the_headers_line_is_returned(text, header):
+    assert read_table(PATH, text.encode("utf-8"), [])[3] == header
 
 
 def test_plain_file_every_cell_text():

@@ -39,14 +39,22 @@ def test_a_sheet_reads_like_its_csv(tmp_path, catalog):
 
 def test_problems_name_file_sheet_row_and_column_with_did_you_mean(tmp_path, catalog):
     rows = [HEADER + ["dtpye"], ["bad", "matmul", 8.5, 8192, 8192, "h10", "", "bf16"]]
-    loaded = load_scenarios(write_sheet(tmp_path / "s.xlsx", rows), catalog)
+    path = write_sheet(tmp_path / "s.xlsx", rows)
+    loaded = load_scenarios(path, catalog, keep_columns=["dtpye"])
     where = f"{tmp_path / 's.xlsx'}[Scenarios]"
     assert _messages(loaded) == [
         f"{where}:2: column B: '8.5' is not a positive integer or a sweep (128|256, 1..512, 1..4096*2)",
         f"{where}:2: column hardware: unknown hardware 'h10' (did you mean 'h100'?)",
     ]
-    assert loaded.warnings == (
-        f"{where}:1: column 'dtpye' is not a known column and is carried through as-is (did you mean 'dtype'?)",
+    assert loaded.warnings == ()
+
+
+def test_a_near_miss_column_is_refused_at_the_header_row(tmp_path, catalog):
+    rows = [[], [], HEADER + ["dtpye"], ["ok", "matmul", 8, 8192, 8192, "h100", "", "fp8"]]
+    with pytest.raises(ScenarioFileError) as exc:
+        load_scenarios(write_sheet(tmp_path / "s.xlsx", rows), catalog)
+    assert str(exc.value).startswith(
+        f"{tmp_path / 's.xlsx'}[Scenarios]:3: column dtpye: unknown column; did you mean dtype?"
     )
 
 

@@ -17,6 +17,7 @@ from pipeline.scenarios.xlsx import (
     SheetEntry,
     is_workbook,
     open_package,
+    recorded_run_name,
 )
 from tests.helpers import raw_workbook
 
@@ -118,3 +119,14 @@ def test_a_large_or_malformed_list_of_sheets_is_refused(tmp_path):
     doc = raw_workbook(tmp_path / "d.xlsx", {"S": ""}, parts={"xl/workbook.xml": dtd})
     with pytest.raises(ScenarioFileError, match="a part holds a DTD"):
         _package(doc).sheets("xl/")
+
+
+def test_recorded_run_name_reads_a_runs_workbook_title(tmp_path):
+    import pipeline
+
+    path = tmp_path / "q1.csv"
+    path.write_text("name,op,B,D,F,hardware\nok,matmul,1,2,3,v5e\n")
+    pipeline.analyze(path).write(tmp_path / "my run", plots=False, report=False)
+    assert recorded_run_name(tmp_path / "my run" / "workbook.xlsx") == "my run"
+    assert recorded_run_name(path) is None  # not a zip
+    assert recorded_run_name(tmp_path / "nope.xlsx") is None

@@ -215,16 +215,39 @@ def _counts(frame: pd.DataFrame) -> dict[str, int]:
     return {b: int(counts.get(b, 0)) for b in BOUNDS}
 
 
-def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tuple[Trail, ...]]:
-    """Name labels for single rows and one trail per sweep series (when few enough)."""
-    name = frame["name"].astype(str).to_numpy(dtype=object)
+def _trail_names(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's trail: its series, and for a fleet series over dtypes or chip counts its
+    fleet point ('mlp (fp8)', 'tp (chips=4)'), so each point is one line through its own
+    roofs instead of one zig-zagging between them (a chart is one chip's)."""
     series = frame["series"].astype(str).to_numpy(dtype=object)
+    if "swept" not in frame:
+        return series
+    codes, kinds = pd.factorize(frame["swept"].to_numpy(dtype=object))  # a few tuples
+    by_dtype = np.array([("dtype" in k) for k in kinds] + [False], dtype=bool)[codes]
+    by_chips = np.array([("chips" in k) for k in kinds] + [False], dtype=bool)[codes]
+    names = series.copy()
+    if by_dtype.any():
+        dtype = frame["compute_dtype"].astype(str).to_numpy(dtype=object)
+        names[by_dtype] = names[by_dtype] + " (" + dtype[by_dtype] + ")"
+    if by_chips.any():
+        chips = frame["chips"].to_numpy(dtype=float).astype(np.int64).astype(str).astype(object)
+        names[by_chips] = names[by_chips] + " (chips=" + chips[by_chips] + ")"
+    return names
+
+
+def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tuple[Trail, ...]]:
+    """Name labels for single rows and one trail per sweep series (when few enough), a fleet
+    series' dtypes and chip counts each a trail of its own (_trail_names)."""
     in_sweep = frame["in_sweep"].to_numpy(dtype=bool)
     y = frame["attainable_flops"].to_numpy(dtype=float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    if int(ok.sum()) > SCATTER_LIMIT:
+        return (), ()
+    name = frame["name"].astype(str).to_numpy(dtype=object)
+    series = _trail_names(frame)
     single = ~in_sweep & ok
     sweep_series = pd.unique(series[in_sweep & ok])
-    if int(single.sum()) + len(sweep_series) > LABEL_LIMIT or int(ok.sum()) > SCATTER_LIMIT:
+    if int(single.sum()) + len(sweep_series) > LABEL_LIMIT:
         return (), ()
     labels = tuple(
         Label(str(n), float(a), float(b))

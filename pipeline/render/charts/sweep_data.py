@@ -79,23 +79,28 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
         if not others and not fleet:
             groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), chart_text(s), rows))
             continue
-        parts = [
-            *(np.char.add(f"{d}=", column(d)[rows].astype(np.int64).astype(str)) for d in others),
-            *(
-                np.char.add(f"{d}=", _text(results[FLEET_COLUMN.get(d, d)].iloc[rows]))
-                for d in fleet
-            ),
-        ]
-        keys_of = parts[0]
-        for part in parts[1:]:
-            keys_of = np.char.add(np.char.add(keys_of, ", "), part)
-        combos, inverse = np.unique(keys_of, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        for k, what in enumerate(combos.tolist()):
+        # a line per combination of the other dims and fleet axes, in their numeric order
+        # (F=2048 before F=16384; chips 2 before 16): grouped on the values, not their text
+        values = {d: column(d)[rows] for d in others}
+        values |= {d: _text(results[FLEET_COLUMN.get(d, d)].iloc[rows]) for d in fleet}
+        table = pd.DataFrame(values)
+        numeric = [d for d in fleet if d == "chips"]
+        table[numeric] = table[numeric].astype(float)
+        inverse = table.groupby(list(table.columns), sort=True, dropna=False).ngroup().to_numpy()
+        firsts = np.unique(inverse, return_index=True)[1]
+        for k, at in enumerate(firsts.tolist()):
+            what = ", ".join(f"{d}={_shown(table[d].iat[at])}" for d in table.columns)
             label = f"{chart_text(s, 36)} ({what})"
             line = LinePlan(str(s), label, rows[inverse == k], what)
             groups.setdefault((hw, dims[0]), []).append(line)
     return groups
+
+
+def _shown(value) -> str:
+    """A dim's or fleet axis' value in a legend: a whole number without its '.0'."""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _text(values: pd.Series) -> np.ndarray:
@@ -122,14 +127,14 @@ def sweep_data(
     rows = results.iloc[np.concatenate([ln.rows for ln in lines])]
     ceilings = ceilings_of(rows, chip)
     turns = line_turns(results, [ln.rows for ln in lines], dim)  # the series lines' rule
-    out_lines = []
-    for ln, turn in zip(lines, turns.to_dict("records"), strict=True):
-        part, order, x, y = _ordered(results, ln, dim, "attainable_flops")
-        out_lines.append(_line(ln, part, order, x, y, *_turn(turn, dim, x, y)))
-    xs = np.concatenate([ln.x for ln in out_lines])
+    ordered = [_ordered(results, ln, dim, "attainable_flops") for ln in lines]
+    xs = np.concatenate([o[2] for o in ordered])
     uniq = np.unique(xs[np.isfinite(xs) & (xs > 0)])
     steps = np.diff(uniq)
     log_x = bool(len(uniq) > 2 and uniq[-1] / uniq[0] >= 16 and not np.allclose(steps, steps[0]))
+    out_lines = []
+    for ln, turn, (part, order, x, y) in zip(lines, turns.to_dict("records"), ordered, strict=True):
+        out_lines.append(_line(ln, part, order, x, y, *_turn(turn, dim, x, y, log_x)))
     page_text = f" ({page} of {of})" if of > 1 else ""
     bw = chip.get("hbm_bandwidth")
     return SweepData(
@@ -145,20 +150,32 @@ def sweep_data(
     )
 
 
-def _turn(turn: dict, dim: str, x: np.ndarray, y: np.ndarray):
+def _turn(turn: dict, dim: str, x: np.ndarray, y: np.ndarray, log_x: bool = True):
     """A line's turn as the model has it (model.turns, the series lines' rule): where it
     turns compute-bound (the exact critical batch, B = 319 between the swept 256 and 512) and
-    its attainable FLOP/s from there on (the flat roof), or no turn and what the legend says
-    of the line instead ('' for the default, never compute-bound)."""
+    the line's height there as drawn (on the segment between the swept points around it, so
+    the marker sits on the curve it labels), or no turn and what the legend says of the line
+    instead ('' for the default, never compute-bound)."""
     if turn["change_dim"] == dim:
         at = float(turn["change_at"])
-        return at, float(y[min(int(np.searchsorted(x, at)), len(x) - 1)]), ""
+        return at, _on_line(x, y, at, log_x), ""
     if not turn["compute"]:
         return None, None, ""
     if turn["bound"] == "compute":
         return None, None, "compute-bound throughout"
     counts = [f"{fmt.count(turn[b])} {b}" for b in ("compute", "memory", "network") if turn[b]]
     return None, None, "mixed: " + ", ".join(counts)
+
+
+def _on_line(x: np.ndarray, y: np.ndarray, at: float, log_x: bool) -> float:
+    """The height at `at` of the polyline through (x, y) as the sweep chart draws it:
+    straight segments on its linear FLOP/s axis against a log x axis when `log_x`, else a
+    linear one; the nearest end outside the points."""
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0 if log_x else True)
+    if not ok.any():
+        return float(y[min(int(np.searchsorted(x, at)), len(x) - 1)])
+    xs, where = (np.log(x[ok]), np.log(at)) if log_x else (x[ok], at)
+    return float(np.interp(where, xs, y[ok]))
 
 
 def _ordered(results: pd.DataFrame, ln: LinePlan, x_column: str, y_column: str):

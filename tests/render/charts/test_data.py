@@ -98,3 +98,15 @@ def test_roofline_leaves_out_collective_rows_and_draws_the_derated_roof(mix):
     assert roof.rows == 1 and "compute 90.0%, HBM 85.0%" in roof.label
     assert roof.ridges == (roof.peaks[0] / roof.bandwidth,)  # where its dashed lines meet
     assert data.title.endswith("2 scenarios")
+
+
+def test_a_fleet_series_draws_one_trail_per_dtype_and_chip_count():
+    """A series over bf16|fp8 is two trails on a chip's roofline, each through its own roof,
+    not one zig-zagging between the two (issue 30)."""
+    rows = [{"name": "s", "op": "matmul", "B": "1..4096*2", "D": 8192, "F": 8192,
+             "hardware": "h100", "dtype": "bf16|fp8"}]  # fmt: skip
+    a = analyze_rows(rows)
+    data = roofline_data(chart_rows(a, "h100"), chip(a, "h100"))
+    assert [t.text for t in data.trails] == ["s (bf16)", "s (fp8)"]
+    for t in data.trails:
+        assert len(t.x) == 13 and np.all(np.diff(t.x) > 0)  # each its own 13 batch sizes

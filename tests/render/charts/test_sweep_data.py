@@ -96,7 +96,13 @@ def test_sweep_marks_the_exact_critical_batch():
     assert set(a.results["critical_batch"]) == {319}
     (line,) = planned_sweep_line(a)
     assert line.critical == 319
-    assert line.critical_y == pytest.approx(a.results["peak_flops"].iat[0])
+    # on the drawn segment between the swept 256 and 512 (straight on a log B axis and a
+    # linear FLOP/s axis), not at the roof above it: the marker sits on its curve (issue 30)
+    at = np.searchsorted(line.x, 319)
+    (x0, x1), (y0, y1) = line.x[at - 1 : at + 1], line.y[at - 1 : at + 1]
+    on_segment = np.interp(np.log(319), np.log([x0, x1]), [y0, y1])
+    assert (x0, x1) == (256, 512) and y0 < line.critical_y < y1
+    assert line.critical_y == pytest.approx(on_segment)
 
 
 def planned_sweep_line(analysis):
@@ -150,3 +156,16 @@ def test_each_chip_of_a_fleet_sweep_marks_its_own_turn():
         critical[hw] = line.critical
     batches = a.results.groupby(a.results["hardware"].astype(str))["critical_batch"].first()
     assert critical == {hw: float(batches[hw]) for hw in ("h100", "h200")}
+
+
+def test_lines_of_a_sweep_are_in_the_numeric_order_of_their_other_dims_and_fleet_axes():
+    """F=2048 before F=16384, and chips 2 before 16, not the order of their text."""
+    rows = [{"name": "w", "op": "matmul", "B": "1..64*2", "D": 4096, "F": "16384|2048|8192",
+             "hardware": "h100", "chips": "16|2", "shard": "D"}]  # fmt: skip
+    frame = chart_rows(analyze_rows(rows))
+    ((key, lines),) = sweep_lines(frame).items()
+    assert key == ("h100", "B")
+    assert [ln.detail for ln in lines] == [
+        "F=2048, chips=2", "F=2048, chips=16", "F=8192, chips=2", "F=8192, chips=16",
+        "F=16384, chips=2", "F=16384, chips=16",
+    ]  # fmt: skip
