@@ -80,27 +80,32 @@ class Comparison:
         """Write out_dir/changes.csv and out_dir/changes.html, replacing out_dir as a whole
         only when it is missing, empty or a folder this tool wrote, and never when it is,
         holds or lies inside a compared run (OutputError); returns the two paths."""
-        check_apart(Path(out_dir), self.runs)
         html = render_changes_html(self.changes, self.old_label, self.new_label)
-        inputs = [path for _, path in self.runs]
-        with OutputFolder(Path(out_dir), inputs=inputs, force=force) as tmp:
-            csv_path = write_changes_csv(self.changes, tmp / "changes.csv")
-            html_path = tmp / "changes.html"
-            html_path.write_text(html, encoding="utf-8")
-            manifest = {
-                "tool": TOOL,
-                "kind": "changes",
-                "baseline": self.old_label,
-                "new": self.new_label,
-                "counts": dict(self.changes.counts),
-                "compared": self.changes.compared,
-                "skipped": list(self.changes.skipped),
-                "files": file_entries(tmp, [csv_path, html_path]),
-            }
-            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-            (tmp / "manifest.json").write_text(text, encoding="utf-8")
-        target = Path(out_dir)
-        return target / "changes.csv", target / "changes.html"
+        about = {"counts": dict(self.changes.counts), "compared": self.changes.compared,
+                 "skipped": list(self.changes.skipped)}  # fmt: skip
+        return write_changes_folder(
+            Path(out_dir), self.runs, force, lambda path: write_changes_csv(self.changes, path),
+            html, {"baseline": self.old_label, "new": self.new_label, **about},
+        )  # fmt: skip
+
+
+def write_changes_folder(
+    out_dir: Path, runs, force: bool, write_csv_to, html: str, about: dict
+) -> tuple[Path, Path]:
+    """Write out_dir/changes.csv (`write_csv_to(path)`), changes.html and a manifest.json
+    (`about`, then the files), replacing out_dir as a whole only when it is missing, empty or
+    a folder this tool wrote, and never when it is, holds or lies inside one of `runs`
+    ((role, path) pairs: OutputError); returns the CSV's and the page's paths."""
+    check_apart(out_dir, runs)
+    with OutputFolder(out_dir, inputs=[path for _, path in runs], force=force) as tmp:
+        csv_path = write_csv_to(tmp / "changes.csv")
+        html_path = tmp / "changes.html"
+        html_path.write_text(html, encoding="utf-8")
+        manifest = {"tool": TOOL, "kind": "changes", **about,
+                    "files": file_entries(tmp, [csv_path, html_path])}  # fmt: skip
+        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        (tmp / "manifest.json").write_text(text, encoding="utf-8")
+    return out_dir / "changes.csv", out_dir / "changes.html"
 
 
 def compare(old: Run, new: Run, threshold: float = DEFAULT_THRESHOLD) -> Comparison:

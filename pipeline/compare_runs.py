@@ -6,22 +6,19 @@ first, then a section per input) and one exit status for the night."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.compare import Comparison, check_apart, compare
+from pipeline.compare import Comparison, compare, write_changes_folder
 from pipeline.errors import InvalidResults, printable
 from pipeline.model.changes import COLUMNS, DEFAULT_THRESHOLD, KINDS, Changes, compare_results
 from pipeline.render import format as fmt
 from pipeline.render.changes import render_changes_sections
 from pipeline.render.tables import write_csv
 from pipeline.run.baseline import read_results_file, results_in
-from pipeline.run.folder import OutputFolder
-from pipeline.run.manifest import TOOL, file_entries
 
 
 def inputs_of(folder: Path) -> dict[str, Path]:
@@ -83,42 +80,21 @@ class RunsComparison:
         """Write out_dir/changes.csv, changes.html and manifest.json, as Comparison.write
         does (never into or over a compared run); returns the CSV's and the page's paths."""
         runs = (*self.runs, *(run for _, c in self.inputs for run in c.runs))
-        check_apart(Path(out_dir), runs)
         title = f"Changes: {self.old_label} \u2192 {self.new_label}"
         sections = [(name, c.changes, c.old_label, c.new_label) for name, c in self.inputs]
         html = render_changes_sections(sections, title, (self.old_label, self.new_label))
         tables = [c.changes.table.loc[:, list(COLUMNS)].assign(input=name)
                   for name, c in self.inputs]  # fmt: skip
-        table = (
-            pd.concat(tables, ignore_index=True)
-            if tables
-            else pd.DataFrame(columns=["input", *COLUMNS])
-        )
-        table = table[["input", *COLUMNS]].astype({c: object for c in ["input", *COLUMNS]
-                                                   if c != "ratio"})  # fmt: skip
-        with OutputFolder(Path(out_dir), inputs=[p for _, p in runs], force=force) as tmp:
-            csv_path = write_csv(table, tmp / "changes.csv")
-            html_path = tmp / "changes.html"
-            html_path.write_text(html, encoding="utf-8")
-            manifest = {
-                "tool": TOOL,
-                "kind": "changes",
-                "baseline": self.old_label,
-                "new": self.new_label,
-                "inputs": {
-                    n: {
-                        "counts": dict(c.changes.counts),
-                        "compared": c.changes.compared,
-                        **({"whole": self.whole[n]} if n in self.whole else {}),
-                    }
-                    for n, c in self.inputs
-                },  # fmt: skip
-                "counts": self.counts,
-                "files": file_entries(tmp, [csv_path, html_path]),
-            }
-            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-            (tmp / "manifest.json").write_text(text, encoding="utf-8")
-        return Path(out_dir) / "changes.csv", Path(out_dir) / "changes.html"
+        columns = ["input", *COLUMNS]
+        table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=columns)
+        table = table[columns].astype({c: object for c in columns if c != "ratio"})
+        inputs = {n: {"counts": dict(c.changes.counts), "compared": c.changes.compared,
+                      **({"whole": self.whole[n]} if n in self.whole else {})}
+                  for n, c in self.inputs}  # fmt: skip
+        about = {"baseline": self.old_label, "new": self.new_label, "inputs": inputs,
+                 "counts": self.counts}  # fmt: skip
+        return write_changes_folder(Path(out_dir), runs, force,
+                                    lambda path: write_csv(table, path), html, about)  # fmt: skip
 
 
 def compare_runs(
