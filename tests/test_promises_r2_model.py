@@ -125,7 +125,7 @@ SMALL = {"op": "matmul", "B": 1, "D": 4096, "F": 4096, "hardware": "v5e"}  # mem
     ("kinds", "says", "never"),
     [
         ("CCC", "every scenario is compute-bound", "collective"),
-        ("GGG", "all 3 scenarios are collective rows", "compute-bound"),
+        ("GGG", "3 collective rows: network-bound by nature", "0 scenarios"),
         ("CGG", "every other scenario (1) is compute-bound", "None: every scenario"),
         ("MMM", "3 scenarios (3 memory, 0 network)", "None"),
         ("CMG", "1 scenario (1 memory, 0 network)", "None"),

@@ -155,15 +155,16 @@ def finding_sets(results: pd.DataFrame) -> dict[str, np.ndarray]:
 
 def no_comm_sentence(scenarios: int, collectives: int) -> str:
     """What the report says when no op with FLOPs is communication-bound: every scenario is
-    then compute-bound or a collective row (which is network-bound and counted apart)."""
+    then compute-bound or a collective row (which is network-bound and counted apart). With
+    only collective rows it says what they are, not "none" beside their network-bound rows."""
     if not scenarios:
         return "None: there are no scenarios."
     if not collectives:
         return "None: every scenario is compute-bound."
     if collectives == scenarios:
         if scenarios == 1:
-            return "None: the one scenario is a collective row, network-bound by nature."
-        return f"None: all {scenarios:,} scenarios are collective rows, network-bound by nature."
+            return "1 collective row: network-bound by nature (no FLOPs)."
+        return f"{scenarios:,} collective rows: network-bound by nature (no FLOPs)."
     return (
         f"None: besides the collective rows, every other scenario ({scenarios - collectives:,})"
         " is compute-bound."

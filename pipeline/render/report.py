@@ -15,6 +15,7 @@ import base64
 import io
 from collections.abc import Sequence
 
+import pandas as pd
 from PIL import Image
 
 from pipeline.errors import OutputError
@@ -124,6 +125,26 @@ def _answer(analysis: Record) -> dict:
 # ---------------------------------------------------------------- the report
 
 
+def _sweep(chart: dict, rows: list[dict], lines) -> dict:
+    """A sweep chart with its series' rows (Summary.series), each with its chip count and
+    whether it is a collective (its size V given: time against message size, no FLOPs); and
+    the columns worth showing: chips when some series runs on more than one, the critical
+    batch when some series has one, the best % of peak when some series does math."""
+    rows = [
+        {**r, "chips": str(line["chips"]), "collective": not pd.isna(line["bytes_min"])}
+        for r, line in ((r, lines.loc[r["name"]]) for r in rows)
+    ]
+    collective = bool(rows) and all(r["collective"] for r in rows)
+    return {
+        **chart,
+        "rows": rows,
+        "collective": collective,
+        "show_chips": any(r["chips"] != answer.DEFAULTS["chips"] for r in rows),
+        "show_critical": any(r["critical_min"] is not None for r in rows),
+        "show_peak": not collective,
+    }
+
+
 def cap_notice(
     chip: str, shown: int, total: int, rows_in: str = "results.csv", beyond: int = 0
 ) -> str:
@@ -205,6 +226,7 @@ def report_context(
                 "communication_share": _share(communication, total),
             }
         )
+    lines = summary.lines
     series = {
         name: {"name": name, **row}
         for name, row in zip(summary.series.index, records(summary.series), strict=True)
@@ -214,7 +236,7 @@ def report_context(
         if k in placed:
             continue
         if chart.kind == "sweep":
-            sweeps.append({**rec, "rows": [series[s] for s in chart.series if s in series]})
+            sweeps.append(_sweep(rec, [series[s] for s in chart.series if s in series], lines))
         elif chart.kind == "summary":
             summary_charts.append(rec)
         else:
@@ -241,6 +263,8 @@ def report_context(
         "chips": chips,
         "sweeps": sweeps,
         "other_charts": other_charts,
+        "collective_sweeps": any(s["collective"] for s in sweeps),
+        "flop_sweeps": any(not s["collective"] for s in sweeps),
         "findings": _findings(analysis),
         "errors": records(analysis.problems),
         "max_table_rows": max_table_rows,

@@ -427,8 +427,41 @@ def test_a_collectives_only_run_shows_nothing_empty():
     assert "a faster link, or less data between chips, helps" in terms
     assert "more FLOP/s helps" not in terms  # only the bounds the table shows are explained
     assert "not counted here" not in html  # the findings' sentence already says so, once
-    assert "None: all 27 scenarios are collective rows" in html
+    assert "27 collective rows: network-bound by nature" in html
     assert html.count('<details class="sweep-rows">') == 2  # the two message-size sweeps
+
+
+def _text(html: str, start: str, end: str) -> str:
+    """The words of the page between two marks, tags and runs of spaces gone."""
+    part = html[html.index(start) : html.index(end)]
+    return htmllib.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", part)))
+
+
+def test_a_collectives_only_run_does_not_contradict_itself():
+    """27 network-bound collective rows: the findings do not say "0 scenarios" of
+    communication, the sweeps say time against message size (not FLOP/s), and the sweeps'
+    table shows the chips, no critical batch and no % of peak (a collective does no math)."""
+    analysis = analyze_file(BOOK_SCENARIOS.parent / "collectives.csv")
+    sweep = Chart("sweep", "tpu-v5e: collective time vs bytes", "plots/s.png", "tpu-v5e",
+                  ("v5e_allgather_message_sweep", "v5e_allreduce_message_sweep"))  # fmt: skip
+    html = html_of(analysis, [(sweep, tiny_png(3, 2, (4, 5, 6)))], notices=())
+    findings = _text(html, 'id="findings"', 'id="sweeps"')
+    comm = findings[findings.index("Communication-bound") : findings.index("Not fitting")]
+    assert "no op with FLOPs" in comm
+    assert "27 collective rows: network-bound by nature" in comm
+    assert "time against message size is in Sweeps" in comm
+    for never in ("0 scenarios", "0 network", "None"):
+        assert never not in comm
+    sweeps = _text(html, 'id="sweeps"', 'id="hardware"')
+    assert "FLOP/s" not in sweeps
+    assert "time against its message size" in sweeps
+    assert "hop-latency floor" in sweeps and "bandwidth is reached" in sweeps
+    for never in ("Critical batch", "% of peak", "—", "0%"):
+        assert never not in sweeps
+    part = html[html.index('id="sweeps"') : html.index('id="hardware"')]
+    (table,) = re.findall(r'<table class="sortable">(.*?)</table>', part, re.S)
+    assert '<th class="r" title="chips the op runs on">Chips</th>' in table
+    assert '>v5e_allgather_message_sweep</td><td>tpu-v5e</td><td class="r">16</td>' in table
 
 
 def test_bounds_are_explained_where_they_appear(book):
