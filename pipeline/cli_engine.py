@@ -93,8 +93,9 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
 
     echo, errors, say, bar = ui  # the command line's problem printer, error guard, echo and bar
     if how["baseline"] is not None:
-        say("Error: --baseline compares results.csv files: not with --engine dask (compare "
-            "a local run's, or read the partitions back).", err=True)  # fmt: skip
+        say("Error: --baseline is not taken with --engine dask: compare the finished run with "
+            "an earlier one by `pipeline compare EARLIER NEW` (it reads a Dask run's "
+            "results/part-*.parquet).", err=True)  # fmt: skip
         return 2
     write = dict(how["write"])
     protect = write.pop("protect")  # the inputs: never under an output folder or index.html

@@ -592,3 +592,20 @@ def test_a_runs_own_workbook_reruns_under_the_runs_name(tmp_path):
     assert (out / "first-rerun" / "results.csv").exists()
     assert (out / "second-rerun" / "results.csv").exists()
     assert not (out / "workbook").exists()
+
+
+def test_new_nightly_options_refuse_what_they_cannot_do(tmp_path):
+    """Walked as a user: a Dask run refuses --baseline latest (nothing written), an unknown
+    --fail-on kind is a usage error, and compare of a missing folder says it is missing."""
+    dask = invoke("run", BOOK_SCENARIOS, "-o", tmp_path / "d", "--engine", "dask",
+                  "--baseline", "latest")  # fmt: skip
+    assert dask.exit_code == 2 and "--baseline is not taken with --engine dask" in dask.stderr
+    assert not (tmp_path / "d").exists()
+    kind = invoke("run", BOOK_SCENARIOS, "-o", tmp_path / "k", "--baseline", "latest",
+                  "--fail-on", "bogus")  # fmt: skip
+    assert kind.exit_code == 2 and "unknown kind 'bogus'" in kind.stderr
+    assert not (tmp_path / "k").exists()
+    (tmp_path / "whole" / "q1-q5").mkdir(parents=True)
+    (tmp_path / "whole" / "q1-q5" / "results.csv").write_text("name\n")
+    gone = invoke("compare", tmp_path / "whole", tmp_path / "nowhere", "-o", tmp_path / "c")
+    assert gone.exit_code == 2 and "holds the runs of several inputs" not in gone.stderr

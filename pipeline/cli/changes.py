@@ -44,7 +44,7 @@ def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_
         whole = (inputs_of(baseline), inputs_of(new))
         if all(whole):
             result = compare_runs(baseline, new, threshold)
-        elif any(whole):
+        elif any(whole) and baseline.exists() and new.exists():
             runs, one = (baseline, new) if whole[0] else (new, baseline)
             raise InvalidResults(
                 f"{printable(runs)} holds the runs of several inputs but {printable(one)} is "

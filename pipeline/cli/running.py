@@ -141,13 +141,19 @@ def run(
         if fail_on is not None and baseline is None:
             raise click.UsageError("--fail-on needs --baseline: the changes it counts are "
                                    "since a baseline run (--baseline DIR or latest)")  # fmt: skip
-        catalog, names = hardware_catalog(hardware_files), output_names(paths)
-        try:  # a baseline folder missing or unreadable: an error before anything is written
+        try:
             kinds = pipeline.cli_support.fail_on_kinds(fail_on, baseline)
-            baseline, note = pipeline.cli_support.chosen_baseline(baseline, output_dir)
-            if note and not quiet:
-                click.echo(note, err=True)
-            baselines = pipeline.cli_support.baseline_folders(baseline, names)
+        except PipelineError as exc:  # a kind that does not exist: the command line is wrong
+            raise click.UsageError(escaped(str(exc))) from exc
+        catalog, names = hardware_catalog(hardware_files), output_names(paths)
+        asked = baseline  # as given: the Dask engine refuses any (cli_engine)
+        try:  # a baseline folder missing or unreadable: an error before anything is written
+            baselines = [None] * len(names)
+            if engine["engine"] != "dask":
+                baseline, note = pipeline.cli_support.chosen_baseline(baseline, output_dir)
+                if note and not quiet:
+                    click.echo(note, err=True)
+                baselines = pipeline.cli_support.baseline_folders(baseline, names)
         except PipelineError as exc:
             raise click.ClickException(escaped(str(exc))) from exc
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
@@ -164,7 +170,7 @@ def run(
             protect=protect,
         )
         if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
-            how = dict(quiet=quiet, strict=strict, baseline=baseline, write=write)
+            how = dict(quiet=quiet, strict=strict, baseline=asked, write=write)
             ui = (echo_problems, errors, click.echo, click.progressbar)
             sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
         status, runs = 0, []
