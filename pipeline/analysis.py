@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import InvalidScenarios, described, printable, quoted
+from pipeline.errors import InvalidScenarios, described, printable, quoted, text_list
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -206,17 +206,9 @@ def analyze(
 
 def kept_columns(keep_columns) -> tuple[str, ...]:
     """analyze()'s `keep_columns` checked: a column name, or a list of them."""
-    names = (keep_columns,) if isinstance(keep_columns, str) else keep_columns
-    try:
-        names = tuple(names)
-    except TypeError:
-        raise TypeError(
-            f"keep_columns must be column names (a list of str), not {described(keep_columns)}"
-        ) from None
-    for n in names:
-        if not isinstance(n, str):
-            raise TypeError(f"a keep_columns name is a str, not {described(n)}")
-    return names
+    return tuple(
+        text_list(keep_columns, "keep_columns must be column names", "a keep_columns name")
+    )
 
 
 def strict_refusal(loaded, catalog: Catalog) -> InvalidScenarios:

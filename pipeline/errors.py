@@ -104,3 +104,18 @@ class RowProblem:
 
     def __str__(self) -> str:
         return printable(f"{self.file}:{self.line}: column {self.column}: {self.reason}")
+
+
+def text_list(value: object, argument: str, item: str) -> list[str]:
+    """An argument that takes one str or a list of them, as a list; TypeError naming the
+    argument (`argument`, e.g. "names must be chip names") or the item (`item`, "a chip
+    name") when it is neither."""
+    values = [value] if isinstance(value, str) else value
+    try:
+        given = list(values)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{argument} (a list of str), not {described(value)}") from None
+    for one in given:
+        if not isinstance(one, str):
+            raise TypeError(f"{item} is a str, not {described(one)}")
+    return given

@@ -70,3 +70,14 @@ def test_a_row_problem_is_one_line_in_the_editor_format():
     problem = RowProblem("s.csv", 7, "a", "hardware", "unknown hardware 'h10\nfake:1: x'")
     assert str(problem) == "s.csv:7: column hardware: unknown hardware 'h10\\nfake:1: x'"
     assert "\n" not in str(RowProblem("a\nb.csv", 1, "n", "c", "r"))
+
+
+def test_text_list_takes_one_str_or_a_list_of_them():
+    from pipeline.errors import text_list
+
+    assert text_list("h100", "names must be chip names", "a chip name") == ["h100"]
+    assert text_list(("a", "b"), "names must be chip names", "a chip name") == ["a", "b"]
+    with pytest.raises(TypeError, match=r"names must be chip names \(a list of str\), not 5"):
+        text_list(5, "names must be chip names", "a chip name")
+    with pytest.raises(TypeError, match="a chip name is a str, not"):
+        text_list(["a", 1], "names must be chip names", "a chip name")

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import UnknownHardware, described, quoted
+from pipeline.errors import UnknownHardware, described, quoted, text_list
 from pipeline.model.catalog import Catalog, Hardware, catalog_from, did_you_mean, load_catalog
 from pipeline.model.dtypes import PEAK_FAMILIES, canonical_dtype, known_dtype_names, peak_family
 from pipeline.model.roofs import ridge_point
@@ -31,17 +31,7 @@ def chips(names: str | Iterable[str], hardware: Hardware = None) -> pd.DataFrame
 def resolve_chips(catalog: Catalog, names: str | Iterable[str]) -> list[str]:
     """The catalog names of `names` (any alias, any case), in order, each once; one
     UnknownHardware naming every unknown one, with a did-you-mean where one is close."""
-    if isinstance(names, str):
-        names = [names]
-    try:
-        given = list(names)
-    except TypeError:
-        raise TypeError(
-            f"names must be chip names (a list of str), not {described(names)}"
-        ) from None
-    for name in given:
-        if not isinstance(name, str):
-            raise TypeError(f"a chip name is a str, not {described(name)}")
+    given = text_list(names, "names must be chip names", "a chip name")
     if not given:
         raise ValueError("give at least one chip name, e.g. ['h100', 'tpu-v6e']")
     unknown = [name for name in given if catalog.resolve(name) is None]
