@@ -60,6 +60,8 @@ def rows(draw) -> str:
 
 files = st.lists(rows(), min_size=1, max_size=8).map(lambda r: "\n".join([HEADER, *r]) + "\n")
 ISSUE_CASE = f"{HEADER}\nm,matmul,h100|tiny,,,4096,4096,4096,,,,\n"
+# issue 30: the fleet answer of a swept fleet series, cut between its points
+FLEET_CASE = f"{HEADER}\nf,matmul,h100|tiny,bf16|fp8,,1..4096*2,4096,4096,,,,\n"
 # found by this test: the Dask client's reach warning counted a swept row once
 REACH_CASE = f"{HEADER}\nr,all_gather,h100,bf16,2|16,,,,,1000..1000000000*10,,\n"
 
@@ -83,7 +85,7 @@ def same_summary(a, b) -> None:
                   "not_fitting", "overrides", "bottom"):  # fmt: skip
         assert getattr(a, field) == getattr(b, field), field
     for field in ("per_hardware", "per_op", "critical_batches", "derated", "chips", "lines",
-                  "series"):  # fmt: skip
+                  "series", "fleet", "fleet_curves"):  # fmt: skip
         pd.testing.assert_frame_equal(text(getattr(a, field)), text(getattr(b, field)),
                                       check_dtype=False, obj=field)  # fmt: skip
     assert set(a.findings) == set(b.findings)
@@ -122,6 +124,7 @@ def cut_run(path, catalog, cuts: list[float]):
 @given(text_=files, cuts=st.lists(st.floats(0, 1), max_size=6))
 @example(text_=ISSUE_CASE, cuts=[])
 @example(text_=ISSUE_CASE, cuts=[0.5])
+@example(text_=FLEET_CASE, cuts=[0.3, 0.31, 0.7])
 def test_cut_anywhere_the_statistics_are_the_local_ones(tmp_path, text_, cuts):
     path, tiny = write(tmp_path, text_)
     catalog = load_catalog([tiny])
@@ -152,6 +155,7 @@ SHARED = ("tool", "input_path", "input_sha256", "tool_version", "catalog_version
 )
 @given(text_=files, partition_rows=st.integers(1, 1200))
 @example(text_=ISSUE_CASE, partition_rows=1)
+@example(text_=FLEET_CASE, partition_rows=7)
 def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, cluster, text_,
                                                   partition_rows):  # fmt: skip
     from pipeline.engine.dask_run import MIN_PARTITION_ROWS, run_dask

@@ -20,6 +20,7 @@ from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.findings import merge_findings, partial_findings
 from pipeline.model.grids import Grids, chart_grids
 from pipeline.model.overflow import merge_refused, refusals
+from pipeline.model.ranking import fleet_rows, merge_fleet
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
 from pipeline.model.series import merge_lines, series_lines
 
@@ -39,6 +40,7 @@ class Partial:
     findings: dict  # model.findings.partial_findings
     derated: pd.DataFrame  # per chip and efficiencies: rows (derated_table)
     refused: pd.DataFrame  # per input line: model.overflow.refusals' table
+    fleet: pd.DataFrame  # fleet series' rows at their chosen points (model.ranking)
     grids: Grids | None = None  # the charts' binned points (only when asked: model.grids)
 
 
@@ -76,6 +78,7 @@ def partial(
         findings=partial_findings(results, collective, series),
         derated=derated_table(results),
         refused=refused,
+        fleet=fleet_rows(results, facts),
         grids=chart_grids(pd.concat([results, facts], axis=1)) if grids else None,
     )
 
@@ -93,6 +96,7 @@ def merge(parts: list[Partial]) -> Partial:
         findings=merge_findings([p.findings for p in parts]),
         derated=derated_order(_sum([p.derated for p in parts], DERATED_KEYS, ["rows"])),
         refused=merge_refused([p.refused for p in parts]),
+        fleet=merge_fleet([p.fleet for p in parts]),
         grids=sum(grids[1:], grids[0]) if grids else None,
     )
 

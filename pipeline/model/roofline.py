@@ -42,7 +42,7 @@ RESULT_COLUMNS = (
 KINDS_OF_OP = ("einsum", "custom", "collective")  # an einsum includes matmul, dot, ...
 # the facts, row for row beside the results (docs/api.md#facts): internal, not results.csv's
 FACTS = (
-    "kind", "in_sweep", "swept", "peak_flops_derated", "hbm_bandwidth_derated",
+    "kind", "in_sweep", "swept", "marks", "peak_flops_derated", "hbm_bandwidth_derated",
     "link_bandwidth_derated", "network_intensity", "network_critical_intensity",
     "link_latency", "latency_floor", "latency_knee",
 )  # fmt: skip
@@ -52,7 +52,8 @@ INTERNAL = frozenset(
         "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
         *DTYPE_COLUMNS, "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
-        "measured_seconds", "notes", "own_numbers", "given", "swept", *EFFICIENCIES,
+        "measured_seconds", "notes", "own_numbers", "given", "swept", "marks",
+        *EFFICIENCIES,
     }
 )  # fmt: skip
 
@@ -277,6 +278,11 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
             "kind": pd.Categorical.from_codes(op_kind, categories=list(KINDS_OF_OP)),
             "in_sweep": swept.astype(bool).to_numpy(dtype=bool),  # a sweep's point, not a row
             "swept": swept,
+            # which points of its sweep a row is (scenarios.expand.point_marks; every one for a
+            # row given without the expansion)
+            "marks": frame["marks"].to_numpy(dtype=np.int16)
+            if "marks" in frame.columns
+            else np.full(len(frame), 0x7F, dtype=np.int16),
             "peak_flops_derated": rate,
             "hbm_bandwidth_derated": hbm_rate,
             "link_bandwidth_derated": link_rate,

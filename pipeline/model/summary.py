@@ -19,6 +19,7 @@ from pipeline.model.catalog import RATE_EFFICIENCY
 from pipeline.model.findings import PARTIAL_KEYS
 from pipeline.model.grids import Grids
 from pipeline.model.partial import Partial, merge, partial
+from pipeline.model.ranking import fleet_answer
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 from pipeline.model.series import bottom_line
 
@@ -51,6 +52,10 @@ class Summary:
     # per series (a source row: a sweep or one scenario), the unit people read (model.series)
     lines: pd.DataFrame = field(repr=False)
     bottom: Mapping = field(repr=False)  # the run in numbers
+    # the fleet answer (model.ranking): per fleet series and chosen point of its sweep, its
+    # fleet points (chip x precision x chip count) fastest first, and each one's curve
+    fleet: pd.DataFrame = field(repr=False)
+    fleet_curves: pd.DataFrame = field(repr=False)
     # every scenario's points binned, for charts drawn from a sample of the rows (model.grids)
     grids: Grids | None = field(default=None, repr=False)
 
@@ -88,6 +93,7 @@ def finish(
     by_bound = counts.groupby("bound")["scenarios"].sum()
     overrides = counts.groupby("hardware")["own"].sum()
     findings = {k: v for k, v in merged.findings.items() if k not in PARTIAL_KEYS}
+    fleet, curves = fleet_answer(merged.fleet)
     return Summary(
         scenarios=merged.scenarios,
         source_rows=source_rows,
@@ -104,6 +110,8 @@ def finish(
         chips=chip_table(hardware, merged.derated),
         lines=merged.lines,
         bottom=bottom_line(merged.lines, merged.scenarios),
+        fleet=fleet,
+        fleet_curves=curves,
         grids=merged.grids,
     )
 

@@ -1,6 +1,7 @@
 """summary.json: a run's Summary (model.summary) as JSON, one schema and one writer for both
 engines (docs/outputs.md#summaryjson). Counts are complete; the per-series tables list the
-first LISTED series in file order and say how many there are (results hold every row)."""
+first LISTED series in file order and say how many there are (results hold every row); the
+fleet answer, the first LISTED fleet series' ranking rows (model.ranking)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def summary_document(record: Record) -> dict:
         "series": _records(lines.head(LISTED), "series"),
         "critical_batches_total": len(critical),
         "critical_batches": _records(critical.head(LISTED), "series"),
+        "fleet_series_total": int(s.fleet["series"].nunique()),
+        "fleet": _records(_first_series(s.fleet, LISTED), None),
         "derated": _records(s.derated, None),
         "slowest": _records(found["slowest"], None),
         "findings": {k: _plain(v) for k, v in found.items() if not isinstance(v, pd.DataFrame)},
@@ -50,6 +53,12 @@ def write_summary(folder: Path, record: Record) -> Path:
     text = json.dumps(summary_document(record), indent=1, ensure_ascii=False) + "\n"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def _first_series(ranking: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The rows of the fleet ranking's first `n` series (model.ranking: every row of each)."""
+    names = pd.unique(ranking["series"])[:n]
+    return ranking[ranking["series"].isin(names)]
 
 
 def _counts(table: pd.DataFrame) -> dict:

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import printable
+from pipeline.model.ranking import EVERY, FLEET_POINT, point_marks
 from pipeline.scenarios.problems import Found
 from pipeline.scenarios.sweeps import Sweep
 
@@ -112,11 +113,14 @@ def expand_slice(
         sub.insert(2, "series", pd.Series(series, index=sub.index, dtype=object))
         # the axes each row's series sweeps, as data (no dims here; fleet lists maybe)
         sub["swept"] = pd.Categorical(axes) if (axes != "").any() else ""
+        fleet_point = np.asarray(axes != "", dtype=bool)
+        sub["marks"] = np.where(fleet_point, FLEET_POINT | EVERY, EVERY).astype(np.int16)
         return sub
     owner = np.repeat(np.arange(len(sub)), reps)  # each scenario's row of `sub`
     expanded = sub.iloc[owner].reset_index(drop=True)
     names = _arrow_text(sub["name"]).take(pa.array(owner))
     chunks, done = [], 0  # the names: runs of unswept rows as they are, each sweep's built
+    marks = np.full(len(expanded), EVERY, dtype=np.int16)
     starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
     for i, p in enumerate(rows.tolist()):
         if p not in swept:
@@ -131,6 +135,7 @@ def expand_slice(
         for k, ((d, cell), at) in enumerate(zip(grid, index, strict=True)):
             expanded.loc[s : s + n - 1, d] = cell.values_at(at)
             parts += ["," if k else "", _labels(d, cell, at)]
+        marks[s : s + n] = point_marks(index, [len(c) for _, c in grid])
         chunks += [names.slice(done, s - done), pc.binary_join_element_wise(*parts, "]", "")]
         done = s + n
     chunks.append(names.slice(done))
@@ -145,6 +150,8 @@ def expand_slice(
         ]
     )
     expanded["swept"] = pd.Categorical(np.repeat(kinds, reps))
+    fleet_point = np.repeat(np.asarray(axes != "", dtype=bool), reps)
+    expanded["marks"] = np.where(fleet_point, marks | FLEET_POINT, marks).astype(np.int16)
     return expanded
 
 

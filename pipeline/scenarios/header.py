@@ -116,6 +116,7 @@ def rename_reserved(columns: list[str], path: Path, line: int = 1) -> tuple[list
         "link_latency",
         "measured_over_predicted",
         "swept",  # the model's own: the dims a sweep row's series sweeps
+        "marks",  # the model's own: which points of its sweep a row is
     }
     out, warnings = [], []
     for c in columns:

@@ -32,6 +32,23 @@ def test_the_book_run_in_json(book, tmp_path):
     assert [r["name"] for r in doc["slowest"]] == list(book.summary.findings["slowest"]["name"])
     assert doc["findings"]["comm_total"] == 366
     assert doc["bottom_line"]["series"] == 13
+    assert doc["fleet_series_total"] == 0 and doc["fleet"] == []  # no fleet series
+
+
+def test_the_fleet_answer_is_listed_by_series_up_to_the_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(summary_file, "LISTED", 1)
+    text = "name,op,hardware,dtype,B,D,F\n" + "".join(
+        f"f{k},matmul,h100|b200,bf16|fp8,1..64*4,8192,8192\n" for k in range(3)
+    )
+    analysis = pipeline.analyze(write_scenarios(tmp_path, text))
+    doc = summary_document(analysis)
+    assert doc["fleet_series_total"] == 3
+    assert {r["series"] for r in doc["fleet"]} == {"f0"}
+    fleet = analysis.summary.fleet
+    # first and last (B = 64, the swept B nearest its critical batch too) x 4 fleet points
+    assert len(doc["fleet"]) == (fleet["series"] == "f0").sum() == 2 * 4
+    first = doc["fleet"][0]
+    assert (first["point"], first["at"], first["rank"], first["ratio"]) == ("first", "B=1", 1, 1)
 
 
 def test_long_tables_are_listed_up_to_the_cap_with_their_totals(tmp_path, monkeypatch):

@@ -126,7 +126,7 @@ FRAME_COLUMNS = [
     "compute_dtype", "chips", "peak_flops", "hbm_bandwidth", "hbm_capacity", "link_bandwidth",
     "flops", "measured_seconds", "bytes", "own_numbers", "given", "shard", "link", "link_topology",
     "link_latency", "compute_efficiency", "hbm_efficiency", "network_efficiency", "B", "D", "F",
-    "notes", "team", "swept",
+    "notes", "team", "swept", "marks",
 ]  # fmt: skip
 
 

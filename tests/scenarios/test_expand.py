@@ -34,7 +34,7 @@ def sweeps(**by_column) -> dict:
 
 def test_no_sweep_keeps_the_valid_rows_and_adds_series():
     frame, found = expand(rows("a", "b", "c"), np.array([True, False, True]), {}, 100)
-    assert list(frame.columns) == ["line", "name", "series", "B", "D", "bytes", "swept"]
+    assert list(frame.columns) == ["line", "name", "series", "B", "D", "bytes", "swept", "marks"]
     assert frame["name"].tolist() == frame["series"].tolist() == ["a", "c"]
     assert frame["swept"].tolist() == ["", ""]
     assert frame.index.tolist() == [0, 1] and found == []
