@@ -9,7 +9,7 @@ from dataclasses import replace
 from matplotlib.figure import Figure
 
 from pipeline.analysis import Analysis
-from pipeline.errors import UnknownHardware, described, quoted
+from pipeline.errors import UnknownHardware, UnknownSeries, described, quoted
 from pipeline.model.catalog import did_you_mean
 from pipeline.model.chips import chips as chips_table
 from pipeline.model.chips import peak_dtype
@@ -25,11 +25,12 @@ from pipeline.render.charts.data import (
     roofline_data,
     with_flops,
 )
+from pipeline.render.charts.fleet_data import fleet_data, fleet_series
 from pipeline.render.charts.plan import plan_charts
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
 
-__all__ = ["chips", "network", "planned", "roofline", "summary", "sweep"]
+__all__ = ["chips", "fleet", "network", "planned", "roofline", "summary", "sweep"]
 
 
 def summary(analysis: Analysis) -> Figure:
@@ -84,6 +85,31 @@ def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int =
     return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
 
 
+def fleet(analysis: Analysis, series: str) -> Figure:
+    """A fleet series' points (chip x precision x chip count) as lines of time along its
+    sweep, the legend ranked fastest first at its critical batch; a series that sweeps only
+    its fleet axes as bars of its ranking."""
+    s = _analysis(analysis).summary
+    if not isinstance(series, str):
+        raise TypeError(f"series must be a series' name (str), not {described(series)}")
+    names = fleet_series(s.fleet)
+    if series not in names:
+        used = set(chart_frame(analysis)["series"].astype(str)) if s.scenarios else set()
+        if series in used:
+            listed = f"fleet series: {', '.join(names)}" if names else "there are none"
+            raise UnknownSeries(
+                f"{quoted(series)} is not a fleet series (a row listing several chips, dtypes "
+                f"or chip counts); {listed}"
+            )
+        hint = did_you_mean(series, sorted(used | set(names)))
+        raise UnknownSeries(
+            f"no series {quoted(series)}"
+            + (f" (did you mean '{hint}'?)" if hint else "")
+            + (f"; fleet series: {', '.join(names)}" if names else "; there is no fleet series")
+        )
+    return figure(fleet_data(s.fleet, s.fleet_curves, series))
+
+
 def chips(names, dtype: str = "bf16", hardware=None) -> Figure:
     """Every chosen chip's HBM roofline at `dtype` on one pair of log-log axes, each ridge
     point marked with its FLOP/byte (the chart for a slide); chips without that dtype's peak
@@ -102,7 +128,8 @@ def planned(analysis: Analysis) -> list[Chart]:
     """The charts `pipeline run` draws for this analysis, in its order (before --max-charts)."""
     s = _analysis(analysis).summary
     frame = chart_frame(analysis)
-    found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides)
+    found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
+                        fleet=s.fleet, curves=s.fleet_curves)  # fmt: skip
     return [p.chart for p in found]
 
 

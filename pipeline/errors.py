@@ -22,6 +22,22 @@ class InvalidHardwareFile(PipelineError):
     """A user hardware file (--hardware) is malformed."""
 
 
+class UnknownModel(PipelineError):
+    """A model name is not in the model catalog."""
+
+
+class InvalidModelFile(PipelineError):
+    """A models file (--models, models=) cannot be read at all, or has rows that are wrong."""
+
+    def __init__(self, message: str, problems=()):
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+class UnknownSeries(PipelineError, ValueError):
+    """A series name an analysis does not have (or not of the kind asked for)."""
+
+
 class InvalidScenarios(PipelineError):
     """Rows were rejected and strict mode makes that fatal; carries every problem found."""
 

@@ -7,6 +7,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import pipeline
+from pipeline.errors import UnknownSeries
 from tests.helpers import analyze_rows
 
 
@@ -61,3 +62,47 @@ def test_sweep_pages_hold_ten_lines_each():
     assert second[0].startswith("s10") and second[1].startswith("s11")
     with pytest.raises(ValueError, match="page must be 1 to 2, not 3"):
         pipeline.charts.sweep(a, "v5e", "B", 3)
+
+
+@pytest.fixture(scope="module")
+def fleet_analysis():
+    from tests.helpers import ROOT, analyze_file
+
+    return analyze_file(ROOT / "scenarios" / "fleet.csv")
+
+
+def test_fleet_chart_of_a_series_and_what_is_missing(fleet_analysis, book):
+    assert isinstance(pipeline.charts.fleet(fleet_analysis, "mlp_bf16"), Figure)
+    assert isinstance(pipeline.charts.fleet(fleet_analysis, "tp"), Figure)  # bars
+    with pytest.raises(UnknownSeries, match=r"no series 'mlp_bf1' \(did you mean 'mlp_bf16'\?\); "
+                       "fleet series: mlp_bf16, mlp_fp8, decode_fp4, tp, allreduce"):  # fmt: skip
+        pipeline.charts.fleet(fleet_analysis, "mlp_bf1")
+    with pytest.raises(UnknownSeries, match="'q3_D1024' is not a fleet series .*there are none"):
+        pipeline.charts.fleet(book, "q3_D1024")
+    with pytest.raises(TypeError, match="series must be a series' name"):
+        pipeline.charts.fleet(fleet_analysis, 3)
+
+
+def test_a_run_writes_a_fleet_chart_per_fleet_series(fleet_analysis, tmp_path):
+    from tests.helpers import assert_png
+
+    charts = [c for c in pipeline.charts.planned(fleet_analysis) if c.kind == "fleet"]
+    assert [c.path for c in charts][:2] == ["plots/fleet-mlp_bf16.png", "plots/fleet-mlp_fp8.png"]
+    assert charts[0].series == ("mlp_bf16",) and len(charts) == 7
+    folder = fleet_analysis.write(tmp_path / "fleet", workbook=False, report=False).folder
+    for c in charts:
+        assert_png((folder / c.path).read_bytes())
+
+
+def test_at_most_twenty_fleet_charts_and_a_notice_of_the_rest():
+    from pipeline.render.charts import fleet_cap_notice
+
+    rows = [{"name": f"s{i}", "op": "matmul", "B": 64, "D": 1024, "F": 1024,
+             "hardware": "h100|b200"} for i in range(21)]  # fmt: skip
+    a = analyze_rows(rows)
+    fleet = [c for c in pipeline.charts.planned(a) if c.kind == "fleet"]
+    assert len(fleet) == 20 and fleet[-1].series == ("s19",)
+    assert fleet_cap_notice(a.summary.fleet) == (
+        "Drew fleet charts of the first 20 of 21 fleet series (at most 20 a run); every "
+        "series' ranking is in summary.json."
+    )

@@ -210,3 +210,18 @@ def test_the_dask_config_file_of_the_readme_unsets_the_nanny_malloc_threshold(tm
     got = subprocess.run([sys.executable, "-c", check], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert got.stdout.split() == ["None", "False"], outcome(got)
+
+
+def test_the_fleet_answer_the_readme_quotes_is_its_files(tmp_path):
+    """The README's fleet.csv example and the sentences it quotes as its answer."""
+    from pipeline import analyze
+    from pipeline.render.fleet_text import first_sentences
+
+    (block,) = [b for b in blocks(ROOT / "README.md") if b.file == "fleet.csv"]
+    (tmp_path / "fleet.csv").write_text(block.text, encoding="utf-8")
+    said = [s for _, s in first_sentences(analyze(tmp_path / "fleet.csv").summary.fleet)]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    quoted = text.split("For the file above:\n\n", 1)[1].split("\n\nThe report puts", 1)[0]
+    paragraphs = [" ".join(line.removeprefix("> ").removeprefix(">") for line in p.splitlines())
+                  for p in quoted.split("\n>\n")]  # fmt: skip
+    assert [p.strip() for p in paragraphs] == said

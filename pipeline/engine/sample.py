@@ -17,7 +17,6 @@ from pipeline.scenarios.plan import Planned
 from pipeline.scenarios.sweeps import Sweep
 
 SAMPLE_ROWS = 50_000  # scenarios the client computes for the report, workbook and charts
-SERIES_ROWS = 5_000  # the least a series keeps before its sweeps are thinned (SCATTER_LIMIT)
 
 
 def sample_plan(plan: Planned, budget: int = SAMPLE_ROWS) -> Planned:
@@ -31,7 +30,10 @@ def sample_plan(plan: Planned, budget: int = SAMPLE_ROWS) -> Planned:
         valid[:] = False
         valid[keep] = True
         positions = keep
-    share = max(SERIES_ROWS, budget // max(len(positions), 1))
+    # each row's share of the budget, so the sample stays within it (the workbook's Results
+    # sheet and the report's tables hold it: their size budget, docs/outputs.md); a sweep
+    # keeps at least its first and last values, so a row of d swept dims at least 2**d
+    share = max(1, budget // max(len(positions), 1))
     swept, counts = {}, plan.counts.copy()
     for p, grid in plan.swept.items():
         if not valid[p]:

@@ -68,7 +68,8 @@ def dask_notice(record: Record, partitions: int) -> str:
         return head
     return (
         f"{head} The counts, series, critical batches, findings and the rooflines' density "
-        f"cover all {fmt.count(s.scenarios)}; the scenario tables, the Results sheet and the "
-        f"sweep charts show a sample of {fmt.count(len(record.results))}, spread over each "
-        "sweep (evenly, and on a log scale over long ranges; first and last values kept)."
+        f"cover all {fmt.count(s.scenarios)}; the scenario tables, the Results sheet, the "
+        f"sweep charts and their tables show a sample of {fmt.count(len(record.results))}, "
+        "spread over each sweep (evenly, and on a log scale over long ranges; first and last "
+        "values kept)."
     )

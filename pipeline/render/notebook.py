@@ -1,13 +1,14 @@
 """An analysis as HTML in a notebook (Jupyter shows `Analysis._repr_html_`): the bottom line
-and the series table first (render/answer.py, as the report and the workbook), then the run
-in one line and the bound counts per chip, through the report's Jinja environment
-(autoescaped)."""
+and the series table first (render/answer.py, as the report and the workbook), each fleet
+series' answer in one sentence (render/fleet_text.py), then the run in one line and the bound
+counts per chip, through the report's Jinja environment (autoescaped)."""
 
 from __future__ import annotations
 
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.answer import bottom_line, series_rows
+from pipeline.render.fleet_text import first_sentences
 from pipeline.render.templates import environment
 
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
@@ -39,11 +40,14 @@ def notebook_data(record: Record) -> dict:
         ]
     )
     lines = series_rows(record, NOTEBOOK_SERIES)
+    fleet = first_sentences(s.fleet)
     return {
         "source": record.source,
         "answer": bottom_line(s.bottom),
         "series": lines,
         "more_series": max(0, len(s.lines) - len(lines)),
+        "fleet": fleet,  # (series, sentence): which chip, dtype, chip count is fastest
+        "more_fleet": int(s.fleet["series"].nunique()) - len(fleet) if fleet else 0,
         "headline": headline,
         "chips": chips,
         "columns": COLUMNS,

@@ -15,7 +15,6 @@ import base64
 import io
 from collections.abc import Sequence
 
-import pandas as pd
 from PIL import Image
 
 from pipeline.errors import OutputError
@@ -29,7 +28,14 @@ from pipeline.render import answer
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.report_changes import changes_summary
-from pipeline.render.report_tables import chip_facts, records, scenario_blocks, shown_rows
+from pipeline.render.report_fleet import fleet_context
+from pipeline.render.report_tables import (
+    chip_facts,
+    chip_series,
+    records,
+    scenario_blocks,
+    shown_rows,
+)
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 
 
@@ -125,23 +131,21 @@ def _answer(analysis: Record) -> dict:
 # ---------------------------------------------------------------- the report
 
 
-def _sweep(chart: dict, rows: list[dict], lines) -> dict:
-    """A sweep chart with its series' rows (Summary.series), each with its chip count and
-    whether it is a collective (its size V given: time against message size, no FLOPs); and
-    the columns worth showing: chips when some series runs on more than one, the critical
-    batch when some series has one, the best % of peak when some series does math."""
-    rows = [
-        {**r, "chips": str(line["chips"]), "collective": not pd.isna(line["bytes_min"])}
-        for r, line in ((r, lines.loc[r["name"]]) for r in rows)
-    ]
+def _sweep(chart: dict, rows: list[dict]) -> dict:
+    """A sweep chart with its series' lines on its chip (report_tables.chip_series); and the
+    columns worth showing: dtypes and chips when some line differs from the default, the
+    critical batch when some line has one, the best % of peak when some line does math, and
+    a collective's latency knee and network-bound count in place of the bound counts."""
     collective = bool(rows) and all(r["collective"] for r in rows)
     return {
         **chart,
         "rows": rows,
         "collective": collective,
-        "show_chips": any(r["chips"] != answer.DEFAULTS["chips"] for r in rows),
+        "show_dtype": "dtype" in answer.differing(rows),
+        "show_chips": "chips" in answer.differing(rows),
         "show_critical": any(r["critical_min"] is not None for r in rows),
         "show_peak": not collective,
+        "show_knee": any(r["knee_min"] is not None for r in rows),
     }
 
 
@@ -226,17 +230,17 @@ def report_context(
                 "communication_share": _share(communication, total),
             }
         )
-    lines = summary.lines
-    series = {
-        name: {"name": name, **row}
-        for name, row in zip(summary.series.index, records(summary.series), strict=True)
-    }
-    sweeps, summary_charts, other_charts = [], [], []
+    pairs = [(c.hardware, s) for c, _ in chart_records if c.kind == "sweep" for s in c.series]
+    by_pair = chip_series(analysis, pairs)  # a sweep chart's table: its chip's lines only
+    sweeps, summary_charts, other_charts, fleet_charts = [], [], [], {}
     for k, (chart, rec) in enumerate(chart_records):
         if k in placed:
             continue
-        if chart.kind == "sweep":
-            sweeps.append(_sweep(rec, [series[s] for s in chart.series if s in series], lines))
+        if chart.kind == "fleet" and chart.series:  # beside its series' answer
+            fleet_charts[chart.series[0]] = rec
+        elif chart.kind == "sweep":
+            own = [by_pair[k] for s in chart.series if (k := (chart.hardware, s)) in by_pair]
+            sweeps.append(_sweep(rec, own))
         elif chart.kind == "summary":
             summary_charts.append(rec)
         else:
@@ -255,6 +259,7 @@ def report_context(
     return {
         "meta": meta,
         "answer": _answer(analysis),
+        "fleet": fleet_context(summary.fleet, charts=fleet_charts),  # under the series
         "tiles": _tiles(analysis),
         "notices": list(dict.fromkeys(notices)),
         "warnings": list(analysis.warnings),

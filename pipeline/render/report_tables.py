@@ -11,8 +11,9 @@ import pandas as pd
 
 from pipeline.model.catalog import LINKS
 from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
-from pipeline.model.roofline import EFFICIENCIES
+from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 from pipeline.model.roofs import catalog_ridges
+from pipeline.model.series import series_lines
 from pipeline.model.shapes import row_shapes, series_shapes
 from pipeline.model.spellings import shown_aliases
 from pipeline.record import Record
@@ -132,6 +133,56 @@ def _sweep_block(name: str, line: Mapping, rows: list[dict], shapes: dict[str, s
         "bound_text": answer.bound_text(line),
         "rows": rows,
     }
+
+
+# ---------------------------------------------------------------- a sweep chart's table
+
+
+def chip_series(record: Record, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
+    """Per (chip, series) of the sweep charts, its line over that chip's rows only (a fleet
+    series' own line on each of its chips: model.series.series_lines, one pass over the
+    pairs' rows), as records: the series table's numbers, its chip counts and dtypes as
+    text, whether it is a collective, and a collective's latency knee range, the V at which
+    its bandwidth time meets its latency floor (the facts' latency_knee), whole and per chip."""
+    results, facts = record.results, record.facts
+    s_codes, s_names = pd.factorize(results["series"].astype(str))
+    h_codes, h_names = pd.factorize(results["hardware"].astype(str))
+    pair = s_codes.astype(np.int64) * len(h_names) + h_codes
+    s_at, h_at = pd.Index(s_names), pd.Index(h_names)
+    wanted = [
+        (hw, s, int(s_at.get_loc(s)) * len(h_names) + int(h_at.get_loc(hw)))
+        for hw, s in dict.fromkeys(pairs)
+        if hw in h_at and s in s_at
+    ]
+    at = np.flatnonzero(np.isin(pair, [code for *_, code in wanted]))
+    if not len(at):
+        return {}
+    codes, uniq = pd.factorize(pair[at])
+    lines = series_lines(results.iloc[at], facts.iloc[at], (codes, uniq))
+    knee = facts["latency_knee"].to_numpy(dtype=float)[at]
+    per_chip = knee / results["chips"].to_numpy(dtype=float)[at]
+    knees = pd.DataFrame({"knee": knee, "chip": per_chip}).groupby(codes).agg(["min", "max"])
+    table = pd.DataFrame(
+        {
+            "rows": lines["scenarios"].to_numpy(),
+            "hardware": lines["hardware"].to_numpy(),
+            "dtype": lines["dtype"].to_numpy(),
+            "chips": lines["chips"].to_numpy(),
+            **{b: lines[b].to_numpy() for b in BOUNDS},
+            "critical_min": lines["critical_min"].to_numpy(),
+            "critical_max": lines["critical_max"].to_numpy(),
+            "best_fraction": lines["best_fraction"].to_numpy(),
+            "t_min": lines["t_min"].to_numpy(),
+            "t_max": lines["t_max"].to_numpy(),
+            "collective": lines["bytes_min"].notna().to_numpy(),
+            "knee_min": knees[("knee", "min")].to_numpy(),
+            "knee_max": knees[("knee", "max")].to_numpy(),
+            "knee_chip_min": knees[("chip", "min")].to_numpy(),
+            "knee_chip_max": knees[("chip", "max")].to_numpy(),
+        }
+    )
+    found = dict(zip(uniq.tolist(), records(table), strict=True))
+    return {(hw, s): {"name": s, **found[code]} for hw, s, code in wanted if code in found}
 
 
 # ---------------------------------------------------------------- a chip's numbers

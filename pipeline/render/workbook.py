@@ -3,11 +3,11 @@
 Python API), or XlsxWriter where it is not installed (render.xlsx_backend): the big sheets
 stream Arrow columns straight into constant-memory worksheets.
 
-Sheets, in order: Answer (render.workbook_answer), Changes (with a baseline:
-render.workbook_changes), Summary, Results (the columns that answer
-first), Hardware, Inputs, Errors (only when rows were rejected), Charts (only when charts were
-drawn). Results and Errors hold the first `max_rows` rows, Inputs the first `max_input_rows`;
-the Summary says what the caps left out.
+Sheets, in order: Answer (render.workbook_answer), Fleet (with fleet series:
+render.workbook_fleet), Changes (with a baseline: render.workbook_changes), Summary, Results
+(the columns that answer first), Hardware, Inputs, Errors (only when rows were rejected), Charts
+(only when charts were drawn). Results and Errors hold the first `max_rows` rows, Inputs the
+first `max_input_rows`; the Summary says what the caps left out.
 
 Numbers stay numbers: every cell holds the SI value of results.csv, and a number format
 (render.format.EXCEL) does the human part. Text from the input is always a text cell (this
@@ -41,6 +41,7 @@ from pipeline.render.format import EXCEL, count, efficiencies, plural
 from pipeline.render.workbook_answer import print_results, results_columns, write_answer
 from pipeline.render.workbook_cells import CELL_CHARS, FittedSheet, fit_column, fit_headers
 from pipeline.render.workbook_changes import write_changes
+from pipeline.render.workbook_fleet import write_fleet_sheet
 from pipeline.render.workbook_styles import Styles, column_letter, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
 from pipeline.render.xlsx_backend import rx
@@ -83,17 +84,9 @@ HARDWARE_FORMATS = {
     **{c: "seconds" for c in HARDWARE_COLUMNS if c.endswith("_latency")},
 }
 WIDTHS = {
-    "seconds": 14,
-    "flop_rate": 17,
-    "flops": 16,
-    "size": 13,
-    "bandwidth": 14,
-    "intensity": 15,
-    "percent": 9,
-    "ratio": 9,
-    "count": 9,
-    "line": 7,
-}
+    "seconds": 14, "flop_rate": 17, "flops": 16, "size": 13, "bandwidth": 14, "intensity": 15,
+    "percent": 9, "ratio": 9, "count": 9, "line": 7,
+}  # fmt: skip
 
 
 def cap_notices(
@@ -140,7 +133,7 @@ def write_workbook(
     them, called once the data sheets are written (so the charts can be drawn meanwhile).
     `spool`: the folder for the writer's temporary files (default: the system's, TMPDIR).
     The caps were checked by write()'s arguments. `baseline` (run.baseline.Baseline) adds the
-    Changes sheet after Answer (render.workbook_changes)."""
+    Changes sheet after Answer and Fleet (render.workbook_changes)."""
     cap = min(max_rows, EXCEL_MAX_ROWS - 1)
     input_cap = min(max_input_rows, cap)
     results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
@@ -150,6 +143,7 @@ def write_workbook(
             book = rx.Workbook(str(path))
             styles = Styles()
             answer = FittedSheet(book.add_worksheet("Answer"))
+            own += write_fleet_sheet(book, styles, analysis.summary.fleet, analysis.rows_in)
             if baseline is not None:
                 changes = FittedSheet(book.add_worksheet("Changes"))
                 own += write_changes(changes, styles, baseline, cap)

@@ -18,6 +18,7 @@ from pipeline.render.answer import (
     differing,
     series_rows,
 )
+from pipeline.render.fleet_text import first_sentences
 from pipeline.render.format import count, plural
 from pipeline.render.workbook_styles import Styles
 
@@ -34,6 +35,10 @@ COLUMNS = (
 RIGHT = ("chips", "scenarios", "time min", "time max", "critical batch")  # numbers
 MAX_WIDTH = 44
 TITLE_LINES = 3  # rows the bottom line may wrap to
+FLEET_POINTER = (
+    "See the Fleet sheet: each fleet point's time, ratio to the fastest and bound at the first "
+    "point of its series' sweep, its critical batch and its last."
+)
 
 
 def results_columns(columns) -> list[str]:
@@ -81,8 +86,10 @@ def write_answer(
                  if analysis.sampled else "every scenario is on the Results sheet (filter its "
                  "series column)")  # fmt: skip
         sheet.write(row, 0, f"... and {more} more series: {where}.", styles.text)
+    row = _fleet(sheet, styles, analysis.summary.fleet, row)
     if rows:
-        row = _meanings(sheet, styles, rows, row + 2)
+        fleet_bounds = [{"bound": b} for b in set(analysis.summary.fleet["bound"])]
+        row = _meanings(sheet, styles, rows + fleet_bounds, row + 2)
     row = _reading(sheet, styles, notices, row + 1, analysis.rows_in if analysis.sampled else "")
     sheet.set_landscape()
     sheet.set_print_fit_to_pages(1, 1)
@@ -155,8 +162,30 @@ def _widths(rows: list[dict], columns: list) -> list[float]:
     return widths
 
 
+def _fleet(sheet, styles: Styles, fleet: pd.DataFrame, row: int) -> int:
+    """Under the series table, each fleet series' answer in one line and where its table is
+    (the Fleet sheet); the last row written."""
+    answers = first_sentences(fleet)
+    if not answers:
+        return row
+    row += 1
+    for series, sentence in answers:
+        row += 1
+        sheet.write(row, 0, f"Fleet {series}: {sentence}", styles.text)
+    total = fleet["series"].nunique()
+    if total > len(answers):
+        row += 1
+        more = count(total - len(answers))
+        text = f"... and {more} more fleet series: summary.json lists their rankings (fleet)."
+        sheet.write(row, 0, text, styles.text)
+    row += 1
+    sheet.write(row, 0, FLEET_POINTER, styles.text)
+    return row
+
+
 def _meanings(sheet, styles: Styles, rows: list[dict], row: int) -> int:
-    """What each bound in the table means to someone deciding what to change; the next row."""
+    """What each bound in the table (and the fleet lines) means to someone deciding what to
+    change; the next row."""
     sheet.write(row, 0, "What the bound means", styles.section)
     present = {r["bound"] for r in rows}
     for bound in (*BOUNDS, MIXED):

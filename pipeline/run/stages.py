@@ -11,7 +11,7 @@ from pathlib import Path
 from pipeline.record import Record
 from pipeline.render.changes import write_changes_csv
 from pipeline.render.charts import Chart, PlannedChart, png
-from pipeline.render.report import render_report
+from pipeline.render.report_budget import render_report_within
 from pipeline.render.tables import write_csv, write_parquet
 from pipeline.render.workbook import write_workbook
 from pipeline.run.baseline import Baseline
@@ -91,15 +91,15 @@ def workbook(ctx: Context) -> Done:
 
 
 def report(ctx: Context) -> Done:
-    """report.html, the charts embedded."""
+    """report.html, the charts embedded, within its size budget (render.report_budget)."""
     options, tmp = ctx.options, ctx.tmp
     charts = [(c, (tmp / c.path).read_bytes()) for c in ctx.charts]
     notices = ctx.notices_for("report")
-    html = render_report(
+    html, thinned = render_report_within(
         ctx.record, ctx.name, charts, notices, options.report_rows, baseline=ctx.baseline
     )
     (tmp / "report.html").write_text(html, encoding="utf-8", newline="\n")
-    return [], [tmp / "report.html"]
+    return thinned, [tmp / "report.html"]
 
 
 STAGES = {"plots": plots, "results": results, "workbook": workbook, "report": report}

@@ -31,7 +31,7 @@ from pipeline.limits import (
 )
 from pipeline.record import Record
 from pipeline.render import format as fmt
-from pipeline.render.charts import PlannedChart, left_out_notice, plan_charts
+from pipeline.render.charts import PlannedChart, fleet_cap_notice, left_out_notice, plan_charts
 from pipeline.render.charts.data import chart_frame
 from pipeline.render.report import table_cap_notices
 from pipeline.render.workbook import cap_notices
@@ -198,7 +198,8 @@ def _charts(analysis: Record, options: Options) -> list[PlannedChart]:
     s = analysis.summary
     frame = chart_frame(analysis)
     grids = getattr(s, "grids", None)  # a Dask run's: every scenario's points, binned
-    return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides, grids=grids)
+    return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides, grids=grids,
+                       fleet=s.fleet, curves=s.fleet_curves)  # fmt: skip
 
 
 def derated_notices(summary) -> list[str]:
@@ -223,6 +224,8 @@ def _cap_notices(analysis, options, planned, kept) -> list[tuple[str | None, str
     if len(kept) < len(planned):
         left_out = left_out_notice(planned[len(kept) :], options.max_charts, len(planned))
         notices.append((None, left_out))
+    if options.plots and (fleet := fleet_cap_notice(analysis.summary.fleet)):
+        notices.append((None, fleet))
     if options.workbook:
         s = analysis.summary
         notices += [

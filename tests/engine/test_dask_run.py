@@ -83,6 +83,15 @@ def test_the_same_numbers_row_for_row_as_the_local_engine(tmp_path, cluster):
     assert grid["hardware"] == "h100|mi300x" and grid["scenarios"] == 98_000
     errors = pd.read_csv(got.folder / "errors.csv")
     assert list(errors["name"]) == ["bad"]
+    # the fleet answer (issue 30): the same ranking and curves, the same chart, byte for byte
+    for field in ("fleet", "fleet_curves"):
+        pd.testing.assert_frame_equal(getattr(got.record.summary, field),
+                                      getattr(local.summary, field), check_dtype=False)  # fmt: skip
+    assert set(local.summary.fleet["series"]) == {"grid", "tp"}
+    for series in ("grid", "tp"):
+        png = (got.folder / "plots" / f"fleet-{series}.png").read_bytes()
+        assert png == pipeline.charts.fleet(local, series)._repr_png_()[0]
+    assert [s["series"] for s in summary["fleet"]] == list(local.summary.fleet["series"])
 
 
 def test_warnings_of_a_row_cut_by_partitions_are_those_of_the_local_engine(tmp_path, cluster):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.engine.sample import SERIES_ROWS, sample_plan
+from pipeline.engine.sample import sample_plan
 from pipeline.model.catalog import load_catalog
 from tests.helpers import load_text
 
@@ -23,7 +23,7 @@ def test_a_long_sweep_is_thinned_to_its_share_keeping_its_ends(tmp_path):
     text = "name,op,hardware,B,D,F\na,matmul,h100,1..100000,256..65536*2,1|2|3\n"
     plan = load_text(tmp_path, load_catalog(), text, planned=True).planned
     sample = sample_plan(plan, budget=10_000)
-    assert plan.total == 2_700_000 and SERIES_ROWS // 2 < sample.total <= 10_000
+    assert plan.total == 2_700_000 and 5_000 < sample.total <= 10_000
     rows = sample.rows(0, sample.total)
     assert set(rows["D"]) == {256 * 2**k for k in range(9)}  # 9 values: kept whole
     assert set(rows["F"]) == {1, 2, 3}
@@ -42,3 +42,12 @@ def test_more_source_rows_than_the_budget_keeps_evenly_spaced_ones(tmp_path):
     sample = sample_plan(plan, budget=10)
     names = sample.rows(0, sample.total)["name"].tolist()
     assert len(names) == 10 and names[0] == "r0" and names[-1] == "r99"
+
+
+def test_fleet_points_share_the_budget_it_bounds_the_sample(tmp_path):
+    # issue 30: 14 fleet points of a 2.7 M sweep each kept 5,000 rows: 63,504 > 50,000
+    text = "name,op,hardware,dtype,B,D,F\nm,matmul,h100|h200|b200|mi300x|gaudi3|tpu-v5e|tpu7x,"
+    text += "bf16|fp8,1..7143,256..65536*2,1024|4096|16384\n"
+    plan = load_text(tmp_path, load_catalog(), text, planned=True).planned
+    sample = sample_plan(plan, budget=50_000)
+    assert plan.total > 2_000_000 and 40_000 < sample.total <= 50_000

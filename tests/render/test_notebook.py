@@ -12,8 +12,9 @@ from matplotlib.figure import Figure
 
 import pipeline
 from pipeline.render.charts import figure, png
+from pipeline.render.fleet_text import FLEET_SERIES, first_sentences
 from pipeline.render.notebook import render_analysis_html
-from tests.helpers import HOSTILE, PNG_MAGIC, analyze_rows, planned_charts
+from tests.helpers import HOSTILE, PNG_MAGIC, ROOT, analyze_rows, planned_charts
 
 
 def shown(value) -> tuple[dict, dict]:
@@ -96,3 +97,30 @@ def test_a_plain_figure_shows_no_image():
     fig = Figure()
     fig.subplots()
     assert "image/png" not in shown(fig)[0]
+
+
+def test_each_fleet_series_answers_in_one_sentence_after_the_series_table():
+    analysis = pipeline.analyze(ROOT / "scenarios" / "fleet.csv")
+    html = render_analysis_html(analysis)
+    pairs = first_sentences(analysis.summary.fleet)
+    assert len(pairs) == 7
+    at = [html.index(f"<li><strong>{name}</strong>: {sentence}</li>") for name, sentence in pairs]
+    assert html.index("</table>") < html.index("Which chip, precision and chip count") < at[0]
+    assert at == sorted(at) and at[-1] < html.index("418 scenarios on")
+    assert "<code>.summary.fleet</code> has the ranking)" in html  # every fleet series shown
+
+
+def test_fleet_series_names_stay_text_and_the_cap_is_counted():
+    rows = [
+        {"name": f"{HOSTILE[0]}{i}", "op": "matmul", "B": 8, "D": 64, "F": 64,
+         "hardware": "v5e|h100"}
+        for i in range(FLEET_SERIES + 1)
+    ]  # fmt: skip
+    html = render_analysis_html(analyze_rows(rows))
+    assert HOSTILE[0] not in html and f"<strong>{markupsafe.escape(HOSTILE[0])}0</strong>" in html
+    assert html.count("<li>") == FLEET_SERIES
+    assert "; 1 more fleet series is only there" in html
+
+
+def test_no_fleet_series_no_fleet_answer(book):
+    assert "Which chip" not in render_analysis_html(book)

@@ -17,6 +17,7 @@ from pipeline.errors import OutputError
 from pipeline.render import answer, report
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart, png
+from pipeline.render.fleet_text import FLEET_SERIES, fleet_answers
 from pipeline.render.index_page import render_index
 from pipeline.render.report import render_report, report_context
 from pipeline.render.templates import REPORT_TEMPLATE, environment
@@ -27,6 +28,7 @@ from tests.helpers import (
     GOLDEN,
     HOSTILE,
     INDEX_RUNS,
+    ROOT,
     analyze_file,
     analyze_rows,
     figure_png,
@@ -462,6 +464,9 @@ def test_a_collectives_only_run_does_not_contradict_itself():
     (table,) = re.findall(r'<table class="sortable">(.*?)</table>', part, re.S)
     assert '<th class="r" title="chips the op runs on">Chips</th>' in table
     assert '>v5e_allgather_message_sweep</td><td>tpu-v5e</td><td class="r">16</td>' in table
+    # each series' latency knee in its own column; no bound counts (all network-bound)
+    assert ">Latency knee (V)</th>" in table and ">compute</th>" not in table
+    assert "v5e_allreduce_message_sweep tpu-v5e 16 7 720 kB (45.0 kB per chip) 16.0 µs" in sweeps
 
 
 def test_bounds_are_explained_where_they_appear(book):
@@ -493,3 +498,70 @@ def test_nothing_computed_gives_a_bottom_line_and_no_series_table():
     assert not SERIES_TABLE.findall(html)
     assert '<div class="n">1 <span class="label">rejected row</span></div>' in html
     assert_well_formed(html)
+
+
+# ---------------------------------------------------------------- the fleet answer
+
+FLEET_TABLE = re.compile(r'<table class="fleet">(.*?)</table>', re.S)
+
+
+@pytest.fixture(scope="module")
+def fleet_run():
+    """scenarios/fleet.csv: seven fleet series (chips, dtypes, chip counts)."""
+    return analyze_file(ROOT / "scenarios" / "fleet.csv")
+
+
+def _fleet_section(html: str) -> str:
+    return html[html.index('<div class="fleet" id="fleet">') : html.index('id="findings"')]
+
+
+def test_the_fleet_answer_follows_the_series_table(fleet_run):
+    html = html_of(fleet_run, notices=())
+    assert_well_formed(html)
+    assert '<a href="#fleet">Which chip</a>' in html
+    assert html.index("Series: how long") < html.index("Which chip, precision and chip count")
+    section = _fleet_section(html)
+    answers = fleet_answers(fleet_run.summary.fleet)
+    tables = FLEET_TABLE.findall(section)
+    assert len(tables) == len(answers) == 7 and "fleet series;" not in section  # not capped
+    ranking = fleet_run.summary.fleet
+    for a, table in zip(answers, tables, strict=True):
+        assert f"<h3>{htmllib.escape(a['series'])}:</h3>" in section
+        assert htmllib.escape(a["sentence"], quote=False) in section
+        labels = [_cells(row)[0] for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+        lead = a["columns"][a["lead"]]["point"]
+        ranked = ranking[(ranking["series"] == a["series"]) & (ranking["point"] == lead)]
+        assert labels == [r["label"] for r in a["rows"]]
+        assert [r["hardware"] for r in a["rows"]] == list(ranked.sort_values("rank")["hardware"])
+    mlp = tables[0]
+    assert 'B = 256<br><span class="point">(critical batch)</span>' in mlp
+    assert (
+        'class="r lead"' in mlp and len(re.findall("<th[ >]", mlp)) == 5
+    )  # point, 3 batches, fits
+    first = re.findall(r"<tr>(.*?)</tr>", mlp)[1]
+    assert _cells(first) == ["gb200", "58.7 µs 1.00×", "61.1 µs 1.00×", "770 µs 1.00×", "yes"]
+    assert '<td class="r nw memory" title="rank 1, memory-bound">58.7 µs' in first
+    assert '<td class="r nw compute" title="rank 1, compute-bound">770 µs' in first
+    assert "fastest one&rsquo;s at the same point" in section  # what the ratio means
+
+
+def test_the_fleet_answer_is_capped_and_escaped():
+    rows = [
+        {"name": f"{HOSTILE[0]}{i}", "op": "matmul", "B": 8, "D": 64, "F": 64,
+         "hardware": "v5e|h100", "dtype": "bf16|fp8"}
+        for i in range(FLEET_SERIES + 2)
+    ]  # fmt: skip
+    html = html_of(analyze_rows(rows), notices=())
+    section = _fleet_section(html)
+    assert HOSTILE[0] not in html
+    assert f"<h3>{htmllib.escape(HOSTILE[0])}0:</h3>" in section
+    assert len(FLEET_TABLE.findall(section)) == FLEET_SERIES
+    assert f"The first {FLEET_SERIES} of {FLEET_SERIES + 2} fleet series; 2 more" in section
+
+
+def test_a_run_without_fleet_series_has_no_fleet_answer(small):
+    html = html_of(small, notices=())
+    assert 'id="fleet"' not in html and "Which chip" not in html
+    assert report_context(small, "q1-q5")["fleet"] == {
+        "series": [], "bounds": [], "total": 0, "more": 0
+    }  # fmt: skip

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.render import answer
-from pipeline.render.report_tables import records, scenario_blocks
-from tests.helpers import ROOT, analyze_file
+from pipeline.render.report_tables import chip_series, records, scenario_blocks
+from tests.helpers import ROOT, analyze_file, analyze_rows
 
 
 def _chip_rows(analysis, chip: str) -> np.ndarray:
@@ -54,3 +54,25 @@ def test_collectives_have_no_intensity_columns_and_their_size_as_shape():
 def test_records_are_plain_values(book):
     plain = records(book.summary.lines.head(2))
     assert all(v is None or isinstance(v, str | int | float) for r in plain for v in r.values())
+
+
+def test_a_sweep_charts_table_gives_each_chip_its_own_line_of_a_fleet_series():
+    rows = [{"name": "f", "op": "matmul", "B": "1|64|4096", "D": 8192, "F": 8192,
+             "dtype": "bf16|fp8", "hardware": "h100|b200"}]  # fmt: skip
+    a = analyze_rows(rows)
+    got = chip_series(a, [("h100", "f"), ("b200", "f"), ("b200", "nope")])
+    assert set(got) == {("h100", "f"), ("b200", "f")}
+    for hw, line in ((k[0], v) for k, v in got.items()):
+        mine = a.results[a.results["hardware"].astype(str) == hw]
+        assert (line["hardware"], line["rows"], line["dtype"]) == (hw, 6, "bf16|fp8")
+        assert line["t_min"] == mine["t_lower"].min() and line["t_max"] == mine["t_lower"].max()
+        assert line["compute"] + line["memory"] == 6 and not line["collective"]
+        assert line["knee_min"] is None
+    assert got[("h100", "f")]["t_max"] != got[("b200", "f")]["t_max"]
+
+
+def test_a_collective_sweep_line_gives_its_latency_knee(mix):
+    charts = [("tpu-v5e", s) for s in mix.summary.lines.index]
+    got = chip_series(mix, charts)
+    knees = {s: (v["knee_min"], v["knee_chip_min"]) for (_, s), v in got.items() if v["collective"]}
+    assert knees and all(k == (720e3, 45e3) for k in knees.values()), knees

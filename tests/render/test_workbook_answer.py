@@ -1,5 +1,5 @@
 """The workbook's Answer sheet (the bottom line and the series table, read back with openpyxl
-against the results), the one-cell time formats (format.excel_seconds) and the Results
+against the results; each fleet series' answer under it), the one-cell time formats (format.excel_seconds) and the Results
 sheet's column order."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.render.answer import MEANING, bottom_line
+from pipeline.render.fleet_text import first_sentences
 from pipeline.render.format import EXCEL, excel_seconds
-from pipeline.render.workbook_answer import COLUMNS, results_columns
+from pipeline.render.workbook_answer import COLUMNS, FLEET_POINTER, results_columns
 from pipeline.render.workbook_styles import BOUND_COLOURS, NOT_FITTING_COLOURS
 from tests.helpers import ROOT, analyze_file, analyze_rows, sheet_text, workbook_of
 
@@ -116,6 +117,22 @@ def test_not_fitting_series_are_red_and_more_series_are_counted(tmp_path):
         "... and 2 more series: every scenario is on the Results sheet (filter its series column)."
         in sheet_text(wb["Answer"])
     )
+
+
+def test_each_fleet_series_is_answered_in_a_line_under_the_table(tmp_path):
+    a = analyze_file(ROOT / "scenarios" / "fleet.csv")
+    wb, _ = workbook_of(a, tmp_path)
+    sheet = wb["Answer"]
+    assert list(table(sheet)) == list(a.summary.lines.index)  # the table as before
+    text = sheet_text(sheet)
+    said = [f"Fleet {series}: {sentence}" for series, sentence in first_sentences(a.summary.fleet)]
+    at = text.index(said[0])
+    assert len(said) == 7 and text[at : at + 8] == [*said, FLEET_POINTER]
+    assert text[at + 8] == "What the bound means"
+    # the bounds the fleet lines name are explained too (the table's are network and mixed)
+    meant = text[at + 9 : at + 9 + 8 : 2]
+    assert meant == ["compute", "memory", "network", "mixed"]
+    assert said[0].startswith("Fleet mlp_bf16: At B = 256 the fastest is gb200, ")
 
 
 def test_a_time_cell_shows_its_words_while_it_rounds_to_them():

@@ -9,18 +9,34 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pipeline.render.charts.data import RooflineData, SweepData
-from pipeline.render.charts.plan import Chart, PlannedChart, left_out_notice, plan_charts
+from pipeline.render.charts.fleet_data import FleetData
+from pipeline.render.charts.plan import (
+    Chart,
+    PlannedChart,
+    fleet_cap_notice,
+    left_out_notice,
+    plan_charts,
+)
 from pipeline.render.charts.summary_data import SummaryData
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Chart", "PlannedChart", "figure", "left_out_notice", "plan_charts", "png"]
+__all__ = [
+    "Chart",
+    "PlannedChart",
+    "figure",
+    "fleet_cap_notice",
+    "left_out_notice",
+    "plan_charts",
+    "png",
+]
 
 
-def figure(data: RooflineData | SweepData | SummaryData) -> Figure:
+def figure(data: RooflineData | SweepData | SummaryData | FleetData) -> Figure:
     """The Figure of one chart's data (matplotlib imported here, when a chart is drawn: a
     command that draws none, such as `pipeline hardware`, never pays for it)."""
+    from pipeline.render.charts.fleet import fleet_figure
     from pipeline.render.charts.roofline import roofline_figure
     from pipeline.render.charts.summary import summary_figure
     from pipeline.render.charts.sweep import sweep_figure
@@ -31,10 +47,12 @@ def figure(data: RooflineData | SweepData | SummaryData) -> Figure:
         return sweep_figure(data)
     if isinstance(data, SummaryData):
         return summary_figure(data)
+    if isinstance(data, FleetData):
+        return fleet_figure(data)
     raise TypeError(f"no chart for {type(data).__name__}")
 
 
-def png(data: RooflineData | SweepData | SummaryData) -> bytes:
+def png(data: RooflineData | SweepData | SummaryData | FleetData) -> bytes:
     """One chart as PNG bytes (the same data gives the same bytes)."""
     from pipeline.render.charts.style import png_bytes
 

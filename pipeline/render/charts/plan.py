@@ -1,5 +1,6 @@
-"""Which charts a run draws, in which order, under which file names: the summary, a roofline
-per chip (A-Z), a network roofline per chip whose rows communicate, then the sweep charts.
+"""Which charts a run draws, in which order, under which file names: the summary, a fleet
+chart per fleet series (file order, at most FLEET_CHARTS), a roofline per chip (A-Z), a
+network roofline per chip whose rows communicate, then the sweep charts.
 The data of a chart is built only when it is kept (`PlannedChart.build`)."""
 
 from __future__ import annotations
@@ -22,19 +23,22 @@ from pipeline.render.charts.data import (
     talks,
     with_flops,
 )
+from pipeline.render.charts.fleet_data import FLEET_CHARTS, fleet_data, fleet_series
 from pipeline.render.charts.grid import Grids, with_grid
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import (
     BYTES,
+    drawn_text,
     pages,
     sweep_column,
     sweep_data,
     sweep_lines,
 )
 
-KIND_ORDER = ("summary", "roofline", "network", "sweep")
+KIND_ORDER = ("summary", "fleet", "roofline", "network", "sweep")
 KIND_NAMES = {
     "summary": ("summary chart", "summary charts"),
+    "fleet": ("fleet chart", "fleet charts"),
     "roofline": ("roofline", "rooflines"),
     "network": ("network roofline", "network rooflines"),
     "sweep": ("sweep chart", "sweep charts"),
@@ -45,11 +49,11 @@ KIND_NAMES = {
 class Chart:
     """One chart of a run: what it shows and where its PNG goes."""
 
-    kind: str  # "summary" | "roofline" | "network" | "sweep"
+    kind: str  # "summary" | "fleet" | "roofline" | "network" | "sweep"
     title: str
     path: str  # relative to the run's folder, e.g. "plots/roofline-tpu-v5e.png"
     hardware: str | None = None  # canonical chip name, for per-hardware charts
-    series: tuple[str, ...] = ()  # sweep series drawn, for sweep charts
+    series: tuple[str, ...] = ()  # series drawn, for sweep and fleet charts
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,13 @@ def plan_charts(
     overrides: Mapping[str, int],
     folder: str = "plots",
     grids: Grids | None = None,
+    fleet: pd.DataFrame | None = None,
+    curves: pd.DataFrame | None = None,
 ) -> list[PlannedChart]:
     """Every chart a run could draw, in priority order, with unique sanitized file names.
     Planning only counts rows; each chart takes its rows when it is built. `grids`: every
-    scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample."""
+    scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample;
+    `fleet`, `curves`: Summary.fleet and Summary.fleet_curves (a chart per fleet series)."""
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
@@ -105,6 +112,10 @@ def plan_charts(
         planned.append(PlannedChart(Chart(kind, title, path, hw, tuple(series)), build, cost))
 
     add("summary", "summary", "Bound per hardware", None, partial(summary_data, per_hardware), 0)
+    names = fleet_series(fleet) if fleet is not None else []
+    for name in names[:FLEET_CHARTS]:  # every engine's Summary holds the whole answer
+        build = partial(fleet_data, fleet, pd.DataFrame() if curves is None else curves, name)
+        add("fleet", f"fleet-{safe_stem(name)}", f"{name}: fleet ranking", None, build, 0, [name])
     for hw, idx in by_chip.items():
         if not flops[idx].any():
             continue
@@ -119,7 +130,7 @@ def plan_charts(
         split = pages(lines)
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
-            of = f" ({i} of {len(split)})" if len(split) > 1 else ""
+            of = (f" ({i} of {len(split)})" if len(split) > 1 else "") + drawn_text(page)
             rows = full[list(dict.fromkeys([*results.columns, sweep_column(dim)]))]
             build = partial(_sweep, rows, by_chip[hw], records.get(hw), hw, dim, page, i,
                             len(split))  # fmt: skip
@@ -146,6 +157,17 @@ def _network(results, idx, record, hw, grids) -> RooflineData | None:
 def _sweep(results, idx, record, hw, dim, page, i, of) -> SweepData:
     chip = chip_record(results.iloc[idx] if record is None else results.iloc[:0], record, hw)
     return sweep_data(results, chip, dim, page, i, of)
+
+
+def fleet_cap_notice(fleet: pd.DataFrame) -> str | None:
+    """What the cap on fleet charts left out, said plainly (None when nothing)."""
+    names = fleet_series(fleet)
+    if len(names) <= FLEET_CHARTS:
+        return None
+    return (
+        f"Drew fleet charts of the first {FLEET_CHARTS} of {len(names):,} fleet series (at "
+        f"most {FLEET_CHARTS} a run); every series' ranking is in summary.json."
+    )
 
 
 def left_out_notice(dropped: list[PlannedChart], max_charts: int, total: int) -> str:

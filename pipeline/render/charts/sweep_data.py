@@ -3,7 +3,7 @@ other swept dims), and each chart's lines of attainable FLOP/s against the swept
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,8 @@ class LinePlan:
     label: str
     rows: np.ndarray
     detail: str = ""
+    of: int = 0  # its series' lines on this chip when pages() drew only some of them
+    place: tuple[float, ...] = ()  # where its values sit on each of those dims, 0 to 1
 
 
 def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
@@ -88,10 +90,14 @@ def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
         table[numeric] = table[numeric].astype(float)
         inverse = table.groupby(list(table.columns), sort=True, dropna=False).ngroup().to_numpy()
         firsts = np.unique(inverse, return_index=True)[1]
+        ranks = np.column_stack(
+            [pd.factorize(table[d].to_numpy()[firsts], sort=True)[0] for d in table.columns]
+        )
+        places = ranks / np.maximum(ranks.max(axis=0), 1)  # each value's rank on its dim
         for k, at in enumerate(firsts.tolist()):
             what = ", ".join(f"{d}={_shown(table[d].iat[at])}" for d in table.columns)
             label = f"{chart_text(s, 36)} ({what})"
-            line = LinePlan(str(s), label, rows[inverse == k], what)
+            line = LinePlan(str(s), label, rows[inverse == k], what, place=tuple(places[k]))
             groups.setdefault((hw, dims[0]), []).append(line)
     return groups
 
@@ -111,9 +117,43 @@ def _text(values: pd.Series) -> np.ndarray:
 
 
 def pages(lines: list[LinePlan]) -> list[list[LinePlan]]:
-    """Lines split into charts of at most SWEEP_LINES_PER_CHART."""
+    """Lines onto charts of at most SWEEP_LINES_PER_CHART, a series never split: whole
+    series fill a chart in order, and a series with more lines (one per combination of its
+    other dims and fleet axes) gets one chart of its own, with that many of its lines evenly
+    spaced in their numeric order, the first and the last kept, each marked `of` how many
+    it has: one sweep chart per chip and series, however large the sweep."""
     n = SWEEP_LINES_PER_CHART
-    return [lines[i : i + n] for i in range(0, len(lines), n)]
+    names = np.array([ln.series for ln in lines], dtype=object)  # a line per combination
+    starts = np.flatnonzero(np.r_[True, names[1:] != names[:-1]]) if len(lines) else []
+    out: list[list[LinePlan]] = []
+    page: list[LinePlan] = []
+    for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):  # per series
+        run = lines[start:end]
+        if len(run) > n:
+            run = [replace(run[k], of=len(run)) for k in _spread(run, n)]
+        if page and len(page) + len(run) > n:
+            out.append(page)
+            page = []
+        page = [*page, *run]
+    return [*out, page] if page else out
+
+
+def _spread(run: list[LinePlan], n: int) -> list[int]:
+    """`n` of a series' lines spread over its values (farthest first: the corners, every
+    dim's first and last value, then between them), in their order."""
+    places = np.array([ln.place for ln in run], dtype=float).reshape(len(run), -1)
+    picked, gap = [0], np.linalg.norm(places - places[0], axis=1)
+    while len(picked) < n:
+        k = int(np.argmax(gap))  # the first of the farthest: ties in line order
+        picked.append(k)
+        gap = np.minimum(gap, np.linalg.norm(places - places[k], axis=1))
+    return sorted(picked)
+
+
+def drawn_text(lines: list[LinePlan]) -> str:
+    """A chart's note of the lines pages() left out: ' (10 of 54 lines)', else ''."""
+    of = max((ln.of for ln in lines), default=0)
+    return f" ({len(lines)} of {of} lines)" if of else ""
 
 
 def sweep_data(
@@ -135,7 +175,7 @@ def sweep_data(
     out_lines = []
     for ln, turn, (part, order, x, y) in zip(lines, turns.to_dict("records"), ordered, strict=True):
         out_lines.append(_line(ln, part, order, x, y, *_turn(turn, dim, x, y, log_x)))
-    page_text = f" ({page} of {of})" if of > 1 else ""
+    page_text = (f" ({page} of {of})" if of > 1 else "") + drawn_text(lines)
     bw = chip.get("hbm_bandwidth")
     return SweepData(
         hardware=hw,
@@ -230,7 +270,7 @@ def _time_data(
             reach = f"latency-bound below {fmt.size(knee)} ({fmt.size(per_chip)} per chip)"
         out_lines.append(_line(ln, part, order, x, y, knee, knee_y, reach))
     links = links_used(results.iloc[np.concatenate([ln.rows for ln in lines])])
-    page_text = f" ({page} of {of})" if of > 1 else ""
+    page_text = (f" ({page} of {of})" if of > 1 else "") + drawn_text(lines)
     parts = []
     for lk in links:
         bw, lat = chip.get(f"{lk}_bandwidth"), chip.get(f"{lk}_latency")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
-from tests.helpers import analyze_rows, chart_rows, chip
+from tests.helpers import analyze_rows, chart_rows, chip, planned_charts
 
 
 def book_sweep(book):
@@ -169,3 +169,36 @@ def test_lines_of_a_sweep_are_in_the_numeric_order_of_their_other_dims_and_fleet
         "F=2048, chips=2", "F=2048, chips=16", "F=8192, chips=2", "F=8192, chips=16",
         "F=16384, chips=2", "F=16384, chips=16",
     ]  # fmt: skip
+
+
+def test_a_series_with_more_lines_than_a_chart_holds_is_one_chart_of_its_spread():
+    """One sweep chart per chip and series: 3 D x 2 F x 2 dtypes = 12 lines on each chip make
+    one chart of 10 (not two pages), the corners first: every value of each dim drawn."""
+    rows = [{"name": "big", "op": "matmul", "B": "1|8|64|512", "D": "1024|4096|16384",
+             "F": "1024|8192", "dtype": "bf16|fp8", "hardware": "h100|b200"}]  # fmt: skip
+    a = analyze_rows(rows)
+    results = chart_rows(a)
+    groups = sweep_lines(results)
+    assert set(groups) == {("h100", "B"), ("b200", "B")}
+    (page,) = pages(groups[("h100", "B")])
+    assert len(page) == 10 and {ln.of for ln in page} == {12}
+    details = [ln.detail for ln in page]
+    assert details[0] == "D=1024, F=1024, dtype=bf16"  # the first and the last kept
+    assert details[-1] == "D=16384, F=8192, dtype=fp8"
+    for value in ("D=4096", "F=8192", "dtype=fp8"):  # no dim seen at one value only
+        assert any(value in d for d in details)
+    data = sweep_data(results, chip(a, "h100"), "B", page, 1, 1)
+    assert data.title.endswith("as B grows (10 of 12 lines)")
+    charts = [p.chart for p in planned_charts(a) if p.chart.kind == "sweep"]
+    assert [(c.hardware, c.series) for c in charts] == [("b200", ("big",)), ("h100", ("big",))]
+    assert charts[0].title == "b200: attainable FLOP/s vs B (10 of 12 lines)"
+
+
+def test_series_share_a_chart_but_never_span_two():
+    """Whole series fill a chart in order: 4 + 4 lines, then 4 more on the next chart."""
+    rows = [{"name": f"s{i}", "op": "matmul", "B": "1|2|4", "D": "128|256|512|1024",
+             "F": 128, "hardware": "v5e"} for i in range(3)]  # fmt: skip
+    (lines,) = sweep_lines(chart_rows(analyze_rows(rows))).values()
+    split = pages(lines)
+    assert [[ln.series for ln in p] for p in split] == [["s0"] * 4 + ["s1"] * 4, ["s2"] * 4]
+    assert all(ln.of == 0 for p in split for ln in p)

@@ -1,0 +1,194 @@
+"""The data of a fleet chart (docs/outputs.md#the-fleet-answer): one fleet series' points
+(chip x precision x chip count) in ranking order, each with its curve of time along the
+series' sweep (Summary.fleet_curves) and the ranking's chosen points on it; a series that
+sweeps only its fleet axes has no curves and is drawn as bars of its one ranking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.ranking import POINT
+from pipeline.render import format as fmt
+from pipeline.render.charts.labels import chart_text
+from pipeline.render.fleet_text import at_text, point_labels, sentence
+
+FLEET_CHARTS = 20  # fleet charts a run draws at most (the first fleet series, file order)
+# what a fleet point's varying part is called when counted in a title: '12 chips'
+NOUNS = {"hardware": ("chip", "chips"), "dtype": ("precision", "precisions"),
+         "chips": ("chip count", "chip counts")}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FleetPoint:
+    """One fleet point at the point its ranking leads with (the critical batch, else the
+    first): its rank (1 the fastest), time, ratio to the fastest, bound, whether it fits, and
+    its colour and line style (indices: a colour per value of the first axis that varies,
+    a style per combination of the others)."""
+
+    label: str
+    rank: int
+    t_lower: float
+    ratio: float
+    bound: str
+    fits: bool
+    color: int = 0
+    style: int = 0
+
+
+@dataclass(frozen=True)
+class FleetLine:
+    """The curve of `points[point]`: time along the swept dim, and where the ranking's chosen
+    points sit on it (`marks`, the chosen points' names; `mark_bound` their bounds)."""
+
+    point: int
+    x: np.ndarray
+    y: np.ndarray
+    mark_x: np.ndarray
+    mark_y: np.ndarray
+    mark_bound: tuple[str, ...]
+    mark_fits: np.ndarray
+    marks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FleetData:
+    """A fleet series' chart: lines of time against its swept dim (`lines`), or with none,
+    bars of its ranking (`points`, fastest first, always given)."""
+
+    series: str
+    title: str
+    subtitle: str
+    dim: str  # the swept dim of the lines ('' for bars)
+    x_label: str
+    y_label: str
+    points: tuple[FleetPoint, ...]
+    lines: tuple[FleetLine, ...] = ()
+    guide: float | None = None  # the x the ranking leads with (its critical batch point)
+    guide_label: str = ""
+
+
+def fleet_series(fleet: pd.DataFrame) -> list[str]:
+    """The fleet series of a ranking (Summary.fleet), in file order."""
+    return list(dict.fromkeys(fleet["series"].astype(str))) if len(fleet) else []
+
+
+def fleet_data(fleet: pd.DataFrame, curves: pd.DataFrame, series: str) -> FleetData:
+    """One fleet series' chart from Summary.fleet and Summary.fleet_curves."""
+    ranking = fleet[fleet["series"].astype(str) == series].reset_index(drop=True)
+    ranking = ranking.assign(label=point_labels(ranking))
+    groups = list(ranking.groupby(["point", "at"], sort=False))
+    lead = next((k for k, ((p, _), _) in enumerate(groups) if p == "critical batch"), 0)
+    lead_group = groups[lead][1].sort_values("rank", kind="stable")
+    keys = [tuple(k) for k in lead_group[POINT].astype(str).to_numpy()]
+    color, style = _looks(lead_group)
+    points = tuple(
+        FleetPoint(
+            label=chart_text(r.label or series, 40),
+            rank=int(r.rank),
+            t_lower=float(r.t_lower),
+            ratio=float(r.ratio),
+            bound=str(r.bound),
+            fits=bool(r.fits),
+            color=int(c),
+            style=int(s),
+        )
+        for r, c, s in zip(lead_group.itertuples(index=False), color, style, strict=True)
+    )
+    mine = curves[curves["series"].astype(str) == series] if len(curves) else curves
+    compared = _compared(lead_group)
+    lead_at = str(groups[lead][0][1])
+    base = {
+        "series": series,
+        "subtitle": sentence(lead_group),
+        "y_label": "Time per step (t_lower)",
+        "points": points,
+    }
+    if mine.empty:
+        where = f" at {at_text(lead_at)}" if lead_at else ""
+        return FleetData(
+            title=f"{chart_text(series)}: {compared} ranked by time{where}",
+            dim="",
+            x_label="Time per step (t_lower)",
+            **base,
+        )
+    dim = str(mine["line_dim"].iloc[0])
+    by_point = mine.groupby([mine[c].astype(str) for c in POINT], sort=False).indices
+    lines = []
+    for k, key in enumerate(keys):  # a few hundred fleet points at most
+        idx = by_point.get(key)
+        if idx is None:
+            continue
+        part = mine.iloc[idx]
+        x = part["line_value"].to_numpy(dtype=float)
+        order = np.argsort(x, kind="stable")
+        lines.append(_line(k, x[order], part["t_lower"].to_numpy(dtype=float)[order],
+                           ranking, key, dim))  # fmt: skip
+    guide = _value(lead_at, dim) if groups[lead][0][0] == "critical batch" else None
+    shown = fmt.size(guide) if dim == "bytes" else fmt.count(guide)
+    return FleetData(
+        title=f"{chart_text(series)}: {compared} compared as {dim} grows",
+        dim=dim,
+        x_label=f"{dim} (swept dimension)" if dim != "bytes" else "bytes (swept)",
+        lines=tuple(lines),
+        guide=guide,
+        guide_label=f"{dim} = {shown}: critical batch, ranked here" if guide else "",
+        **base,
+    )
+
+
+def _line(k: int, x, y, ranking: pd.DataFrame, key: tuple, dim: str) -> FleetLine:
+    """Point k's curve, with the ranking's chosen points that lie on it (a chosen point of a
+    sweep of several dims, its last, may be off the line along `dim`)."""
+    own = ranking[(ranking[POINT].astype(str).to_numpy() == np.array(key)).all(axis=1)]
+    at = np.array([_value(str(a), dim) for a in own["at"]], dtype=float)
+    t = own["t_lower"].to_numpy(dtype=float)
+    hit = np.isin(at, x)
+    on = hit & np.isclose(t, np.interp(at, x, y), rtol=1e-9)
+    return FleetLine(
+        point=k,
+        x=x,
+        y=y,
+        mark_x=at[on],
+        mark_y=t[on],
+        mark_bound=tuple(own["bound"].astype(str).to_numpy()[on]),
+        mark_fits=own["fits"].to_numpy(dtype=bool)[on],
+        marks=tuple(own["point"].astype(str).to_numpy()[on]),
+    )
+
+
+def _value(at: str, dim: str) -> float:
+    """The value of `dim` in a chosen point's 'B=256, D=8192' (NaN when it has none)."""
+    for part in filter(None, at.split(", ")):
+        name, _, value = part.partition("=")
+        if name == dim:
+            return float(value)
+    return float("nan")
+
+
+def _varying(group: pd.DataFrame) -> list[str]:
+    return [c for c in POINT if group[c].nunique() > 1]
+
+
+def _looks(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Colour and style indices per ranked point: the first varying axis picks the colour,
+    the others together the style (decode_fp4: a colour per chip, a style per precision);
+    one axis alone, the colours in ranking order."""
+    varying = _varying(group) or ["hardware"]
+    color = pd.factorize(group[varying[0]].to_numpy())[0]
+    rest = varying[1:]
+    if not rest:
+        return color, np.zeros(len(group), dtype=np.int64)
+    style = pd.factorize(pd.MultiIndex.from_frame(group[rest]))[0]
+    return color, style
+
+
+def _compared(group: pd.DataFrame) -> str:
+    """What a series compares, from what varies: '12 chips', '4 chips × 3 precisions'."""
+    parts = []
+    for c in _varying(group):
+        n = int(group[c].nunique())
+        parts.append(f"{n} {NOUNS[c][n != 1]}")
+    return " × ".join(parts) or fmt.plural(len(group), "fleet point")

@@ -1,0 +1,86 @@
+"""The report's size budget (docs/outputs.md#caps): report.html is one self-contained file
+that is mailed, attached to tickets and opened in a browser, so it stays within
+REPORT_BUDGET bytes on any run. Past it, first the per-chip tables are shortened (their row
+cap halved down to MIN_TABLE_ROWS; each series keeps its first and slowest row,
+report_tables.shown_rows), then the last charts are left out (the sweep charts first: they
+come last in the plan); each step is said in the report's notices. Every row stays in the
+results and every chart in plots/."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+
+from pipeline.record import Record
+from pipeline.render import format as fmt
+from pipeline.render.charts import Chart
+from pipeline.render.report import render_report, table_cap_notices
+
+# bytes of report.html: it mails (most mail systems take 10-25 MB) and opens at once; the
+# shipped fleet.csv (418 scenarios, 38 charts) fits whole at 2.3 MB, a 2.7 M-scenario Dask
+# sweep (its sample) at about 2.7 MB
+REPORT_BUDGET = 3_000_000
+MIN_TABLE_ROWS = 50  # the least a chip's table is cut to before charts are left out
+
+
+def render_report_within(
+    analysis: Record,
+    run_name: str,
+    charts: Sequence[tuple[Chart, bytes]],
+    notices: Sequence[str],
+    max_table_rows: int,
+    baseline=None,
+    budget: int = REPORT_BUDGET,
+) -> tuple[str, list[str]]:
+    """render_report's page within `budget` bytes (see the module), and the notices of what
+    it had to thin to stay there (none when the page fits as it is)."""
+    rows, kept = max_table_rows, list(charts)
+    while True:
+        said = _notices(analysis, notices, max_table_rows, rows, charts, kept, budget)
+        html = render_report(analysis, run_name, kept, said[0], rows, baseline)
+        size = len(html.encode("utf-8"))
+        if size <= budget:
+            return html, said[1]
+        if rows > MIN_TABLE_ROWS:
+            rows = max(MIN_TABLE_ROWS, rows // 2)
+        elif kept:
+            kept = kept[: _charts_kept(kept, size - budget)]
+        else:  # nothing left to thin (a page of rejected rows alone): as it is
+            return html, said[1]
+
+
+def _charts_kept(kept: list[tuple[Chart, bytes]], excess: int) -> int:
+    """How many of the first charts to keep so the page loses `excess` bytes (a chart costs
+    its base64 text); at least one fewer."""
+    cost = [len(base64.b64encode(data)) for _, data in kept]
+    n, freed = len(kept), 0
+    while n > 0 and (freed < excess or n == len(kept)):
+        n -= 1
+        freed += cost[n]
+    return n
+
+
+def _notices(analysis, notices, cap, rows, charts, kept, budget) -> tuple[list[str], list[str]]:
+    """The page's notices (the run's, its table cap ones said at the cap used) and those the
+    budget adds."""
+    added = []
+    if rows < cap:
+        added.append(
+            f"To stay within the report's size budget of {fmt.size(budget)}, each chip's "
+            f"table shows its first {fmt.count(rows)} scenarios (not {fmt.count(cap)}) and "
+            f"each series' first and slowest; every row is in {analysis.rows_in}."
+        )
+    if len(kept) < len(charts):
+        left = len(charts) - len(kept)
+        kinds = dict.fromkeys(c.kind for c, _ in charts[len(kept) :])  # in plan order
+        added.append(
+            f"To stay within the report's size budget of {fmt.size(budget)}, it embeds "
+            f"{fmt.count(len(kept))} of {fmt.plural(len(charts), 'chart')}: the other "
+            f"{fmt.count(left)} ({' and '.join(kinds)} charts) are in plots/ and on the "
+            "workbook's Charts sheet."
+        )
+    if not added:
+        return list(notices), []
+    old = set(table_cap_notices(analysis, cap))
+    own = [n for n in notices if n not in old] + table_cap_notices(analysis, rows)
+    return [*own, *added], added

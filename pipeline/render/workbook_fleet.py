@@ -1,0 +1,134 @@
+"""The workbook's Fleet sheet, right after Answer and only when some series lists several chips,
+dtypes or chip counts (a fleet series): per fleet series, its name, its sentence and a table of
+its fleet points fastest first, with each one's time, ratio to the fastest and bound at every
+chosen point of its sweep. The words and the order come from render.fleet_text, the same as the
+report's (docs/outputs.md#the-fleet-answer)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pipeline.render.fleet_text import FLEET_POINTS, FLEET_SERIES, fleet_answers
+from pipeline.render.format import EXCEL, count
+from pipeline.render.workbook_cells import FittedSheet
+from pipeline.render.workbook_styles import Styles
+
+SHEET = "Fleet"
+# a fleet point's columns, then per chosen point three, then whether it fits in HBM:
+# (header, width in characters; None: as wide as its text, up to MAX_WIDTH)
+POINT_COLUMNS = (("hardware", None), ("dtype", 8), ("chips", 7))
+CHOSEN_COLUMNS = (("time", 12), ("× fastest", 10), ("bound", 10))
+FITS_COLUMN = ("fits in HBM", 12)
+MAX_WIDTH = 44
+INTRO = (
+    "Per fleet series (a scenario row listing several chips, dtypes or chip counts): how long "
+    "each of its fleet points (chip, dtype, chip count) takes at the first point of its sweep, "
+    "at its critical batch and at its last (or at its one point), fastest first where its "
+    "sentence says."
+)
+READING = (
+    "time: t_lower, the roofline's lower bound (the cells hold seconds); × fastest: the time "
+    "over the fastest fleet point's at that point; bound: what limits it there."
+)
+
+
+def write_fleet_sheet(book, styles: Styles, fleet: pd.DataFrame, whole: str) -> list[str]:
+    """The Fleet sheet added to `book` when `fleet` (Summary.fleet) has rows; the notices of
+    its cells cut to Excel's limit (`whole`: where the texts are whole)."""
+    if fleet.empty:
+        return []
+    sheet = FittedSheet(book.add_worksheet(SHEET))
+    write_fleet(sheet, styles, fleet)
+    return sheet.notices(whole)
+
+
+def write_fleet(sheet, styles: Styles, fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> None:
+    """The first `limit` fleet series, a block each: name, sentence, a two-row header (the
+    chosen point over its time, ratio and bound) and a row per fleet point (the first
+    FLEET_POINTS, the rest counted); printed landscape, one page wide."""
+    answers = fleet_answers(fleet, limit)
+    widest = max(len(a["columns"]) for a in answers)
+    for col, width in enumerate(_widths(answers, widest)):
+        sheet.set_column_width(col, width)
+    sheet.write(0, 0, "Fleet answer: which chip, precision and chip count is fastest", styles.title)
+    sheet.write(1, 0, INTRO, styles.text)
+    sheet.write(2, 0, READING, styles.text)
+    row = 3
+    total = fleet["series"].nunique()
+    if total > len(answers):
+        row += 1
+        sheet.write(
+            row,
+            0,
+            f"This sheet shows the first {count(len(answers))} of {count(total)} fleet series; "
+            "summary.json lists the rankings of the rest (fleet).",
+            styles.notice,
+        )
+    for answer in answers:  # at most `limit`: a few blocks, not the results
+        row = _block(sheet, styles, answer, row + 2)
+    sheet.set_landscape()
+    sheet.set_print_fit_to_pages(1, 0)
+    sheet.set_print_gridlines(False)
+
+
+def point_header(column: dict) -> str:
+    """A chosen point as its header names it: 'B = 256 (critical batch)'; 'its only point'
+    for a series that sweeps nothing but its fleet axes."""
+    return f"{column['at']} ({column['point']})" if column["at"] else "its only point"
+
+
+def _block(sheet, styles: Styles, answer: dict, row: int) -> int:
+    """One fleet series from `row` down; its last row."""
+    columns = answer["columns"]
+    last = len(POINT_COLUMNS) + len(CHOSEN_COLUMNS) * len(columns)  # the fits column
+    sheet.write(row, 0, answer["series"], styles.section)
+    sheet.write(row + 1, 0, answer["sentence"], styles.text)
+    row += 2
+    sheet.merge_range(row, 0, row, len(POINT_COLUMNS) - 1, "fleet point", styles.header)
+    for k, column in enumerate(columns):
+        first = len(POINT_COLUMNS) + len(CHOSEN_COLUMNS) * k
+        sheet.merge_range(row, first, row, first + 2, point_header(column), styles.header)
+    sheet.write(row, last, "", styles.header)
+    row += 1
+    headers = [h for h, _ in POINT_COLUMNS] + [h for h, _ in CHOSEN_COLUMNS] * len(columns)
+    for col, header in enumerate([*headers, FITS_COLUMN[0]]):
+        cell = (styles.header_right if header in ("chips", "time", "× fastest")
+                else styles.header_words if header in ("bound", FITS_COLUMN[0])
+                else styles.header)  # fmt: skip
+        sheet.write(row, col, header, cell)
+    ratio = styles.column(EXCEL["ratio"], text=False)
+    for point in answer["rows"]:
+        row += 1
+        sheet.write(row, 0, point["hardware"], styles.text)
+        sheet.write(row, 1, point["dtype"], styles.text)
+        sheet.write(row, 2, point["chips"], styles.integer)
+        for k, cell in enumerate(point["cells"]):
+            if cell is None:  # not computed at this point: left blank
+                continue
+            col = len(POINT_COLUMNS) + len(CHOSEN_COLUMNS) * k
+            sheet.write(row, col, cell["t_lower"], styles.time(cell["t_lower"]))
+            sheet.write(row, col + 1, cell["ratio"], ratio)
+            tint = styles.bound_words.get(cell["bound"], styles.words)
+            sheet.write(row, col + 2, cell["bound"], tint)
+        fits = styles.words if point["fits"] else styles.not_fitting_words
+        sheet.write(row, last, "yes" if point["fits"] else "no", fits)
+    if answer["more"]:
+        row += 1
+        at = point_header(columns[answer["lead"]])
+        sheet.write(
+            row,
+            0,
+            f"... and {count(answer['more'])} more fleet points, slower at {at} than the "
+            f"{count(FLEET_POINTS)} above: summary.json lists them all (fleet).",
+            styles.text,
+        )
+    return row
+
+
+def _widths(answers: list[dict], chosen: int) -> list[float]:
+    """The sheet's column widths: hardware as wide as its longest name (up to MAX_WIDTH), the
+    others fixed, for the block with the most chosen points."""
+    names = [p["hardware"] for a in answers for p in a["rows"]]
+    longest = max(len(POINT_COLUMNS[0][0]), *(len(n) for n in names)) + 2
+    widths = [min(longest, MAX_WIDTH), *(w for _, w in POINT_COLUMNS[1:])]
+    return widths + [w for _, w in CHOSEN_COLUMNS] * chosen + [FITS_COLUMN[1]]

@@ -1,0 +1,39 @@
+"""render/report_budget.py: report.html within REPORT_BUDGET on any run: a page within it
+is render_report's own; past it the chips' tables are cut, then the last charts left out,
+each said in a notice (tested with a lowered budget: a real 3 MB page takes a big run)."""
+
+from __future__ import annotations
+
+from pipeline.render.charts import Chart
+from pipeline.render.report import render_report, table_cap_notices
+from pipeline.render.report_budget import MIN_TABLE_ROWS, REPORT_BUDGET, render_report_within
+from tests.helpers import figure_png
+
+
+def _charts(n: int) -> list[tuple[Chart, bytes]]:
+    png = figure_png("a sweep", size=(6, 4), dpi=100)
+    return [(Chart("sweep", f"s{i}", f"plots/s{i}.png", "tpu-v5e", ("x",)), png) for i in range(n)]
+
+
+def test_a_page_within_the_budget_is_left_as_it_is(book):
+    notices = table_cap_notices(book, 500)
+    html, said = render_report_within(book, "q1-q5", _charts(1), notices, 500)
+    assert said == [] and html == render_report(book, "q1-q5", _charts(1), notices, 500)
+    assert len(html.encode()) <= REPORT_BUDGET
+
+
+def test_past_the_budget_the_tables_are_cut_then_charts_left_out_and_it_says_so(big):
+    charts = _charts(6)
+    full = render_report(big, "big", charts, table_cap_notices(big, 500), 500)
+    budget = len(full.encode()) * 2 // 3  # a page a third too big
+    html, said = render_report_within(big, "big", charts, table_cap_notices(big, 500), 500,
+                                       budget=budget)  # fmt: skip
+    assert len(html.encode()) <= budget
+    assert said and all(n in html.replace("&#39;", "'") for n in said)
+    assert said[0].startswith(f"To stay within the report's size budget of {budget // 1000} kB")
+    assert "shows its first" in said[0] and "(not 500)" in said[0]
+    assert table_cap_notices(big, 500)[0] not in html  # the cap notices said at the cap used
+    tiny = len(render_report(big, "big", [], [], MIN_TABLE_ROWS).encode()) + 5000
+    html, said = render_report_within(big, "big", charts, [], 500, budget=tiny)
+    assert len(html.encode()) <= tiny and html.count("data:image/png") < len(charts)
+    assert "(sweep charts) are in plots/" in said[-1]
