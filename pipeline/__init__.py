@@ -8,6 +8,7 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
     a.write("output/q1-q5")
     pipeline.charts.roofline(a, "tpu-v5e")
     pipeline.chips(["h100", "tpu-v6e"])     # chips side by side, ridge points per dtype
+    pipeline.models()                       # the model catalog: dims, experts, parameters
     pipeline.run_dask("sweep.csv", "out/")  # past one machine: partitions on Dask workers
 """
 
@@ -26,13 +27,16 @@ from pipeline.compare import Comparison, compare
 from pipeline.compare_runs import RunsComparison, compare_runs
 from pipeline.errors import (
     InvalidHardwareFile,
+    InvalidModelFile,
     InvalidResults,
     InvalidScenarios,
     OutputError,
     PipelineError,
     ScenarioFileError,
     UnknownHardware,
+    UnknownModel,
 )
+from pipeline.model.model_catalog import ModelCatalog, load_models, models
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Written
 from pipeline.version import __version__
@@ -72,13 +76,16 @@ __all__ = [
     "Comparison",
     "DaskRun",
     "InvalidHardwareFile",
+    "InvalidModelFile",
     "InvalidResults",
     "InvalidScenarios",
+    "ModelCatalog",
     "OutputError",
     "PipelineError",
     "RunsComparison",
     "ScenarioFileError",
     "UnknownHardware",
+    "UnknownModel",
     "Written",
     "__version__",
     "analyze",
@@ -90,6 +97,8 @@ __all__ = [
     "failed_entry",
     "index_entry",
     "load_hardware",
+    "load_models",
+    "models",
     "run_dask",
     "write_index",
     "write_template",

@@ -25,6 +25,7 @@ COMMAND_TESTS = {
     "cli/running.py": "test_cli.py",
     "cli/catalog.py": "test_cli_hardware.py",
     "cli/changes.py": "test_compare.py",  # `pipeline compare`, with pipeline.compare
+    "cli/models.py": "test_cli_models.py",
 }
 
 

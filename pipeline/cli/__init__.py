@@ -11,6 +11,7 @@ import click
 import pipeline
 from pipeline.cli.catalog import hardware, template
 from pipeline.cli.changes import compare
+from pipeline.cli.models import models
 from pipeline.cli.running import run, validate
 
 __all__ = ["cli"]
@@ -25,5 +26,5 @@ def cli() -> None:
     """
 
 
-for command in (run, validate, hardware, template, compare):
+for command in (run, validate, hardware, template, compare, models):
     cli.add_command(command)

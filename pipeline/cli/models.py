@@ -1,0 +1,54 @@
+"""`pipeline models [NAME]`: the model catalog, or one model's every field and source."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+import pipeline
+from pipeline.cli.options import echo_problems
+from pipeline.cli_support import escaped
+from pipeline.errors import PipelineError
+from pipeline.render.model_text import model_lines, model_list_lines
+
+MODELS_OPTION = click.option(
+    "--models",
+    "model_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="CSV or TOML file adding models or overriding catalog fields (repeatable).",
+)
+
+
+@click.command()
+@click.argument("name", required=False)
+@MODELS_OPTION
+def models(name: str | None, model_files: tuple[Path, ...]) -> None:
+    """List the model catalog (decoder-only transformers: their dims, experts, parameters),
+    or every field of model NAME with what its dims give and its source.
+
+    \b
+    Examples:
+      pipeline models                     the catalog, one model a line
+      pipeline models llama3-8b           every field, params counted, KV cache per token
+      pipeline models --models mine.toml  with your models added (or fields overridden)
+
+    Exit status: 0 shown; 1 an unknown NAME, an unreadable file, or rows of a --models file
+    left out (each said on stderr; the other models are listed).
+    """
+    try:
+        catalog = pipeline.load_models(list(model_files), strict=False)
+    except PipelineError as exc:
+        raise click.ClickException(escaped(str(exc))) from exc
+    echo_problems(catalog.problems, ())  # rows left out of a --models file, on stderr
+    if name is None:
+        lines = model_list_lines(catalog.models, catalog.version)
+    else:
+        try:
+            lines = model_lines(catalog.resolve(name) or name, catalog.model(name))
+        except PipelineError as exc:  # an unknown NAME
+            raise click.ClickException(escaped(str(exc))) from exc
+    click.echo("\n".join(lines))
+    sys.exit(1 if catalog.problems else 0)
