@@ -52,7 +52,7 @@ INTERNAL = frozenset(
         "line", "name", "series", "op", "einsum", "hardware", "chips", "shard", "link",
         *DTYPE_COLUMNS, "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
-        "measured_seconds", "notes", "own_numbers", "given", "swept", "marks",
+        "measured_seconds", "notes", "own_numbers", "given", "swept", "marks", "count",
         *EFFICIENCIES,
     }
 )  # fmt: skip
@@ -214,6 +214,15 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
         phases=phases,
     )
     critical = np.where(batch_sharded, (critical - 1) * chips + 1, critical)
+    if "count" in frame.columns:  # n identical ops, one after another (docs/model.md#count):
+        times = frame["count"].to_numpy(dtype=float)  # n x one op's work and time; its
+        cols = {**cols, **{k: cols[k] * times for k in ("flops", "bytes_read", "bytes_written")}}
+        flops_pc, hbm_bytes, network_bytes = (
+            v * times for v in (flops_pc, hbm_bytes, network_bytes)
+        )
+        t_math, t_hbm, t_network, t_lower, t_upper = (
+            v * times for v in (t_math, t_hbm, t_network, t_lower, t_upper)
+        )  # intensity, bound, critical batch, attainable rate and footprint stay one op's
 
     result = pd.DataFrame(
         {
@@ -260,6 +269,8 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
         copy=False,
     )
     tail: dict[str, object] = {}  # added in one step: linear in the number of columns
+    if "count" in frame.columns:  # given by the file: the ops each row stands for
+        tail["count"] = frame["count"].to_numpy(dtype=np.int64)
     for d in sorted(c for c in frame.columns if is_dim(c)):
         tail[d] = int_or_na(frame[d].to_numpy(dtype=float))
     measured = frame["measured_seconds"].to_numpy(dtype=float)

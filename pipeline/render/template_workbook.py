@@ -113,6 +113,12 @@ NOTES: dict[str, tuple[str, str, str]] = {
         "none",
     ),
     "measured_seconds": ("A measured time, compared with the prediction.", "seconds", "none"),
+    "count": (
+        "How many identical ops the row stands for, one after another (a layer's op x its "
+        "layers): n x the FLOPs, bytes and time; one op's intensity and bound.",
+        "ops",
+        "1",
+    ),
     "notes": ("Free text, carried to every output.", "text", "none"),
 }
 DIM_NOTE = (

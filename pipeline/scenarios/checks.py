@@ -129,6 +129,7 @@ class Checker:
         found += bad_op + bad_hw + bad_dtypes
         chips = self.numbers("chips", integer=True, what="a whole number of chips (1 or more)")
         chips = chips.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
+        count = self.numbers("count", integer=True, what="how many times the op runs (1 or more)")
         given = {c: self.numbers(c).values() for c in (*OVERRIDES, "flops", "measured_seconds")}
         # a collective's bytes is a whole number or a sweep, checked with the dims
         given["bytes"] = self.numbers("bytes", rows=~collective).values()
@@ -189,6 +190,9 @@ class Checker:
             **values,
             "notes": self._text("notes"),
         }
+        if "count" in self._names and not self.col("count").is_("").all():  # one given: n
+            # identical ops one after another (docs/model.md#count-n-identical-ops)
+            out["count"] = count.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
         for c in self.table.column_names:  # extra columns, carried through as text
             if c not in KNOWN and c not in self._dims:
                 out[c] = self._text(c)

@@ -36,6 +36,7 @@ KNOWN = (
     "bytes",
     "measured_seconds",
     "notes",
+    "count",
 )
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import pipeline
 from pipeline.model.roofline import classify_bound, collective_time, compute_roofline
-from tests.helpers import compute_text
+from tests.helpers import compute_text, write_scenarios
 
 BIG = 1 << 20  # "with D, F large": the book's approximations assume B << D, F
 
@@ -288,3 +288,43 @@ def test_bounds_and_per_chip_work(tmp_path_factory, catalog, b, d, f, chips, sha
     if r["t_network"] == 0:
         assert r["t_upper"] <= 2 * r["t_lower"] * (1 + 1e-12)
     assert r["flops_per_chip"] * chips == r["flops"]
+
+
+SCALED = ["flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes", "network_bytes",
+          "t_math", "t_hbm", "t_network", "t_lower", "t_upper"]  # fmt: skip
+ONE_OPS = ["intensity", "critical_intensity", "bound", "critical_batch", "attainable_flops",
+           "peak_fraction", "memory_footprint", "fits"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "m,matmul,32,4096,14336,,,h100,1,,",  # a decode-sized layer matmul (memory-bound)
+        "s,matmul,4096,8192,8192,,,v5e,4,D,",  # sharded: its AllReduce too
+        "c,custom,,,,1e12,1e9,tpu-v6e,1,,",  # FLOPs and bytes given
+        "a,all_gather,,,,,2e9,v5e,16,,",  # a collective: its latency floor scales too
+    ],
+)
+def test_count_multiplies_flops_bytes_and_times_and_nothing_else(tmp_path, catalog, row):
+    """count = 32 is 32 identical ops, one after another: 32 x one op's work and time, the
+    intensity, bound, critical batch and footprint one op's (docs/model.md#count)."""
+    header = "name,op,B,D,F,flops,bytes,hardware,chips,shard,count"
+    once = one(tmp_path, catalog, header, row + "1")
+    many = one(tmp_path, catalog, header, row + "32")
+    for c in SCALED:
+        assert many[c] == pytest.approx(32 * once[c], rel=1e-12, abs=0), c
+    for c in ONE_OPS:
+        assert (pd.isna(many[c]) and pd.isna(once[c])) or many[c] == once[c], c
+    assert (many["count"], once["count"]) == (32, 1)
+
+
+def test_count_is_a_whole_number_and_only_in_results_when_given(tmp_path, catalog):
+    rows = "name,op,B,D,F,hardware,count\nz,matmul,8,8,8,h100,0\nh,matmul,8,8,8,h100,1.5\n"
+    rows += "w,matmul,8,8,8,h100,two\nk,matmul,8,8,8,h100,\n"
+    a = pipeline.analyze(write_scenarios(tmp_path, rows), hardware=catalog)
+    assert [p.reason for p in a.problem_list] == [
+        f"'{v}' is not how many times the op runs (1 or more)" for v in ("0", "1.5", "two")
+    ]
+    assert a.results["count"].tolist() == [1]  # a blank count is one op
+    plain = compute_text(tmp_path, catalog, "name,op,B,D,F,hardware\nk,matmul,8,8,8,h100\n")
+    assert "count" not in plain.columns
