@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv
+	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv scenarios/models.csv
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -8,7 +8,7 @@ import codecs
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from numbers import Integral
 from pathlib import Path
@@ -26,6 +26,7 @@ from pipeline.limits import (
 )
 from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from, catalog_records
 from pipeline.model.chips import chips as chips_table
+from pipeline.model.model_catalog import models_from
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import chips_counted, computed, merge
 from pipeline.model.summary import finish
@@ -137,6 +138,7 @@ def analyze(
     sheet: str | None = None,
     encoding: str | None = None,
     keep_columns: str | Sequence[str] = (),
+    models=None,
 ) -> Analysis:
     """Check and compute every scenario of `source`: a path to a scenario CSV or .xlsx
     workbook, a pandas DataFrame or a list of dicts with the same columns (docs/input.md).
@@ -147,7 +149,9 @@ def analyze(
     valid rows are computed and the problems listed in `.problems`. `name` labels rows given
     in memory in messages (default "rows"). `keep_columns`: columns of your own whose names
     are close to a known column's (`dtpye`), carried through instead of refusing the file
-    (a `user_` prefix does the same)."""
+    (a `user_` prefix does the same). `models`: extra or overriding models for `transformer`
+    rows (a CSV or TOML path, a DataFrame, a list of them, or a ModelCatalog: as
+    pipeline.models() takes them)."""
     if isinstance(max_rows, bool) or not isinstance(max_rows, Integral):
         raise TypeError(
             f"max_rows must be a whole number (int) from 1 to {MAX_ROWS_LIMIT:,}, "
@@ -169,6 +173,8 @@ def analyze(
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     catalog = catalog_from(hardware)
+    if models is not None:  # the transformer rows' catalog, user models added
+        catalog = replace(catalog, models=models_from(models, strict=True))
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)

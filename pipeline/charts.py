@@ -26,11 +26,12 @@ from pipeline.render.charts.data import (
     with_flops,
 )
 from pipeline.render.charts.fleet_data import fleet_data, fleet_series
+from pipeline.render.charts.model_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.plan import plan_charts
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
 
-__all__ = ["chips", "fleet", "network", "planned", "roofline", "summary", "sweep"]
+__all__ = ["chips", "fleet", "model", "network", "planned", "roofline", "summary", "sweep"]
 
 
 def summary(analysis: Analysis) -> Figure:
@@ -110,6 +111,36 @@ def fleet(analysis: Analysis, series: str) -> Figure:
     return figure(fleet_data(s.fleet, s.fleet_curves, series))
 
 
+def model(analysis: Analysis, series: str) -> Figure:
+    """A transformer step swept over B or S: tokens per second and step time side by side,
+    a line per chip, the points that do not fit in HBM hollow and the largest batch that fits
+    marked."""
+    _analysis(analysis)
+    if not isinstance(series, str):
+        raise TypeError(f"series must be a series' name (str), not {described(series)}")
+    steps = model_frame(analysis)
+    names = model_series(steps)
+    if series not in names:
+        used = (
+            set(chart_frame(analysis)["series"].astype(str))
+            if analysis.summary.scenarios
+            else set()
+        )
+        listed = f"swept steps: {', '.join(names)}" if names else "there is no swept step"
+        if series in used:
+            raise UnknownSeries(
+                f"{quoted(series)} is not a transformer step swept over B or S (a row of op "
+                f"transformer with a B or S sweep); {listed}"
+            )
+        hint = did_you_mean(series, sorted(used | set(names)))
+        raise UnknownSeries(
+            f"no series {quoted(series)}"
+            + (f" (did you mean '{hint}'?)" if hint else "")
+            + f"; {listed}"
+        )
+    return figure(model_sweep_data(steps, series))
+
+
 def chips(names, dtype: str = "bf16", hardware=None) -> Figure:
     """Every chosen chip's HBM roofline at `dtype` on one pair of log-log axes, each ridge
     point marked with its FLOP/byte (the chart for a slide); chips without that dtype's peak
@@ -129,7 +160,8 @@ def planned(analysis: Analysis) -> list[Chart]:
     s = _analysis(analysis).summary
     frame = chart_frame(analysis)
     found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
-                        fleet=s.fleet, curves=s.fleet_curves)  # fmt: skip
+                        fleet=s.fleet, curves=s.fleet_curves,
+                        steps=model_frame(analysis))  # fmt: skip
     return [p.chart for p in found]
 
 

@@ -209,3 +209,17 @@ def test_keep_columns_carries_a_near_miss(tmp_path):
     assert pipeline.analyze(rows, keep_columns="dtpye").results["dtpye"].tolist() == ["fp8"]
     with pytest.raises(TypeError, match="keep_columns"):
         pipeline.analyze(rows, keep_columns=3)
+
+
+def test_analyze_takes_models_for_transformer_rows():
+    """models= adds models as pipeline.models() takes them (a frame here); their rows use it."""
+    import pandas as pd
+
+    tiny = pd.DataFrame([{"name": "tiny", "D": 512, "F": 2048, "N": 8, "K": 2, "H": 64, "L": 4,
+                          "V": 1000, "source": "a test"}])  # fmt: skip
+    row = {"name": "t", "op": "transformer", "model": "tiny", "hardware": "h100", "B": 4,
+           "T": 1, "S": 128}  # fmt: skip
+    assert [p.column for p in pipeline.analyze([row]).problem_list] == ["model"]
+    a = pipeline.analyze([row], models=tiny)
+    assert not a.problem_list
+    assert a.results.set_index("name").loc["t/q_proj", "flops"] == 4 * 2 * 4 * 512 * 8 * 64

@@ -106,3 +106,41 @@ def test_at_most_twenty_fleet_charts_and_a_notice_of_the_rest():
         "Drew fleet charts of the first 20 of 21 fleet series (at most 20 a run); every "
         "series' ranking is in summary.json."
     )
+
+
+@pytest.fixture(scope="module")
+def models_analysis():
+    from tests.helpers import ROOT, analyze_file
+
+    return analyze_file(ROOT / "scenarios" / "models.csv")
+
+
+def test_model_chart_of_a_swept_step_and_what_is_missing(models_analysis, book):
+    fig = pipeline.charts.model(models_analysis, "llama3_8b_decode_sweep")
+    assert isinstance(fig, Figure) and len(fig.get_axes()) == 2
+    with pytest.raises(UnknownSeries, match=r"no series 'llama3_8b_decode_swep' \(did you mean "
+                       r"'llama3_8b_decode_sweep'\?\); swept steps: llama3_8b_decode_sweep$"):  # fmt: skip
+        pipeline.charts.model(models_analysis, "llama3_8b_decode_swep")
+    for unswept in ("llama3_8b_decode_h100", "llama3_8b_decode_sweep/q_proj"):
+        with pytest.raises(UnknownSeries, match=f"'{unswept}' is not a transformer step swept "
+                           "over B or S .*; swept steps: llama3_8b_decode_sweep$"):  # fmt: skip
+            pipeline.charts.model(models_analysis, unswept)
+    with pytest.raises(UnknownSeries, match="'q3_D1024' is not a .*; there is no swept step$"):
+        pipeline.charts.model(book, "q3_D1024")
+    with pytest.raises(UnknownSeries, match="^no series 'x'; there is no swept step$"):
+        pipeline.charts.model(book, "x")
+    with pytest.raises(TypeError, match="series must be a series' name"):
+        pipeline.charts.model(models_analysis, 3)
+    with pytest.raises(TypeError, match="expected an Analysis"):
+        pipeline.charts.model("scenarios/models.csv", "llama3_8b_decode_sweep")
+
+
+def test_a_run_writes_a_model_chart_per_swept_step(models_analysis, tmp_path):
+    from tests.helpers import assert_png
+
+    charts = [c for c in pipeline.charts.planned(models_analysis) if c.kind == "model"]
+    assert [(c.path, c.series) for c in charts] == [
+        ("plots/model-llama3_8b_decode_sweep.png", ("llama3_8b_decode_sweep",))
+    ]
+    folder = models_analysis.write(tmp_path / "m", workbook=False, report=False).folder
+    assert_png((folder / "plots/model-llama3_8b_decode_sweep.png").read_bytes(), (1400, 700))

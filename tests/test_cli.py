@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import openpyxl
+import pandas as pd
 from click.testing import CliRunner
 
 from pipeline import __version__
@@ -609,3 +610,25 @@ def test_new_nightly_options_refuse_what_they_cannot_do(tmp_path):
     (tmp_path / "whole" / "q1-q5" / "results.csv").write_text("name\n")
     gone = invoke("compare", tmp_path / "whole", tmp_path / "nowhere", "-o", tmp_path / "c")
     assert gone.exit_code == 2 and "holds the runs of several inputs" not in gone.stderr
+
+
+def test_run_and_validate_take_models_files_for_transformer_rows(tmp_path):
+    """--models adds a model (checked as `pipeline models --models` checks it) that
+    transformer rows then name; without it the name is unknown."""
+    (tmp_path / "mine.csv").write_text(
+        "name,D,F,N,K,H,L,V,source\ntiny,512,2048,8,2,64,4,1000,a test\n", encoding="utf-8"
+    )
+    (tmp_path / "s.csv").write_text(
+        "name,op,model,hardware,B,T,S\nt,transformer,tiny,h100,4,1,128\n", encoding="utf-8"
+    )
+    s, mine, out = tmp_path / "s.csv", tmp_path / "mine.csv", tmp_path / "out"
+    bare = invoke("validate", s)
+    assert bare.exit_code == 1 and "unknown model 'tiny'" in bare.output
+    ok = invoke("validate", s, "--models", mine)
+    assert ok.exit_code == 0, ok.output
+    done = invoke("run", s, "--models", mine, "-o", out, "-q", "--no-plots", "--no-workbook",
+                  "--no-report")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    results = pd.read_parquet(tmp_path / "out" / "s" / "results.parquet")
+    assert results["name"].tolist()[:2] == ["t", "t/q_proj"]
+    assert results.set_index("name").loc["t/q_proj", "count"] == 4

@@ -197,3 +197,23 @@ def test_no_line_is_lost_between_engines_helpers():
     a = pd.DataFrame({"x": ["a", "b"], "y": [1.0, np.nan]})
     with pytest.raises(AssertionError):
         pd.testing.assert_frame_equal(text(a), text(a.assign(y=[1.0, 2.0])))
+
+
+def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):
+    """Issue 31: a step is one scenario of the plan, so a partition holds whole steps and
+    their totals; a sweep of steps cut between them merges to the local statistics."""
+    scenario = (
+        "name,op,model,hardware,chips,shard,B,T,S,notes\n"
+        "d,transformer,llama3-8b,h100,,,1..256*2,1,2048,decode\n"
+        "tp,transformer,llama3-70b,h100,8,N,64,1,8192,tensor parallel\n"
+        "m,transformer,mixtral-8x7b,h100|b200,,,1..64*4,1,1024,moe\n"
+    )
+    path = tmp_path / "s.csv"
+    path.write_text(scenario)
+    catalog = load_catalog()
+    local = pipeline.analyze(path, hardware=catalog)
+    assert not local.problem_list
+    for cuts in ([0.5], [0.1, 0.33, 0.9]):
+        results, problems, summary = cut_run(path, catalog, cuts)
+        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
+        same_summary(local.summary, summary)

@@ -7,6 +7,7 @@ import codecs
 import glob
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -23,6 +24,14 @@ HARDWARE_OPTION = click.option(
     multiple=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="CSV or TOML file adding chips or overriding catalog fields (repeatable).",
+)
+MODELS_OPTION = click.option(
+    "--models",
+    "models_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="CSV or TOML file adding models or overriding catalog fields, for transformer rows "
+    "(repeatable; `pipeline models` lists the catalog).",
 )
 MAX_ROWS_OPTION = click.option(
     "--max-rows", type=click.IntRange(min=1, max=MAX_ROWS_LIMIT), default=DEFAULT_MAX_ROWS,
@@ -120,8 +129,13 @@ def expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
     return paths
 
 
-def hardware_catalog(files: tuple[Path, ...]):
+def hardware_catalog(files: tuple[Path, ...], models: tuple[Path, ...] = ()):
+    """The hardware catalog of `--hardware` files, with the model catalog of `--models`
+    files when given (transformer rows read it)."""
     try:
-        return pipeline.load_hardware(list(files))
+        catalog = pipeline.load_hardware(list(files))
+        if models:
+            catalog = replace(catalog, models=pipeline.load_models(list(models)))
+        return catalog
     except PipelineError as exc:
         raise click.ClickException(escaped(str(exc))) from exc

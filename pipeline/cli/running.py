@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     HARDWARE_OPTION,
     KEEP_COLUMN_OPTION,
     MAX_ROWS_OPTION,
+    MODELS_OPTION,
     SHEET_OPTION,
     echo_problems,
     engine_options,
@@ -45,6 +46,7 @@ from pipeline.render import format as fmt
     help="Folder that receives one sub-folder per input file.",
 )
 @HARDWARE_OPTION
+@MODELS_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
 @KEEP_COLUMN_OPTION
@@ -90,6 +92,7 @@ def run(
     scenarios,
     output_dir: Path,
     hardware_files,
+    models_files,
     sheet,
     encoding,
     keep_columns,
@@ -145,7 +148,7 @@ def run(
             kinds = pipeline.cli_support.fail_on_kinds(fail_on, baseline)
         except PipelineError as exc:  # a kind that does not exist: the command line is wrong
             raise click.UsageError(escaped(str(exc))) from exc
-        catalog, names = hardware_catalog(hardware_files), output_names(paths)
+        catalog, names = hardware_catalog(hardware_files, models_files), output_names(paths)
         asked = baseline  # as given: the Dask engine refuses any (cli_engine)
         try:  # a baseline folder missing or unreadable: an error before anything is written
             baselines = [None] * len(names)
@@ -230,6 +233,7 @@ def _progress(path: Path, quiet: bool):
 @click.command()
 @click.argument("scenarios", nargs=-1, required=True)
 @HARDWARE_OPTION
+@MODELS_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
 @KEEP_COLUMN_OPTION
@@ -238,8 +242,9 @@ def _progress(path: Path, quiet: bool):
               show_default=True, help="Check as this engine's run would: dask checks the rows "
               "as its client does (no --max-rows), nothing expanded or computed.")  # fmt: skip
 def validate(
-    scenarios, hardware_files, sheet, encoding, keep_columns, max_rows: int, engine: str
-) -> None:
+    scenarios, hardware_files, models_files, sheet, encoding, keep_columns, max_rows: int,
+    engine: str,
+) -> None:  # fmt: skip
     """Check SCENARIOS only: the same messages as `run`, nothing written. Exit 1 on any problem.
 
     \b
@@ -249,7 +254,7 @@ def validate(
     A file past --max-rows is checked as --engine dask checks it, and its line says so
     ("over --max-rows (1,000,000) for the local engine; valid for --engine dask").
     """
-    catalog = hardware_catalog(hardware_files)
+    catalog = hardware_catalog(hardware_files, models_files)
     status = 0
     for path in expand_inputs(scenarios):
         with errors() as failed:

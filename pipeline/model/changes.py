@@ -32,7 +32,9 @@ KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
 COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes", "series")
 DEFAULT_THRESHOLD = 0.05
 # the inputs a scenario's result depends on, besides its dims (single capital letters)
+FIRST_CAUSES = ("model",)  # said before the dims it sets (a transformer step's shape)
 CAUSES = (
+    *FIRST_CAUSES, "kv_dtype", "count",
     "op", "einsum", "bytes", "hardware",
     *DTYPE_COLUMNS,
     "chips", "shard", "link",
@@ -282,7 +284,9 @@ def _typed(series: pd.Series, flags: bool) -> bool:
 def _causes(old, new, old_i, new_i, both) -> np.ndarray:
     """For each scenario in both runs, the inputs that differ: 'D 8754 → 8756; ...'."""
     text = np.full(len(new_i), "", dtype=object)
-    for col in [c for c in both if _DIM.match(str(c))] + [c for c in CAUSES if c in both]:
+    first = [c for c in FIRST_CAUSES if c in both]
+    dims = [c for c in both if _DIM.match(str(c))]
+    for col in first + dims + [c for c in CAUSES if c in both and c not in first]:
         if plain_text(old[col]) and plain_text(new[col]):  # compared as codes: no string per row
             at, a, b = text_differs(old[col], old_i, new[col], new_i)
         else:

@@ -171,23 +171,28 @@ def no_comm_sentence(scenarios: int, collectives: int) -> str:
     )
 
 
-def partial_findings(results: pd.DataFrame, collective: np.ndarray, series=None) -> dict:
+def partial_findings(
+    results: pd.DataFrame, collective: np.ndarray, series=None, recurring=None
+) -> dict:
     """The findings of one frame of results, and per finding the rows its first and last
-    series hold ("edges"): what merge_findings needs of it. `series`: as for findings."""
+    series hold ("edges"), and those of the series of `recurring` rows (a transformer
+    step's ops: their series recur through the file, one row per step): what merge_findings
+    needs of it. `series`: as for findings."""
     series = series or pd.factorize(results["series"].astype(str))  # no string per row
     sets = finding_sets(results)
     found = _findings(results, collective, sets, series)
     codes, names = series
     ends = list(dict.fromkeys(codes[[0, -1]].tolist())) if len(codes) else []
+    again = np.unique(codes[recurring]).tolist() if recurring is not None else []
     edges = {}
     for key in FINDINGS:
         held = np.bincount(codes[sets[key]], minlength=len(names))
-        edges[key] = {str(names[c]): int(held[c]) for c in ends if held[c]}
+        edges[key] = {str(names[c]): int(held[c]) for c in dict.fromkeys(ends + again) if held[c]}
     return {**found, "edges": edges, "ends": [str(names[c]) for c in ends],
-            "scenarios": len(results)}  # fmt: skip
+            "recurring": [str(names[c]) for c in again], "scenarios": len(results)}  # fmt: skip
 
 
-PARTIAL_KEYS = ("edges", "ends", "scenarios")  # what merging needs, not a finding
+PARTIAL_KEYS = ("edges", "ends", "recurring", "scenarios")  # what merging needs
 
 
 def merge_findings(parts: list[dict]) -> dict:
@@ -203,6 +208,7 @@ def merge_findings(parts: list[dict]) -> dict:
     out["scenarios"] = scenarios
     out["comm_none"] = no_comm_sentence(scenarios, out["collective_rows"])
     edges = {}
+    again = list(dict.fromkeys(s for p in parts for s in p.get("recurring", ())))
     for key in FINDINGS:
         held = [{**p["edges"][key], **_listed(p[key])} for p in parts]
         n = SLOWEST_ROWS if key == "slowest" else FINDING_ROWS
@@ -212,9 +218,10 @@ def merge_findings(parts: list[dict]) -> dict:
             shared = pd.Series([s for p in parts for s, k in p["edges"][key].items() if k])
             twice = shared.value_counts()
             out[name] = sum(p[name] for p in parts) - int((twice - 1).sum())
-        edges[key] = _edges([p["edges"][key] for p in parts], [p["ends"] for p in parts])
+        edges[key] = _edges([p["edges"][key] for p in parts], [p["ends"] for p in parts], again)
     out["edges"] = edges
     out["ends"] = _ends([p["ends"] for p in parts])
+    out["recurring"] = again
     return out
 
 
@@ -226,10 +233,10 @@ def _ends(ends: list[list[str]]) -> list[str]:
     return list(dict.fromkeys([named[0][0], named[-1][-1]]))
 
 
-def _edges(edges: list[dict], ends: list[list[str]]) -> dict[str, int]:
-    """The rows of one finding the first and last series of consecutive frames hold, over
-    every frame (a series can span many)."""
-    whole = _ends(ends)
+def _edges(edges: list[dict], ends: list[list[str]], again: list[str]) -> dict[str, int]:
+    """The rows of one finding the first and last series of consecutive frames, and the
+    recurring ones, hold over every frame (a series can span many)."""
+    whole = list(dict.fromkeys(_ends(ends) + again))
     return {s: n for s in whole if (n := sum(e.get(s, 0) for e in edges))}
 
 

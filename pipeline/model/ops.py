@@ -27,6 +27,7 @@ def is_dim(column: object) -> bool:
 
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
+TRANSFORMER = "transformer"  # one step of a decoder-only model (model.transformer)
 
 # '→' too: spreadsheets' autocorrect turns a typed '->' into it (LibreOffice does)
 _EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*(?:->|→)\s*([A-Za-z]*)\s*$")
@@ -83,6 +84,8 @@ def parse_op(text: str) -> OpSignature:
     for name in (CUSTOM, *COLLECTIVES):
         if squashed == name.replace("_", ""):
             return OpSignature(op=name, einsum="")
+    if squashed == TRANSFORMER:  # a model's step: B sequences, T new tokens, S positions
+        return OpSignature(op=TRANSFORMER, einsum="", x="BTS")
     if low in NAMED_OPS:
         return _from_einsum(low, NAMED_OPS[low])
     if "->" not in key and "," not in key:
@@ -111,4 +114,4 @@ def _from_einsum(name: str | None, spec: str) -> OpSignature:
 
 def known_op_names() -> list[str]:
     """Named ops, for did-you-mean messages."""
-    return [*NAMED_OPS, CUSTOM, *COLLECTIVES]
+    return [*NAMED_OPS, CUSTOM, *COLLECTIVES, TRANSFORMER]

@@ -23,6 +23,8 @@ from pipeline.model.overflow import merge_refused, refusals
 from pipeline.model.ranking import fleet_rows, merge_fleet
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
 from pipeline.model.series import merge_lines, series_lines
+from pipeline.model.step_totals import with_step_totals
+from pipeline.model.transformer import STEP_OF, expand_steps
 
 COUNT_KEYS = ["hardware", "op", "bound", "fits"]
 CRITICAL_COLUMNS = ["hardware", "op", "dtypes", "low", "high"]
@@ -48,14 +50,24 @@ def computed(frame: pd.DataFrame, *, grids: bool = False):
     """The results and facts of scenario rows `frame` (the rows the model refuses left out),
     their Partial and which of `frame`'s rows they keep; `grids`: bin the points for charts
     drawn from a sample."""
+    given = frame
+    frame = expand_steps(frame)  # a transformer step: its total row, then its ops' rows
     results, facts = compute_record(frame)
+    results = with_step_totals(results, frame)
     keep, refused = refusals(frame, results)
+    if frame is not given:  # a step with a refused row is refused whole
+        source = frame[STEP_OF].to_numpy()
+        kept = np.ones(len(given), dtype=bool)
+        kept[source[~keep]] = False
+        keep, given_keep = kept[source], kept
+    else:
+        given_keep = keep
     own = frame["own_numbers"].to_numpy(dtype=bool)
     if not keep.all():
         results = results[keep].reset_index(drop=True)
         facts = facts[keep].reset_index(drop=True)
         own = own[keep]
-    return results, facts, partial(results, facts, own, refused, grids=grids), keep
+    return results, facts, partial(results, facts, own, refused, grids=grids), given_keep
 
 
 def partial(
@@ -75,12 +87,20 @@ def partial(
         counts=counts(results, own),
         lines=series_lines(results, facts, series),
         critical=critical_batches(results, series[0]),
-        findings=partial_findings(results, collective, series),
+        findings=partial_findings(results, collective, series, _in_step(facts)),
         derated=derated_table(results),
         refused=refused,
         fleet=fleet_rows(results, facts),
         grids=chart_grids(pd.concat([results, facts], axis=1)) if grids else None,
     )
+
+
+def _in_step(facts: pd.DataFrame) -> np.ndarray | None:
+    """The rows of transformer steps (their series recur through the file), if any."""
+    if "in_step" not in facts.columns:
+        return None
+    mask = facts["in_step"].to_numpy(dtype=bool)
+    return mask if mask.any() else None
 
 
 def merge(parts: list[Partial]) -> Partial:

@@ -179,9 +179,8 @@ def _nearest_critical(rows: pd.DataFrame, series: np.ndarray, line: np.ndarray) 
     distance = np.abs(np.log(on["v"]) - np.log(target.reindex(on["s"]).to_numpy()))
     best = on.assign(d=distance.to_numpy()).sort_values(["s", "d", "v"], kind="stable")
     best = best.drop_duplicates("s").set_index("s")["v"]
-    chosen = np.full(len(rows), np.nan)
-    chosen[usable] = best.reindex(on["s"]).to_numpy()
-    return usable & (value == chosen)
+    chosen = best.reindex(series).to_numpy()  # every point at it, with a critical batch or not
+    return line & (value == chosen)
 
 
 def _combos(swept: np.ndarray, einsum: np.ndarray) -> tuple[list, np.ndarray]:

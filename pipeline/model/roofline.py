@@ -42,7 +42,7 @@ RESULT_COLUMNS = (
 KINDS_OF_OP = ("einsum", "custom", "collective")  # an einsum includes matmul, dot, ...
 # the facts, row for row beside the results (docs/api.md#facts): internal, not results.csv's
 FACTS = (
-    "kind", "in_sweep", "swept", "marks", "peak_flops_derated", "hbm_bandwidth_derated",
+    "kind", "in_sweep", "swept", "marks", "in_step", "peak_flops_derated", "hbm_bandwidth_derated",
     "link_bandwidth_derated", "network_intensity", "network_critical_intensity",
     "link_latency", "latency_floor", "latency_knee",
 )  # fmt: skip
@@ -53,6 +53,7 @@ INTERNAL = frozenset(
         *DTYPE_COLUMNS, "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
         "measured_seconds", "notes", "own_numbers", "given", "swept", "marks", "count",
+        "step_of", "in_step", "moe_k", "moe_width",
         *EFFICIENCIES,
     }
 )  # fmt: skip
@@ -294,6 +295,9 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
             "marks": frame["marks"].to_numpy(dtype=np.int16)
             if "marks" in frame.columns
             else np.full(len(frame), 0x7F, dtype=np.int16),
+            "in_step": frame["in_step"].to_numpy(dtype=bool)
+            if "in_step" in frame.columns
+            else np.zeros(len(frame), dtype=bool),
             "peak_flops_derated": rate,
             "hbm_bandwidth_derated": hbm_rate,
             "link_bandwidth_derated": link_rate,

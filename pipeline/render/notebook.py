@@ -1,5 +1,6 @@
 """An analysis as HTML in a notebook (Jupyter shows `Analysis._repr_html_`): the bottom line
-and the series table first (render/answer.py, as the report and the workbook), each fleet
+and the series table first (render/answer.py, as the report and the workbook; before it the
+Models table when the run has transformer steps: render/models_table.py), each fleet
 series' answer in one sentence (render/fleet_text.py), then the run in one line and the bound
 counts per chip, through the report's Jinja environment (autoescaped)."""
 
@@ -9,10 +10,12 @@ from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.answer import bottom_line, series_rows
 from pipeline.render.fleet_text import first_sentences
+from pipeline.render.models_table import models_table
 from pipeline.render.templates import environment
 
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
 NOTEBOOK_SERIES = 20  # series lines a cell shows (the rest: .summary.lines)
+NOTEBOOK_STEPS = 20  # model steps a cell shows (the rest: .results, op transformer)
 # per_hardware column -> its heading
 COLUMNS = {
     "compute": "compute-bound",
@@ -44,6 +47,7 @@ def notebook_data(record: Record) -> dict:
     return {
         "source": record.source,
         "answer": bottom_line(s.bottom),
+        "models": models_table(record, NOTEBOOK_STEPS),  # per step, before the series
         "series": lines,
         "more_series": max(0, len(s.lines) - len(lines)),
         "fleet": fleet,  # (series, sentence): which chip, dtype, chip count is fastest

@@ -27,11 +27,13 @@ from pipeline.record import Record
 from pipeline.render import answer
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
+from pipeline.render.models_table import models_table
 from pipeline.render.report_changes import changes_summary
 from pipeline.render.report_fleet import fleet_context
 from pipeline.render.report_tables import (
     chip_facts,
     chip_series,
+    hidden_series,
     records,
     scenario_blocks,
     shown_rows,
@@ -150,12 +152,17 @@ def _sweep(chart: dict, rows: list[dict]) -> dict:
 
 
 def cap_notice(
-    chip: str, shown: int, total: int, rows_in: str = "results.csv", beyond: int = 0
-) -> str:
+    chip: str, shown: int, total: int, rows_in: str = "results.csv", beyond: int = 0,
+    hidden: int = 0,
+) -> str:  # fmt: skip
     """What a chip's capped table leaves out: it shows the first `shown` rows and `beyond`
-    more (the first and slowest row of each series past the cap: report_tables.shown_rows)."""
-    more = f" and, past them, each series' first and slowest row ({fmt.count(beyond)} more)"
+    more (the first and slowest row of each series past the cap, of at most `shown` series:
+    report_tables.shown_rows; `hidden` series past those have no row)."""
+    whose = "each series'" if not hidden else f"each of the next {fmt.count(shown)} series'"
+    more = f" and, past them, {whose} first and slowest row ({fmt.count(beyond)} more)"
     more = more if beyond else ""
+    if hidden:
+        more += f"; {fmt.count(hidden)} more series have no row here"
     return (
         f"The {chip} table shows the first {fmt.count(shown)} of {fmt.count(total)} scenarios"
         f"{more}; the other {fmt.count(total - shown - beyond)} are in {rows_in}."
@@ -259,6 +266,7 @@ def report_context(
     return {
         "meta": meta,
         "answer": _answer(analysis),
+        "models": models_table(analysis),  # one line per step, before the series
         "fleet": fleet_context(summary.fleet, charts=fleet_charts),  # under the series
         "tiles": _tiles(analysis),
         "notices": list(dict.fromkeys(notices)),
@@ -295,8 +303,9 @@ def table_cap_notices(analysis: Record, max_table_rows: int) -> list[str]:
         if shown == totals[chip]:  # the rows past the cap are each series' first or slowest
             continue
         beyond = shown - max_table_rows
+        hidden = hidden_series(results, by_chip[chip], max_table_rows)
         notices.append(
-            cap_notice(chip, max_table_rows, int(totals[chip]), analysis.rows_in, beyond)
+            cap_notice(chip, max_table_rows, int(totals[chip]), analysis.rows_in, beyond, hidden)
         )
     return notices
 

@@ -41,12 +41,19 @@ def render_report_within(
         size = len(html.encode("utf-8"))
         if size <= budget:
             return html, said[1]
-        if rows > MIN_TABLE_ROWS:
-            rows = max(MIN_TABLE_ROWS, rows // 2)
+        if rows > MIN_TABLE_ROWS:  # the cap cut in proportion (one or two renders, not ten)
+            rows = max(MIN_TABLE_ROWS, min(rows // 2, int(rows * budget / size * 0.9)))
         elif kept:
             kept = kept[: _charts_kept(kept, size - budget)]
-        else:  # nothing left to thin (a page of rejected rows alone): as it is
-            return html, said[1]
+        else:  # nothing left to thin (a long list of rejected rows, say): said, as it is
+            over = (
+                f"report.html is {fmt.size(size)}, past its size budget of {fmt.size(budget)} "
+                "even with its tables cut and its charts left out: what is left (the rejected "
+                "rows, the findings) is all on it."
+            )
+            said = _notices(analysis, notices, max_table_rows, rows, charts, kept, budget)
+            html = render_report(analysis, run_name, kept, [*said[0], over], rows, baseline)
+            return html, [*said[1], over]
 
 
 def _charts_kept(kept: list[tuple[Chart, bytes]], excess: int) -> int:
@@ -67,8 +74,8 @@ def _notices(analysis, notices, cap, rows, charts, kept, budget) -> tuple[list[s
     if rows < cap:
         added.append(
             f"To stay within the report's size budget of {fmt.size(budget)}, each chip's "
-            f"table shows its first {fmt.count(rows)} scenarios (not {fmt.count(cap)}) and "
-            f"each series' first and slowest; every row is in {analysis.rows_in}."
+            f"table shows its first {fmt.count(rows)} scenarios (not {fmt.count(cap)}) and the "
+            f"first and slowest of as many more series; every row is in {analysis.rows_in}."
         )
     if len(kept) < len(charts):
         left = len(charts) - len(kept)

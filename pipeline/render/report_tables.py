@@ -31,20 +31,36 @@ def records(frame: pd.DataFrame) -> list[dict]:
 
 def shown_rows(results: pd.DataFrame, at: np.ndarray, cap: int) -> np.ndarray:
     """The rows one chip's table shows, of its rows `at` (positions in file order): the first
-    `cap`, and besides them each series' first and slowest (largest t_lower) row, so that a
-    cap never hides a series (the table may then hold more than `cap`); in file order."""
+    `cap`, the slowest (largest t_lower) row of each series among them, and the first and
+    slowest row of each series they leave out, for at most `cap` such series (a file of a
+    million one-row series would otherwise list every row: hidden_series counts the rest);
+    in file order."""
+    return _shown(results, at, cap)[0]
+
+
+def hidden_series(results: pd.DataFrame, at: np.ndarray, cap: int) -> int:
+    """How many series of a chip's rows `at` have no row in its capped table (shown_rows)."""
+    return _shown(results, at, cap)[1]
+
+
+def _shown(results: pd.DataFrame, at: np.ndarray, cap: int) -> tuple[np.ndarray, int]:
     if len(at) <= cap:
-        return at
+        return at, 0
     codes = pd.factorize(results["series"].iloc[at], use_na_sentinel=False)[0]
     t = results["t_lower"].to_numpy(dtype=float)[at]
     by_series = np.lexsort((-t, codes))  # each series' rows, its slowest first (NaN last)
     slowest = by_series[np.r_[True, codes[by_series][1:] != codes[by_series][:-1]]]
-    first = np.unique(codes, return_index=True)[1]
+    first = np.unique(codes, return_index=True)[1]  # by code: codes are in file order
+    seen = np.zeros(len(first), dtype=bool)
+    seen[codes[:cap]] = True
+    extra = np.flatnonzero(~seen)  # the series the first `cap` rows leave out
+    listed, hidden = extra[:cap], len(extra) - min(len(extra), cap)
     keep = np.zeros(len(at), dtype=bool)
     keep[:cap] = True
-    keep[first] = True
-    keep[slowest] = True
-    return at[keep]
+    keep[slowest[np.flatnonzero(seen)]] = True  # a series the first rows cut: its slowest
+    keep[first[listed]] = True
+    keep[slowest[listed]] = True
+    return at[keep], hidden
 
 
 def _dtype_text(frame: pd.DataFrame) -> np.ndarray:

@@ -113,6 +113,13 @@ NOTES: dict[str, tuple[str, str, str]] = {
         "none",
     ),
     "measured_seconds": ("A measured time, compared with the prediction.", "seconds", "none"),
+    "model": (
+        "For transformer: a model of the catalog (pipeline models), its shape; the row's own "
+        "D, F, N, K, H, L, V win.",
+        "text",
+        "none",
+    ),
+    "kv_dtype": ("For transformer: the KV cache's dtype.", "dtype", "the activations'"),
     "count": (
         "How many identical ops the row stands for, one after another (a layer's op x its "
         "layers): n x the FLOPs, bytes and time; one op's intensity and bound.",
@@ -127,7 +134,17 @@ DIM_NOTE = (
     "elements",
     "none",
 )
-TEXT_COLUMNS = ("name", "op", "hardware", *DTYPE_INPUTS, "shard", "link", "notes")
+TEXT_COLUMNS = (
+    "name",
+    "op",
+    "model",
+    "hardware",
+    *DTYPE_INPUTS,
+    "kv_dtype",
+    "shard",
+    "link",
+    "notes",
+)
 FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds")  # shown as typed (General)
 TOTALS = (*OVERRIDES, "flops", "bytes")  # numbers of 15 digits and more: 1e15 FLOP/s
 WIDTHS = {"totals": 18, "dim": 8, "fraction": 10, "notes": 60}  # characters

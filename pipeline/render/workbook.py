@@ -3,8 +3,9 @@
 Python API), or XlsxWriter where it is not installed (render.xlsx_backend): the big sheets
 stream Arrow columns straight into constant-memory worksheets.
 
-Sheets, in order: Answer (render.workbook_answer), Fleet (with fleet series:
-render.workbook_fleet), Changes (with a baseline: render.workbook_changes), Summary, Results
+Sheets, in order: Answer (render.workbook_answer), Models (with transformer steps:
+render.workbook_models), Fleet (with fleet series: render.workbook_fleet), Changes (with a
+baseline: render.workbook_changes), Summary, Results
 (the columns that answer first), Hardware, Inputs, Errors (only when rows were rejected), Charts
 (only when charts were drawn). Results and Errors hold the first `max_rows` rows, Inputs the
 first `max_input_rows`; the Summary says what the caps left out.
@@ -42,6 +43,7 @@ from pipeline.render.workbook_answer import print_results, results_columns, writ
 from pipeline.render.workbook_cells import CELL_CHARS, FittedSheet, fit_column, fit_headers
 from pipeline.render.workbook_changes import write_changes
 from pipeline.render.workbook_fleet import write_fleet_sheet
+from pipeline.render.workbook_models import write_models_sheet
 from pipeline.render.workbook_styles import Styles, column_letter, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
 from pipeline.render.xlsx_backend import rx
@@ -143,6 +145,7 @@ def write_workbook(
             book = rx.Workbook(str(path))
             styles = Styles()
             answer = FittedSheet(book.add_worksheet("Answer"))
+            own += write_models_sheet(book, styles, analysis)
             own += write_fleet_sheet(book, styles, analysis.summary.fleet, analysis.rows_in)
             if baseline is not None:
                 changes = FittedSheet(book.add_worksheet("Changes"))

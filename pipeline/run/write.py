@@ -33,6 +33,7 @@ from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import PlannedChart, fleet_cap_notice, left_out_notice, plan_charts
 from pipeline.render.charts.data import chart_frame
+from pipeline.render.charts.model_sweep_data import model_cap_notice, model_frame
 from pipeline.render.report import table_cap_notices
 from pipeline.render.workbook import cap_notices
 from pipeline.run import stages
@@ -199,7 +200,8 @@ def _charts(analysis: Record, options: Options) -> list[PlannedChart]:
     frame = chart_frame(analysis)
     grids = getattr(s, "grids", None)  # a Dask run's: every scenario's points, binned
     return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides, grids=grids,
-                       fleet=s.fleet, curves=s.fleet_curves)  # fmt: skip
+                       fleet=s.fleet, curves=s.fleet_curves,
+                       steps=model_frame(analysis))  # fmt: skip
 
 
 def derated_notices(summary) -> list[str]:
@@ -226,6 +228,8 @@ def _cap_notices(analysis, options, planned, kept) -> list[tuple[str | None, str
         notices.append((None, left_out))
     if options.plots and (fleet := fleet_cap_notice(analysis.summary.fleet)):
         notices.append((None, fleet))
+    if options.plots and (model := model_cap_notice(model_frame(analysis))):
+        notices.append((None, model))
     if options.workbook:
         s = analysis.summary
         notices += [

@@ -23,14 +23,15 @@ from pipeline.model.dtypes import (
     known_dtype_names,
     wider_dtype,
 )
-from pipeline.model.ops import DIM, OpError, known_op_names, parse_op
+from pipeline.model.ops import DIM, TRANSFORMER, OpError, known_op_names, parse_op
 from pipeline.model.overflow import BLAMED
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
-from pipeline.scenarios.fleet import FleetRows
+from pipeline.scenarios.fleet import FleetRows, duplicate_series
 from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_collective, check_link, check_shard
+from pipeline.scenarios.model_rows import check_steps
 from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
 
@@ -121,6 +122,8 @@ class Checker:
         the sweeps of their cells and the fleet arrays (series, labels, axes) or None."""
         found = self.found
         found += check_names(self.names, self.lines)
+        if self.fleet is not None and self.fleet.series is not None:  # one name, one series
+            found += duplicate_series(self.fleet.series, self.lines)
         sig, bad_op = check_op(self.col("op"))
         op = sig.derive(lambda s: s.op if s else "")
         collective = sig.derive(lambda s: bool(s and s.is_collective), bool).values()
@@ -154,7 +157,15 @@ class Checker:
             given["link_bandwidth"],
             self.catalog,
         )
-        values, sweeps, bad_dims = check_dims(sig, op, {d: self.col(d) for d in dims})
+        step = op.is_(TRANSFORMER)
+        cells = {d: self.col(d) for d in dims}
+        values, sweeps, bad_dims = check_dims(sig, op, cells, step if step.any() else None)
+        steps, bad_steps = ({}, []) if not step.any() else check_steps(
+            step, self.col("model"), cells, values,
+            self.col("kv_dtype"), dtypes["x_dtype"].values(), shard, chips.values(),
+            self.catalog.models,
+        )  # fmt: skip
+        found += bad_steps
         byte_values, sweeps["bytes"], bad_bytes = check_bytes(self.col("bytes"), collective, op)
         what = "an efficiency, 0 < e <= 1 (e.g. 0.9)"
         for c in EFFICIENCY_COLUMNS:
@@ -188,6 +199,7 @@ class Checker:
             **link,
             **peaks,
             **values,
+            **steps,  # a transformer step's model, KV-cache dtype and MoE routing
             "notes": self._text("notes"),
         }
         if "count" in self._names and not self.col("count").is_("").all():  # one given: n

@@ -91,12 +91,12 @@ def _parse_dim_cell(text: str) -> int | Sweep | str | None:
 
 
 def check_dims(
-    sig: Col, op: Col, cells: dict[str, Col]
+    sig: Col, op: Col, cells: dict[str, Col], optional: np.ndarray | None = None
 ) -> tuple[dict[str, np.ndarray], dict[str, Sweeps], Found]:
     """Each dim's value per row (NaN where blank, swept or bad), its sweeps (parsed once per
     distinct cell) and the problems: a dim the op needs that is missing, blank or bad, and
     dims that multiply past float64. `sig` holds each row's op signature, `op` its name,
-    `cells` the file's dim columns."""
+    `cells` the file's dim columns; `optional`: rows whose other dims are read where given."""
     found: Found = []
     n = len(sig.codes)
     needed = {d: np.zeros(n, dtype=bool) for d in cells}
@@ -111,6 +111,9 @@ def check_dims(
                 found += flag(rows, d, f"op {s.op} needs dim {d}, and the file has no column '{d}'")
             else:
                 needed[d] |= rows
+    if optional is not None:  # rows whose dims are read where given (a transformer step's)
+        for d, col in cells.items():
+            needed[d] |= optional & ~col.is_("")
     values: dict[str, np.ndarray] = {}
     sweeps: dict[str, Sweeps] = {}
     for d, col in cells.items():

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -238,3 +239,19 @@ def _label(value: str, column: str, catalog: Catalog) -> str:
     if column == "chips":
         return value
     return canonical_dtype(value) or value
+
+
+def duplicate_series(series: np.ndarray, lines: np.ndarray) -> Found:
+    """Rows of two source lines named alike: their points' names differ (`q[hardware=h100]`,
+    `q[hardware=h200]`) but they would be one series, ranked as one (model.ranking); the
+    later line's rows are refused, pointing at the first."""
+    pairs = pd.DataFrame({"series": series, "line": lines})
+    first = pairs.drop_duplicates("series")  # each series' first line
+    owner = pd.Series(first["line"].to_numpy(), index=first["series"].to_numpy())
+    first_line = owner.reindex(pairs["series"]).to_numpy()
+    later = (first_line != lines) & (pairs["series"].to_numpy() != "")
+    return [
+        (int(p), "name", f"duplicate name {quoted(str(series[p]))} (first on line "
+         f"{int(first_line[p])}); names must be unique, a fleet row's too")
+        for p in np.flatnonzero(later)
+    ]  # fmt: skip

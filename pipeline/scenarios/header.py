@@ -37,6 +37,8 @@ KNOWN = (
     "measured_seconds",
     "notes",
     "count",
+    "model",
+    "kv_dtype",
 )
 
 

@@ -183,3 +183,15 @@ def test_each_change_names_its_series_and_its_place_on_the_sweep(book):
     points = c.points.loc[sweep.index]
     assert points["B"].tolist() == list(range(1, 513)) and (points["D"] == 4096).all()
     assert points["position"].is_monotonic_increasing
+
+
+def test_a_model_change_is_named_as_the_cause_before_the_dims_it_sets():
+    """Issue 31: a transformer row moved to another model names the model, then the dims."""
+    import pipeline
+
+    row = {"name": "d", "op": "transformer", "hardware": "h100", "B": 32, "T": 1, "S": 2048}
+    old = pipeline.analyze([{**row, "model": "llama3-8b"}])
+    new = pipeline.analyze([{**row, "model": "mistral-7b"}])
+    table = pipeline.compare(old, new).changes.table
+    assert set(table["name"]) == {"d/lm_head"}  # the vocabulary: 128,256 -> 32,000
+    assert set(table["causes"]) == {"model llama3-8b → mistral-7b; V 128256 → 32000"}

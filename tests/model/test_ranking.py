@@ -156,3 +156,19 @@ def test_a_long_line_keeps_log_spaced_points_with_both_ends():
 def test_rows_outside_fleet_series_give_nothing():
     a = pipeline.analyze(ROOT / "scenarios" / "q1-q5.csv")
     assert fleet_rows(a.results, a.facts).empty and a.summary.fleet.empty
+
+
+def test_points_without_a_critical_batch_are_ranked_at_the_critical_point_too():
+    # found in review: chips 4-64 never turn compute-bound, and were left out at B = 256
+    rows = pd.DataFrame([{"name": "tp", "op": "matmul", "B": "1..1024*2", "D": 8192,
+                          "F": 28672, "hardware": "h100", "dtype": "bf16",
+                          "chips": "1..64*2", "shard": "D"}])  # fmt: skip
+    a = pipeline.analyze(rows)
+    ranking = a.summary.fleet
+    counts = ranking.groupby("point", sort=False).size().to_dict()
+    assert counts == {"first": 7, "critical batch": 7, "last": 7}
+    results = a.results.assign(at="B=" + a.results["B"].astype(str))
+    table = results.pivot_table(index="at", columns="chips", values="t_lower")
+    for (point, at), group in ranking.groupby(["point", "at"], sort=False):
+        np.testing.assert_array_equal(group["t_lower"], table.loc[at, group["chips"]])
+        assert (np.diff(group["t_lower"]) >= 0).all(), point

@@ -4,6 +4,7 @@ value): an Analysis as an escaped HTML table, each chart as the PNG a run writes
 from __future__ import annotations
 
 import io
+import re
 
 import markupsafe
 import pytest
@@ -11,9 +12,10 @@ from IPython.core.formatters import DisplayFormatter
 from matplotlib.figure import Figure
 
 import pipeline
+from pipeline.render import format as fmt
 from pipeline.render.charts import figure, png
 from pipeline.render.fleet_text import FLEET_SERIES, first_sentences
-from pipeline.render.notebook import render_analysis_html
+from pipeline.render.notebook import NOTEBOOK_STEPS, render_analysis_html
 from tests.helpers import HOSTILE, PNG_MAGIC, ROOT, analyze_rows, planned_charts
 
 
@@ -124,3 +126,37 @@ def test_fleet_series_names_stay_text_and_the_cap_is_counted():
 
 def test_no_fleet_series_no_fleet_answer(book):
     assert "Which chip" not in render_analysis_html(book)
+
+
+def _models_rows(html: str) -> list[str]:
+    table = html[html.index("<strong>Models</strong>") :]
+    table = table[: table.index("</table>")]
+    return re.findall(r"<tr>(.*?)</tr>", table)[1:]
+
+
+def test_the_models_table_comes_before_the_series_table():
+    analysis = pipeline.analyze(ROOT / "scenarios" / "models.csv")
+    html = render_analysis_html(analysis)
+    steps = analysis.results[analysis.results["op"] == "transformer"]
+    rows = _models_rows(html)
+    assert len(rows) == min(len(steps), NOTEBOOK_STEPS)
+    for row, (_, step) in zip(rows, steps.iterrows(), strict=False):  # file order
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        assert cells[0] == step["name"]
+        assert cells[6:8] == [fmt.seconds(step["t_lower"]), fmt.number(step["tokens_per_second"])]
+    assert html.index("<strong>Models</strong>") < html.index(">series</th>")
+
+
+def test_model_step_names_stay_text():
+    step = {"op": "transformer", "model": "llama3-8b", "hardware": "h100", "B": 8, "T": 1,
+            "S": 1024}  # fmt: skip
+    html = render_analysis_html(analyze_rows([{"name": n, **step} for n in HOSTILE]))
+    assert not any(n in html for n in HOSTILE)
+    rows = _models_rows(html)
+    assert [re.findall(r"<td[^>]*>(.*?)</td>", r)[0] for r in rows] == [
+        str(markupsafe.escape(n)) for n in HOSTILE
+    ]
+
+
+def test_no_steps_no_models_table(book):
+    assert "<strong>Models</strong>" not in render_analysis_html(book)

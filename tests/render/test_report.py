@@ -565,3 +565,45 @@ def test_a_run_without_fleet_series_has_no_fleet_answer(small):
     assert report_context(small, "q1-q5")["fleet"] == {
         "series": [], "bounds": [], "total": 0, "more": 0
     }  # fmt: skip
+
+
+MODELS_TABLE = re.compile(r'<table class="sortable series models">(.*?)</table>', re.S)
+STEP = {"op": "transformer", "model": "llama3-8b", "hardware": "h100", "B": 8, "T": 1, "S": 1024}
+
+
+def test_the_models_table_leads_with_a_line_per_step():
+    run = analyze_file(ROOT / "scenarios" / "models.csv")
+    html = html_of(run, notices=())
+    assert_well_formed(html)
+    assert '<a href="#models">Models</a>' in html
+    heading = html.index("Models: per step, how long, what bounds it, does it fit")
+    assert html.index('class="bottom-line"') < heading < html.index("Series: how long")
+    (table,) = MODELS_TABLE.findall(html)
+    lines = [_cells(row) for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+    steps = run.results[run.results["op"] == "transformer"]
+    assert [line[0] for line in lines] == steps["name"].tolist()  # file order, one per step
+    for line, (_, step) in zip(lines, steps.iterrows(), strict=True):
+        assert line[7] == fmt.seconds(step["t_lower"])
+        assert line[8] == fmt.seconds(step["time_per_token"])
+        assert line[9] == fmt.number(step["tokens_per_second"])
+        assert line[10].startswith(step["bound"] + " ")
+    assert lines[1][1:7] == ["llama3-8b", "tpu-v5e", "1", "32", "1", "2,048"]
+    assert lines[1][10:] == ["memory 100%", "16.1 GB", "8.59 GB", "no: 24.7 GB of 16.0 GB", "0",
+                             "attention 35.9%"]  # fmt: skip
+
+
+def test_model_step_names_stay_text():
+    names = [*HOSTILE, "=cmd|' /C calc'!A0"]
+    html = html_of(analyze_rows([{"name": n, **STEP} for n in names]), notices=())
+    assert_well_formed(html)
+    assert not any(n in html for n in HOSTILE)
+    (table,) = MODELS_TABLE.findall(html)
+    rows = re.findall(r"<tr>(.*?)</tr>", table)[1:]
+    assert [_cells(row)[0] for row in rows] == names
+    assert f'<td class="name">{htmllib.escape(HOSTILE[0])}</td>' in rows[0]
+
+
+def test_a_run_without_steps_has_no_models_table(small):
+    html = html_of(small, notices=())
+    assert 'id="models"' not in html and "Models:" not in html and "#models" not in html
+    assert report_context(small, "q1-q5")["models"]["rows"] == []

@@ -221,3 +221,18 @@ def test_refused_points_keep_other_cells_checked(tmp_path, catalog):
     )
     assert sorted(p.column for p in loaded.problems) == ["D", "chips"]
     assert np.all(loaded.frame.empty)
+
+
+def test_two_fleet_rows_of_one_name_are_refused_as_duplicates():
+    # found in review: the points' names differ, but the two rows would be one series,
+    # ranked as one at different swept values
+    import pipeline
+
+    rows = [{"name": "dup", "op": "matmul", "B": "1..64*2", "D": 8192, "F": 8192,
+             "hardware": "h100|b200"},
+            {"name": "dup", "op": "matmul", "B": "4096|8192", "D": 1024, "F": 8192,
+             "hardware": "h200|mi300x"}]  # fmt: skip
+    a = pipeline.analyze(rows)
+    assert {(p.line, p.column) for p in a.problem_list} == {(3, "name")}
+    assert a.problem_list[0].reason.startswith("duplicate name 'dup' (first on line 2)")
+    assert set(a.results["hardware"]) == {"h100", "b200"}

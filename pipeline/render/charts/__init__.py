@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.render.charts.data import RooflineData, SweepData
 from pipeline.render.charts.fleet_data import FleetData
+from pipeline.render.charts.model_sweep_data import ModelSweepData
 from pipeline.render.charts.plan import (
     Chart,
     PlannedChart,
@@ -33,10 +34,11 @@ __all__ = [
 ]
 
 
-def figure(data: RooflineData | SweepData | SummaryData | FleetData) -> Figure:
+def figure(data: RooflineData | SweepData | SummaryData | FleetData | ModelSweepData) -> Figure:
     """The Figure of one chart's data (matplotlib imported here, when a chart is drawn: a
     command that draws none, such as `pipeline hardware`, never pays for it)."""
     from pipeline.render.charts.fleet import fleet_figure
+    from pipeline.render.charts.model_sweep import model_sweep_figure
     from pipeline.render.charts.roofline import roofline_figure
     from pipeline.render.charts.summary import summary_figure
     from pipeline.render.charts.sweep import sweep_figure
@@ -49,10 +51,12 @@ def figure(data: RooflineData | SweepData | SummaryData | FleetData) -> Figure:
         return summary_figure(data)
     if isinstance(data, FleetData):
         return fleet_figure(data)
+    if isinstance(data, ModelSweepData):
+        return model_sweep_figure(data)
     raise TypeError(f"no chart for {type(data).__name__}")
 
 
-def png(data: RooflineData | SweepData | SummaryData | FleetData) -> bytes:
+def png(data: RooflineData | SweepData | SummaryData | FleetData | ModelSweepData) -> bytes:
     """One chart as PNG bytes (the same data gives the same bytes)."""
     from pipeline.render.charts.style import png_bytes
 

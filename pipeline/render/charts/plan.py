@@ -1,5 +1,6 @@
 """Which charts a run draws, in which order, under which file names: the summary, a fleet
-chart per fleet series (file order, at most FLEET_CHARTS), a roofline per chip (A-Z), a
+chart per fleet series (file order, at most FLEET_CHARTS), a model chart per swept
+transformer step (file order, at most MODEL_CHARTS), a roofline per chip (A-Z), a
 network roofline per chip whose rows communicate, then the sweep charts.
 The data of a chart is built only when it is kept (`PlannedChart.build`)."""
 
@@ -25,6 +26,7 @@ from pipeline.render.charts.data import (
 )
 from pipeline.render.charts.fleet_data import FLEET_CHARTS, fleet_data, fleet_series
 from pipeline.render.charts.grid import Grids, with_grid
+from pipeline.render.charts.model_sweep_data import MODEL_CHARTS, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import (
     BYTES,
@@ -35,10 +37,11 @@ from pipeline.render.charts.sweep_data import (
     sweep_lines,
 )
 
-KIND_ORDER = ("summary", "fleet", "roofline", "network", "sweep")
+KIND_ORDER = ("summary", "fleet", "model", "roofline", "network", "sweep")
 KIND_NAMES = {
     "summary": ("summary chart", "summary charts"),
     "fleet": ("fleet chart", "fleet charts"),
+    "model": ("model chart", "model charts"),
     "roofline": ("roofline", "rooflines"),
     "network": ("network roofline", "network rooflines"),
     "sweep": ("sweep chart", "sweep charts"),
@@ -49,11 +52,11 @@ KIND_NAMES = {
 class Chart:
     """One chart of a run: what it shows and where its PNG goes."""
 
-    kind: str  # "summary" | "fleet" | "roofline" | "network" | "sweep"
+    kind: str  # "summary" | "fleet" | "model" | "roofline" | "network" | "sweep"
     title: str
     path: str  # relative to the run's folder, e.g. "plots/roofline-tpu-v5e.png"
     hardware: str | None = None  # canonical chip name, for per-hardware charts
-    series: tuple[str, ...] = ()  # series drawn, for sweep and fleet charts
+    series: tuple[str, ...] = ()  # series drawn, for sweep, fleet and model charts
 
 
 @dataclass(frozen=True)
@@ -87,11 +90,13 @@ def plan_charts(
     grids: Grids | None = None,
     fleet: pd.DataFrame | None = None,
     curves: pd.DataFrame | None = None,
+    steps: pd.DataFrame | None = None,
 ) -> list[PlannedChart]:
     """Every chart a run could draw, in priority order, with unique sanitized file names.
     Planning only counts rows; each chart takes its rows when it is built. `grids`: every
     scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample;
-    `fleet`, `curves`: Summary.fleet and Summary.fleet_curves (a chart per fleet series)."""
+    `fleet`, `curves`: Summary.fleet and Summary.fleet_curves (a chart per fleet series);
+    `steps`: the swept transformer steps' total rows (model_sweep_data.model_frame)."""
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
@@ -116,6 +121,10 @@ def plan_charts(
     for name in names[:FLEET_CHARTS]:  # every engine's Summary holds the whole answer
         build = partial(fleet_data, fleet, pd.DataFrame() if curves is None else curves, name)
         add("fleet", f"fleet-{safe_stem(name)}", f"{name}: fleet ranking", None, build, 0, [name])
+    for name in model_series(steps)[:MODEL_CHARTS] if steps is not None else []:
+        title = f"{name}: tokens/s and step time"
+        add("model", f"model-{safe_stem(name)}", title, None,
+            partial(model_sweep_data, steps, name), 0, [name])  # fmt: skip
     for hw, idx in by_chip.items():
         if not flops[idx].any():
             continue

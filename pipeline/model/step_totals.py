@@ -1,0 +1,129 @@
+"""The total row of each transformer step (docs/model.md#transformer-steps): the plain sum of
+its ops' rows (each already `count` x one op), and what a planner asks of a step: time per
+step and per token, tokens per second, the share of the time per bound, the weights and the
+KV cache in bytes, whether they fit in the chips' HBM with the largest activation, and the
+largest batch that fits. One numpy pass over the steps (np.add.reduceat over each step's
+consecutive rows: model.transformer keeps them together)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.dtypes import dtype_bytes
+from pipeline.model.params import param_counts
+from pipeline.model.roofline import BOUNDS
+from pipeline.model.transformer import STEP_OF, is_step
+
+SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
+          "network_bytes", "t_math", "t_hbm", "t_network", "t_lower", "t_upper")  # fmt: skip
+# the total row's own columns (NaN on every other row), in this order after `fits`
+STEP_COLUMNS = ("tokens_per_second", "time_per_token", *(f"{b}_share" for b in BOUNDS),
+                "weight_bytes", "kv_cache_bytes", "max_batch")  # fmt: skip
+
+
+def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """`results` (row for row with the expanded `frame`) with each step's total row filled
+    and the STEP_COLUMNS added; unchanged when there is no step."""
+    if STEP_OF not in frame.columns:
+        return results
+    total = np.flatnonzero(is_step(frame))
+    if not len(total):
+        return results
+    out = results.copy()
+    step_of = frame[STEP_OF].to_numpy()
+    # a step's ops: the rows after its total row that carry its position
+    marker = np.full(len(frame), -1)
+    marker[total] = total
+    last = np.maximum.accumulate(marker)  # each row's latest total row at or before it
+    mine = (last >= 0) & (marker < 0) & (step_of == step_of[np.maximum(last, 0)])
+    ops = np.flatnonzero(mine)
+    first = np.searchsorted(ops, total + 1)  # each step's first op among `ops`
+    for c in SUMMED:
+        values = out[c].to_numpy(dtype=float, copy=True)
+        values[total] = np.add.reduceat(values[ops], first)
+        out[c] = values
+    bound_codes = pd.Categorical(out["bound"], categories=list(BOUNDS)).codes
+    t = out["t_lower"].to_numpy(dtype=float)
+    shares = {}
+    for k, b in enumerate(BOUNDS):
+        of_bound = np.where(bound_codes[ops] == k, t[ops], 0.0)
+        shares[b] = np.add.reduceat(of_bound, first) / t[total]
+    pick = np.argmax(np.column_stack([shares[b] for b in BOUNDS]), axis=1)
+    bounds = out["bound"].astype(str).to_numpy(dtype=object)
+    bounds[total] = np.asarray(BOUNDS, dtype=object)[pick]
+    out["bound"] = pd.Categorical(bounds, categories=list(BOUNDS))
+    flops_pc = out["flops_per_chip"].to_numpy(dtype=float)
+    hbm = out["hbm_bytes"].to_numpy(dtype=float)
+    for c, value in (
+        ("intensity", flops_pc[total] / hbm[total]),
+        ("attainable_flops", flops_pc[total] / t[total]),
+        ("peak_fraction", flops_pc[total] / t[total] / out["peak_flops"].to_numpy()[total]),
+        ("measured_over_predicted", out["measured_seconds"].to_numpy()[total] / t[total]),
+    ):
+        column = out[c].to_numpy(dtype=float, na_value=np.nan, copy=True)
+        column[total] = value
+        out[c] = column
+    critical = out["critical_batch"].copy()
+    critical.iloc[total] = pd.NA  # a step has no one critical batch: its ops have theirs
+    out["critical_batch"] = critical
+    largest = np.maximum.reduceat(
+        out["bytes_written"].to_numpy(dtype=float)[ops] / frame["count"].to_numpy()[ops], first
+    )
+    extra = _step_figures(frame.iloc[total], t[total], largest)
+    capacity = out["hbm_capacity"].to_numpy(dtype=float)[total]
+    footprint = out["memory_footprint"].to_numpy(dtype=float, copy=True)
+    footprint[total] = extra.pop("footprint")
+    out["memory_footprint"] = footprint
+    fits = out["fits"].copy()
+    fits.iloc[total] = footprint[total] <= capacity
+    out["fits"] = fits
+    per_sequence, weights_pc = extra.pop("per_sequence"), extra.pop("weights_per_chip")
+    room = np.floor((capacity - weights_pc) / per_sequence)
+    extra["max_batch"] = np.where(room >= 1, room, 0.0)
+    for b in BOUNDS:
+        extra[f"{b}_share"] = shares[b]
+    at = out.columns.get_loc("fits") + 1
+    for k, c in enumerate(STEP_COLUMNS):
+        column = np.full(len(out), np.nan)
+        column[total] = extra[c]
+        out.insert(at + k, c, column)
+    return out
+
+
+def _step_figures(steps: pd.DataFrame, t: np.ndarray, largest: np.ndarray) -> dict:
+    """Per step: tokens per second, time per token, the weights and KV cache (bytes), the
+    per-chip footprint (weights + KV cache + the largest activation), and what one more
+    sequence adds to it."""
+    shape = steps.rename(columns={"moe_k": "k", "moe_width": "F_expert"})
+    counts = param_counts(shape)
+    params = counts["params"].to_numpy(dtype=float)
+    f = {c: steps[c].to_numpy(dtype=float) for c in ("B", "T", "S", "L", "K", "H")}
+    weight = params * _bytes(steps["y_dtype"])
+    kv_per_sequence = 2 * f["S"] * f["L"] * f["K"] * f["H"] * _bytes(steps["kv_dtype"])
+    chips = steps["chips"].to_numpy(dtype=float)
+    split = (steps["chips"] > 1).to_numpy(dtype=bool)
+    ep = split & (steps["shard"].astype(str) == "E").to_numpy(dtype=bool)
+    # tensor parallel: every weight split, a KV head on each chip up to K; expert parallel:
+    # the experts split, the rest of the weights on every chip, the batch (and its KV) split
+    kv_chips = np.where(ep, chips, np.where(split, np.minimum(chips, f["K"]), 1.0))
+    experts = counts["mlp"].to_numpy(dtype=float) * _bytes(steps["y_dtype"])
+    weights_pc = np.where(
+        ep, weight - experts + experts / chips, weight / np.where(split, chips, 1.0)
+    )
+    kv_pc = f["B"] * kv_per_sequence / kv_chips
+    tokens = f["B"] * f["T"]
+    return {
+        "tokens_per_second": tokens / t,
+        "time_per_token": t / f["T"],
+        "weight_bytes": weight,
+        "kv_cache_bytes": f["B"] * kv_per_sequence,
+        "footprint": weights_pc + kv_pc + largest,
+        "per_sequence": kv_per_sequence / kv_chips + largest / f["B"],
+        "weights_per_chip": weights_pc,
+    }
+
+
+def _bytes(column: pd.Series) -> np.ndarray:
+    codes, names = pd.factorize(column.astype(str))
+    return np.asarray([dtype_bytes(n) for n in names], dtype=float)[codes]

@@ -1,0 +1,110 @@
+"""The Models table (docs/outputs.md): one line per transformer step, in file order, with what
+a planner asks of it: how long a step and a token take, tokens per second, what bounds it and
+by how much, the weights and the KV cache, whether they fit in HBM, the largest batch that
+does, and the op taking the most time. Plain records (SI numbers beside their words, worded by
+render.format) for the report, the workbook's Models sheet and the notebook; read from the
+total rows of the results (model.step_totals) and their op rows, which follow them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pipeline.model.roofline import BOUNDS
+from pipeline.record import Record
+from pipeline.render import format as fmt
+
+STEP_OP = "transformer"  # a step's total row (model.transformer); its ops are `name/op`
+MODEL_ROWS = 50  # steps a table shows (the rest: the total rows of results)
+
+
+def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
+    """The first `limit` steps of `record.results` as plain records, how many steps there are
+    and how many are left out; no rows when the run has no step. A Dask run's sampled results
+    give the steps of its sample (`sampled` says so)."""
+    results = record.results
+    is_total = (results["op"].astype(str) == STEP_OP).to_numpy(dtype=bool)
+    totals = np.flatnonzero(is_total)
+    shown = totals[:limit]
+    # the shown steps' op rows come before the next step's total row
+    end = totals[limit] if len(totals) > limit else len(results)
+    steps = results.iloc[shown].to_dict("records")
+    tops = _top_ops(results.iloc[:end]) if len(shown) else []
+    rows = [_row(step, top) for step, top in zip(steps, tops, strict=True)]
+    return {
+        "rows": rows,
+        "total": len(totals),
+        "more": len(totals) - len(shown),
+        "sampled": bool(record.sampled),
+    }
+
+
+def _top_ops(results: pd.DataFrame) -> list[tuple[str, float] | None]:
+    """Per step total row of `results`, in order: the op that takes the most time among the
+    rows after it named `<its name>/<op>`, and that op's time (None without such a row: a
+    sample may leave them out). One grouped pass, no loop over the rows."""
+    is_total = (results["op"].astype(str) == STEP_OP).to_numpy(dtype=bool)
+    totals = np.flatnonzero(is_total)
+    step = np.cumsum(is_total) - 1  # each row's latest step (by position), -1 before the first
+    names = results["name"].astype(str)
+    parts = names.str.rpartition("/")
+    owner = names.to_numpy()[totals][np.maximum(step, 0)]
+    t = results["t_lower"].to_numpy(dtype=float, na_value=np.nan)
+    mine = ~is_total & (step >= 0) & (parts[0].to_numpy() == owner) & np.isfinite(t)
+    found: list[tuple[str, float] | None] = [None] * len(totals)
+    if mine.any():
+        at = pd.Series(t[mine], index=np.flatnonzero(mine)).groupby(step[mine]).idxmax()
+        op = parts[2].to_numpy()
+        for k, position in at.items():  # one per step: at most the table's rows
+            found[int(k)] = (str(op[position]), float(t[position]))
+    return found
+
+
+def _row(step: dict, top: tuple[str, float] | None) -> dict:
+    """One step's line: its numbers (SI) and their words."""
+    t = _number(step["t_lower"])
+    bound = str(step["bound"])
+    share = _number(step.get(f"{bound}_share")) if bound in BOUNDS else None
+    fits, footprint, capacity = bool(step["fits"]), step["memory_footprint"], step["hbm_capacity"]
+    top_share = top[1] / t if top and t else None
+    return {
+        "name": str(step["name"]),
+        "model": _text(step.get("model")),
+        "hardware": str(step["hardware"]),
+        "chips": int(step["chips"]),
+        **{d: _whole(step.get(d)) for d in ("B", "T", "S")},
+        "t_step": t,
+        "time": fmt.seconds(t),
+        "t_token": _number(step["time_per_token"]),
+        "time_per_token": fmt.seconds(step["time_per_token"]),
+        "tokens_per_second": _number(step["tokens_per_second"]),
+        "tokens": fmt.number(step["tokens_per_second"]),
+        "bound": bound,
+        "bound_share": share,
+        "bound_text": f"{bound} {fmt.percent(share)}" if share is not None else bound,
+        "weight_bytes": _number(step["weight_bytes"]),
+        "weights": fmt.size(step["weight_bytes"]),
+        "kv_cache_bytes": _number(step["kv_cache_bytes"]),
+        "kv_cache": fmt.size(step["kv_cache_bytes"]),
+        "fits": fits,
+        "footprint": _number(footprint),
+        "capacity": _number(capacity),
+        "fits_text": f"{'yes' if fits else 'no'}: {fmt.size(footprint)} of {fmt.size(capacity)}",
+        "max_batch": _whole(step["max_batch"]),
+        "max_batch_text": fmt.count(step["max_batch"]),
+        "top_op": top[0] if top else "",
+        "top_share": top_share,
+        "top_text": f"{top[0]} {fmt.percent(top_share)}" if top else fmt.DASH,
+    }
+
+
+def _number(value) -> float | None:
+    return None if fmt.missing(value) else float(value)
+
+
+def _whole(value) -> int | None:
+    return None if fmt.missing(value) else int(value)
+
+
+def _text(value) -> str:
+    return "" if fmt.missing(value) else str(value)
