@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 
+import numpy as np
+
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
@@ -34,7 +36,7 @@ def render_report_within(
 ) -> tuple[str, list[str]]:
     """render_report's page within `budget` bytes (see the module), and the notices of what
     it had to thin to stay there (none when the page fits as it is)."""
-    rows, kept = max_table_rows, list(charts)
+    rows, kept = _first_cap(analysis, max_table_rows, charts, budget), list(charts)
     while True:
         said = _notices(analysis, notices, max_table_rows, rows, charts, kept, budget)
         html = render_report(analysis, run_name, kept, said[0], rows, baseline)
@@ -54,6 +56,23 @@ def render_report_within(
             said = _notices(analysis, notices, max_table_rows, rows, charts, kept, budget)
             html = render_report(analysis, run_name, kept, [*said[0], over], rows, baseline)
             return html, [*said[1], over]
+
+
+ROW_BYTES = 500  # about what a scenario table row costs on the page (measured: 1 M rows)
+
+
+def _first_cap(analysis: Record, cap: int, charts, budget: int) -> int:
+    """The table cap to render with first: `cap`, unless the chips' tables at it (each up
+    to about 2 x cap rows: report_tables.shown_rows) and the charts already pass the budget,
+    then the cap they would fit at (a render of a million-row run takes seconds: not one
+    spent on a page known to be too big)."""
+    totals = analysis.summary.per_hardware["total"].to_numpy()
+    pictures = sum(len(data) * 4 // 3 for _, data in charts)
+    rows = int(np.minimum(totals, 2 * cap).sum())
+    room = budget - pictures - budget // 5  # the rest of the page: a fifth of the budget
+    if rows * ROW_BYTES <= room or room <= 0:
+        return cap
+    return max(MIN_TABLE_ROWS, int(cap * room / (rows * ROW_BYTES)))
 
 
 def _charts_kept(kept: list[tuple[Chart, bytes]], excess: int) -> int:

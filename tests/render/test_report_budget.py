@@ -37,3 +37,17 @@ def test_past_the_budget_the_tables_are_cut_then_charts_left_out_and_it_says_so(
     html, said = render_report_within(big, "big", charts, [], 500, budget=tiny)
     assert len(html.encode()) <= tiny and html.count("data:image/png") < len(charts)
     assert "(sweep charts) are in plots/" in said[-1]
+
+
+def test_a_page_known_to_be_too_big_is_first_rendered_at_a_cap_that_fits(book, big):
+    """A million-row run spent a render of seconds on a page its tables alone put past the
+    budget; the first cap comes from the rows each chip would list (report_budget)."""
+    from pipeline.render.report_budget import _first_cap
+
+    assert _first_cap(book, 500, _charts(1), REPORT_BUDGET) == 500  # it fits: as asked
+    # big: 4 chips of 5,000 rows, up to 2 x 500 listed each
+    cap = _first_cap(big, 500, [], 1_000_000)
+    assert MIN_TABLE_ROWS <= cap < 500
+    html, said = render_report_within(big, "big", [], table_cap_notices(big, 500), 500,
+                                       budget=1_000_000)  # fmt: skip
+    assert len(html.encode()) <= 1_000_000 and said
