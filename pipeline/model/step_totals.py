@@ -30,7 +30,7 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
     total = np.flatnonzero(is_step(frame))
     if not len(total):
         return results
-    out = results.copy()
+    out = results.copy(deep=False)  # columns are replaced, never written in place
     step_of = frame[STEP_OF].to_numpy()
     # a step's ops: the rows after its total row that carry its position
     marker = np.full(len(frame), -1)

@@ -1,0 +1,84 @@
+"""Transformer rows against the plain rows they expand to (issue 31): ROWS model rows, each a
+decode sweep of POINTS batch sizes, computed by `pipeline.analyze`, against a file of the
+same ops written out as ordinary rows (einsum and custom rows with their dims, FLOPs, bytes
+and count: what the expansion makes), in the same process, alternating.
+
+    .venv/bin/python benchmarks/bench_models.py [--rows 1000] [--points 64] [--repeat 3]
+
+Reported: seconds of analyze (load + compute) for each, rows per second, and the ratio;
+issue 31 asks the model rows for at most 1.2 x the plain rows' time."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pipeline  # noqa: E402
+
+MODELS = ("llama2-7b", "llama3-8b", "llama3-70b", "mistral-7b", "qwen2.5-72b", "gemma2-27b")
+PLAIN = ["name", "op", "hardware", "dtype", "y_dtype", "out_dtype", "chips", "shard", "count",
+         "flops", "bytes", "B", "D", "E", "F", "H", "K", "N", "S", "T", "V"]  # fmt: skip
+
+
+def files(folder: Path, rows: int, points: int) -> tuple[Path, Path]:
+    """The model rows' file and the file of the plain rows they expand to."""
+    steps = pd.DataFrame(
+        {
+            "name": [f"m{i}" for i in range(rows)],
+            "op": "transformer",
+            "model": [MODELS[i % len(MODELS)] for i in range(rows)],
+            "hardware": "h100",
+            "B": f"1..{points}",
+            "T": 1,
+            "S": 2048,
+        }
+    )
+    models = folder / "models.csv"
+    steps.to_csv(models, index=False)
+    ops = pipeline.analyze(models).results
+    ops = ops[ops["op"] != "transformer"]
+    plain = ops.assign(dtype=ops["x_dtype"])
+    custom = plain["op"] == "custom"
+    plain["flops"] = (plain["flops"] / plain["count"]).where(custom)
+    plain["bytes"] = (plain["hbm_bytes"] / plain["count"]).where(custom)
+    plain = plain[[c for c in PLAIN if c in plain.columns]]
+    for dim in ("B", "D", "E", "F", "H", "K", "N", "S", "T", "V"):
+        if dim in plain.columns:
+            plain[dim] = plain[dim].astype("Int64")
+    path = folder / "plain.csv"
+    plain.to_csv(path, index=False)
+    return models, path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--points", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        models, plain = files(Path(tmp), args.rows, args.points)
+        best = {"models": float("inf"), "plain": float("inf")}
+        sizes = {}
+        for _ in range(args.repeat):  # alternating: a busy machine slows both alike
+            for label, path in (("models", models), ("plain", plain)):
+                start = time.perf_counter()
+                a = pipeline.analyze(path, max_rows=10_000_000)
+                best[label] = min(best[label], time.perf_counter() - start)
+                assert not a.problem_list, a.problem_list[:3]
+                sizes[label] = len(a.results)
+    for label in ("models", "plain"):
+        print(f"{label:>7}: {best[label]:6.2f} s, {sizes[label]:,} result rows, "
+              f"{sizes[label] / best[label]:,.0f} rows/s")  # fmt: skip
+    print(f"models / plain: {best['models'] / best['plain']:.2f} x (issue 31 asks <= 1.2 x)")
+
+
+if __name__ == "__main__":
+    main()
