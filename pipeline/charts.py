@@ -94,20 +94,9 @@ def fleet(analysis: Analysis, series: str) -> Figure:
     if not isinstance(series, str):
         raise TypeError(f"series must be a series' name (str), not {described(series)}")
     names = fleet_series(s.fleet)
-    if series not in names:
-        used = set(chart_frame(analysis)["series"].astype(str)) if s.scenarios else set()
-        if series in used:
-            listed = f"fleet series: {', '.join(names)}" if names else "there are none"
-            raise UnknownSeries(
-                f"{quoted(series)} is not a fleet series (a row listing several chips, dtypes "
-                f"or chip counts); {listed}"
-            )
-        hint = did_you_mean(series, sorted(used | set(names)))
-        raise UnknownSeries(
-            f"no series {quoted(series)}"
-            + (f" (did you mean '{hint}'?)" if hint else "")
-            + (f"; fleet series: {', '.join(names)}" if names else "; there is no fleet series")
-        )
+    listed = f"fleet series: {', '.join(names)}" if names else "there is no fleet series"
+    what = "a fleet series (a row listing several chips, dtypes or chip counts)"
+    _one_of(analysis, series, names, what, listed)
     return figure(fleet_data(s.fleet, s.fleet_curves, series))
 
 
@@ -120,25 +109,24 @@ def model(analysis: Analysis, series: str) -> Figure:
         raise TypeError(f"series must be a series' name (str), not {described(series)}")
     steps = model_frame(analysis)
     names = model_series(steps)
-    if series not in names:
-        used = (
-            set(chart_frame(analysis)["series"].astype(str))
-            if analysis.summary.scenarios
-            else set()
-        )
-        listed = f"swept steps: {', '.join(names)}" if names else "there is no swept step"
-        if series in used:
-            raise UnknownSeries(
-                f"{quoted(series)} is not a transformer step swept over B or S (a row of op "
-                f"transformer with a B or S sweep); {listed}"
-            )
-        hint = did_you_mean(series, sorted(used | set(names)))
-        raise UnknownSeries(
-            f"no series {quoted(series)}"
-            + (f" (did you mean '{hint}'?)" if hint else "")
-            + f"; {listed}"
-        )
+    listed = f"swept steps: {', '.join(names)}" if names else "there is no swept step"
+    what = "a transformer step swept over B or S (a row of op transformer with a B or S sweep)"
+    _one_of(analysis, series, names, what, listed)
     return figure(model_sweep_data(steps, series))
+
+
+def _one_of(analysis: Analysis, series: str, names: list[str], what: str, listed: str) -> None:
+    """UnknownSeries unless `series` is one of `names`: another series of the analysis is
+    not `what`; a name it does not have gets the nearest one. `listed` names the right ones."""
+    if series in names:
+        return
+    summary = analysis.summary
+    used = set(chart_frame(analysis)["series"].astype(str)) if summary.scenarios else set()
+    if series in used:
+        raise UnknownSeries(f"{quoted(series)} is not {what}; {listed}")
+    hint = did_you_mean(series, sorted(used | set(names)))
+    tail = f" (did you mean '{hint}'?)" if hint else ""
+    raise UnknownSeries(f"no series {quoted(series)}{tail}; {listed}")
 
 
 def chips(names, dtype: str = "bf16", hardware=None) -> Figure:

@@ -77,7 +77,7 @@ def test_fleet_chart_of_a_series_and_what_is_missing(fleet_analysis, book):
     with pytest.raises(UnknownSeries, match=r"no series 'mlp_bf1' \(did you mean 'mlp_bf16'\?\); "
                        "fleet series: mlp_bf16, mlp_fp8, decode_fp4, tp, allreduce"):  # fmt: skip
         pipeline.charts.fleet(fleet_analysis, "mlp_bf1")
-    with pytest.raises(UnknownSeries, match="'q3_D1024' is not a fleet series .*there are none"):
+    with pytest.raises(UnknownSeries, match="'q3_D1024' is not a fleet series .*there is no fleet"):
         pipeline.charts.fleet(book, "q3_D1024")
     with pytest.raises(TypeError, match="series must be a series' name"):
         pipeline.charts.fleet(fleet_analysis, 3)

@@ -21,6 +21,7 @@ from pipeline.render.charts.style import (
     DPI,
     FIGSIZE,
     SERIES_COLORS,
+    log_time_axis,
     new_figure,
     titles,
 )
@@ -73,7 +74,7 @@ def _lines(data: FleetData) -> Figure:
     value = fmt.size if data.dim == "bytes" else fmt.count
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: value(v) if v >= 1 else fmt.tick(v)))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    _time_axis(ax, ys.min(), ys.max())
+    log_time_axis(ax, ys.min(), ys.max())
     ax.grid(True, which="major", color="#e3e3e3", lw=0.6)
     ax.grid(True, which="minor", axis="y", color="#f2f2f2", lw=0.4)
     ax.set_axisbelow(True)
@@ -158,24 +159,6 @@ def _heading(fig: Figure, title: str, subtitle: list[str], height: float) -> Non
     for i, line in enumerate(subtitle):
         fig.text(0.02, 1 - (0.46 + SUBTITLE_LINE * i) / height, line, fontsize=SUBTITLE_FONT,
                  va="top", color="#444")  # fmt: skip
-
-
-def _time_axis(ax, low: float, high: float) -> None:
-    """A log time axis (`3.4 ms`), padded; labelled at 2 and 5 too when it spans little."""
-    lo, hi = np.log10(low) - 0.08, np.log10(high) + 0.08
-    if hi - lo < 1.0:
-        mid = (hi + lo) / 2
-        lo, hi = mid - 0.5, mid + 0.5
-    ax.set_yscale("log")
-    ax.set_ylim(10**lo, 10**hi)
-    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
-    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.seconds(v)))
-    few = hi - lo < 2.5
-    ax.yaxis.set_minor_formatter(
-        FuncFormatter(lambda v, _: fmt.seconds(v)) if few else NullFormatter()
-    )
-    ax.tick_params(axis="y", which="minor", labelsize=8, labelcolor="#555")
 
 
 def _bars(data: FleetData) -> Figure:

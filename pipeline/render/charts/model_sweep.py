@@ -13,7 +13,13 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
 from pipeline.render.charts.model_sweep_data import ModelSweepData
-from pipeline.render.charts.style import BOUND_MARKERS, SERIES_COLORS, new_figure, titles
+from pipeline.render.charts.style import (
+    BOUND_MARKERS,
+    SERIES_COLORS,
+    log_time_axis,
+    new_figure,
+    titles,
+)
 
 WIDTH = 11.0  # inches: two panels side by side
 PANEL_HEIGHT = 4.4  # inches of the panels, under the title and over the legend
@@ -175,18 +181,5 @@ def _time_axis(ax, lines) -> None:
     """Step time (t_lower), log: `3.4 ms`, labelled at 2 and 5 too when it spans little."""
     ys = np.concatenate([ln.t_lower for ln in lines])
     ys = ys[np.isfinite(ys) & (ys > 0)]
-    lo, hi = np.log10(ys.min()) - 0.08, np.log10(ys.max()) + 0.08
-    if hi - lo < 1.0:
-        mid = (hi + lo) / 2
-        lo, hi = mid - 0.5, mid + 0.5
-    ax.set_yscale("log")
-    ax.set_ylim(10**lo, 10**hi)
-    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
-    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
-    seconds = FuncFormatter(lambda v, _: _seconds(v))
-    ax.yaxis.set_major_formatter(seconds)
-    ax.yaxis.set_minor_formatter(seconds if hi - lo < 2.5 else NullFormatter())
-    ax.tick_params(axis="y", which="minor", labelsize=8, labelcolor="#555")
+    log_time_axis(ax, ys.min(), ys.max(), _seconds)
     ax.grid(True, which="minor", axis="y", color="#f2f2f2", lw=0.4)
-    ax.set_ylabel("step time (t_lower)")
-    ax.set_title("Latency: time per step", fontsize=10, loc="left")

@@ -119,3 +119,20 @@ def hollow(ax, x: np.ndarray, y: np.ndarray, color: str, width: float, **kw) -> 
 
 def rgb(color: str) -> tuple[float, float, float]:
     return tuple(int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+
+
+def log_time_axis(ax, low: float, high: float, seconds=fmt.seconds) -> None:
+    """A log y axis of times from `low` to `high` (seconds), padded, labelled with `seconds`
+    (`3.4 ms`), at 2 and 5 too when it spans little: the fleet and model charts' time axis."""
+    lo, hi = np.log10(low) - 0.08, np.log10(high) + 0.08
+    if hi - lo < 1.0:
+        mid = (hi + lo) / 2
+        lo, hi = mid - 0.5, mid + 0.5
+    ax.set_yscale("log")
+    ax.set_ylim(10**lo, 10**hi)
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
+    shown = FuncFormatter(lambda v, _: seconds(v))
+    ax.yaxis.set_major_formatter(shown)
+    ax.yaxis.set_minor_formatter(shown if hi - lo < 2.5 else NullFormatter())
+    ax.tick_params(axis="y", which="minor", labelsize=8, labelcolor="#555")
