@@ -63,6 +63,12 @@ def check_steps(
     moe_k = np.where(step, _lookup(table, canonical, "k"), np.nan)
     moe_width = np.where(step, _lookup(table, canonical, "F_expert"), np.nan)
     moe = step & ~np.isnan(values["E"])
+    shared = np.where(step, _lookup(table, canonical, "shared"), np.nan) > 0
+    found += flag(moe & (np.isnan(moe_k) | np.isnan(moe_width)), "E",
+                  "an MoE step (E experts) takes its active experts k and expert width from its "
+                  "model: give `model` (a catalog model, or one of --models)")  # fmt: skip
+    found += flag(step & shared, "model", "its shared experts are not modelled yet: a model "
+                  "of routed experts only (shared blank or 0)")  # fmt: skip
     unknown = named & canonical.is_(None)  # said once, as an unknown model
     for d in ("D", "N", "K", "H", "L", "V", "F"):
         need = (step & ~moe if d == "F" else step) & ~unknown

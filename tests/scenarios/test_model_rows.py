@@ -59,3 +59,16 @@ def test_an_fp8_kv_cache_halves_the_cache_and_the_attention_bytes():
     r = a.results.set_index("name")
     assert r.loc["f", "kv_cache_bytes"] * 2 == r.loc["b", "kv_cache_bytes"]
     assert r.loc["f/attention", "hbm_bytes"] < r.loc["b/attention", "hbm_bytes"]
+
+
+def test_moe_needs_its_models_routing_and_shared_experts_are_refused():
+    own = {"D": 4096, "F": 14336, "N": 32, "K": 8, "H": 128, "L": 32, "V": 32000, "E": 8}
+    got = reasons(own)
+    assert [c for c, _ in got] == ["E"] and "active experts k" in got[0][1]
+    shared = pd.DataFrame([{"name": "sh", "D": 2048, "N": 16, "K": 4, "H": 128, "L": 4,
+                            "V": 1000, "E": 8, "k": 2, "F_expert": 512, "shared": 1,
+                            "source": "a test"}])  # fmt: skip
+    a = pipeline.analyze([{**STEP, "model": "sh"}], models=shared)
+    assert [(p.column, p.reason.split(":")[0]) for p in a.problem_list] == [
+        ("model", "its shared experts are not modelled yet")
+    ]
