@@ -18,7 +18,7 @@ CUSTOM = "custom"
 DIM = re.compile(r"^[A-Z]$")  # a dim column: one ASCII capital letter (not 'À')
 # the columns whose cells may list values too (`h100|h200`, `bf16|fp8`, `1|2|4|8`): the fleet
 # axes of a series, swept before its dims (docs/input.md#sweeping-the-fleet)
-FLEET = ("hardware", "dtype", *DTYPE_COLUMNS, "chips")
+FLEET = ("model", "hardware", "dtype", *DTYPE_COLUMNS, "chips")  # model: a transformer's
 
 
 def is_dim(column: object) -> bool:

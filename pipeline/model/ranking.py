@@ -20,7 +20,7 @@ from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.ops import FLEET, parse_op
 from pipeline.model.roofline import BOUNDS
 
-POINT = ["hardware", "dtype", "chips"]  # a fleet point: chip, precision, chip count
+POINT = ["model", "hardware", "dtype", "chips"]  # a fleet point: model, chip, precision, chips
 ROW_COLUMNS = [
     "series", *POINT, "at", "line_dim", "line_value", "first", "last",
     "t_lower", "bound", "fits", "critical_batch",
@@ -74,7 +74,11 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     last, or on the line along the series' batch dim (its first swept dim when it sweeps no
     batch dim), with the swept values as text (`at`: 'B=64', 'B=1, D=8192'; '' for none)."""
     marks = facts["marks"].to_numpy(dtype=np.int16) if len(facts) else np.empty(0, np.int16)
-    take = np.flatnonzero(marks & FLEET_POINT)
+    fleet = (marks & FLEET_POINT) != 0
+    if "in_step" in facts.columns and len(facts):  # of a transformer step, its total alone
+        op = (results["op"].astype(str) != "transformer").to_numpy(dtype=bool)
+        fleet &= ~(facts["in_step"].to_numpy(dtype=bool) & op)
+    take = np.flatnonzero(fleet)
     if not len(take):
         return _empty(ROW_COLUMNS)
     rows, marks = results.iloc[take].reset_index(drop=True), marks[take]
@@ -99,6 +103,9 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(
         {
             "series": rows["series"].astype(str).to_numpy(dtype=object),
+            "model": rows["model"].astype(str).to_numpy(dtype=object)
+            if "model" in rows.columns
+            else np.full(len(rows), "", dtype=object),
             "hardware": rows["hardware"].astype(str).to_numpy(dtype=object),
             "dtype": np.asarray(dtype_labels(*(rows[c] for c in DTYPE_COLUMNS)), dtype=object),
             "chips": rows["chips"].to_numpy(dtype=np.int64),

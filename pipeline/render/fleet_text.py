@@ -21,12 +21,14 @@ def point_labels(ranking: pd.DataFrame) -> pd.Series:
     'b200 fp8', 'h100 8 chips', 'fp4'."""
     varying = ranking.groupby("series", sort=False)[POINT].nunique() > 1
     shown = varying.reindex(ranking["series"]).to_numpy()
+    model = ranking["model"].astype(str).to_numpy(dtype=object)
     hardware = ranking["hardware"].astype(str).to_numpy(dtype=object)
     dtype = ranking["dtype"].astype(str).to_numpy(dtype=object)
     chips = ranking["chips"].astype(int).astype(str).to_numpy(dtype=object)
     chips = np.where(chips == "1", "1 chip", chips + " chips")
-    parts = [np.where(shown[:, i], text, "") for i, text in enumerate((hardware, dtype, chips))]
-    joined = [" ".join(p for p in trio if p) for trio in zip(*parts, strict=True)]
+    texts = (model, hardware, dtype, chips)  # in POINT's order
+    parts = [np.where(shown[:, i], text, "") for i, text in enumerate(texts)]
+    joined = [" ".join(p for p in each if p) for each in zip(*parts, strict=True)]
     return pd.Series(joined, index=ranking.index, dtype=object)
 
 

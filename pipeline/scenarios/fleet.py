@@ -236,7 +236,7 @@ def _label(value: str, column: str, catalog: Catalog) -> str:
     name, the chips as written (or as typed, when unknown: the check names it)."""
     if column == "hardware":
         return catalog.resolve(value) or value
-    if column == "chips":
+    if column in ("chips", "model"):
         return value
     return canonical_dtype(value) or value
 

@@ -172,3 +172,20 @@ def test_points_without_a_critical_batch_are_ranked_at_the_critical_point_too():
     for (point, at), group in ranking.groupby(["point", "at"], sort=False):
         np.testing.assert_array_equal(group["t_lower"], table.loc[at, group["chips"]])
         assert (np.diff(group["t_lower"]) >= 0).all(), point
+
+
+def test_a_model_list_ranks_the_steps_totals_not_their_ops():
+    """Issue 31: `model` lists like a chip (`llama3-8b|mistral-7b`); the fleet answer ranks
+    each step's total (its ops are rows of their own series, not fleet points)."""
+    a = pipeline.analyze([{"name": "which", "op": "transformer", "hardware": "h100|b200",
+                           "model": "llama3-8b|mistral-7b|qwen2.5-72b", "B": "1..256*4",
+                           "T": 1, "S": 4096}])  # fmt: skip
+    ranking = a.summary.fleet
+    assert set(ranking["series"]) == {"which"} and len(ranking) == 2 * 6
+    totals = a.results[a.results["op"] == "transformer"].copy()
+    totals["at"] = "B=" + totals["B"].astype(str)
+    table = totals.pivot_table(index="at", columns=["model", "hardware"], values="t_lower")
+    for at, group in ranking.groupby("at", sort=False):
+        keys = list(zip(group["model"], group["hardware"], strict=True))
+        np.testing.assert_array_equal(group["t_lower"], table.loc[at, keys])
+        assert (np.diff(group["t_lower"]) >= 0).all()

@@ -26,7 +26,7 @@ def ranked(*rows) -> pd.DataFrame:
     """A ranking of one chosen point, rows (hardware, dtype, chips, t_lower), fastest first."""
     frame = pd.DataFrame(rows, columns=["hardware", "dtype", "chips", "t_lower"])
     return frame.assign(
-        series="s", point="critical batch", at="B=64", rank=range(1, len(frame) + 1),
+        series="s", point="critical batch", at="B=64", rank=range(1, len(frame) + 1), model="",
         ratio=frame["t_lower"] / frame["t_lower"].min(), bound="memory", fits=True,
     )  # fmt: skip
 

@@ -17,8 +17,8 @@ from pipeline.render.fleet_text import at_text, point_labels, sentence
 
 FLEET_CHARTS = 20  # fleet charts a run draws at most (the first fleet series, file order)
 # what a fleet point's varying part is called when counted in a title: '12 chips'
-NOUNS = {"hardware": ("chip", "chips"), "dtype": ("precision", "precisions"),
-         "chips": ("chip count", "chip counts")}  # fmt: skip
+NOUNS = {"model": ("model", "models"), "hardware": ("chip", "chips"),
+         "dtype": ("precision", "precisions"), "chips": ("chip count", "chip counts")}  # fmt: skip
 
 
 @dataclass(frozen=True)
