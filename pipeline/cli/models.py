@@ -8,24 +8,16 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import echo_problems
+from pipeline.cli.options import MODELS_OPTION, echo_problems
 from pipeline.cli_support import escaped
 from pipeline.errors import PipelineError
 from pipeline.render.model_text import model_lines, model_list_lines
-
-MODELS_OPTION = click.option(
-    "--models",
-    "model_files",
-    multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="CSV or TOML file adding models or overriding catalog fields (repeatable).",
-)
 
 
 @click.command()
 @click.argument("name", required=False)
 @MODELS_OPTION
-def models(name: str | None, model_files: tuple[Path, ...]) -> None:
+def models(name: str | None, models_files: tuple[Path, ...]) -> None:
     """List the model catalog (decoder-only transformers: their dims, experts, parameters),
     or every field of model NAME with what its dims give and its source.
 
@@ -39,7 +31,7 @@ def models(name: str | None, model_files: tuple[Path, ...]) -> None:
     left out (each said on stderr; the other models are listed).
     """
     try:
-        catalog = pipeline.load_models(list(model_files), strict=False)
+        catalog = pipeline.load_models(list(models_files), strict=False)
     except PipelineError as exc:
         raise click.ClickException(escaped(str(exc))) from exc
     echo_problems(catalog.problems, ())  # rows left out of a --models file, on stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -22,6 +21,7 @@ from pipeline.render.charts.style import (
     FIGSIZE,
     SERIES_COLORS,
     log_time_axis,
+    marker_handles,
     new_figure,
     titles,
 )
@@ -114,12 +114,9 @@ def _lines(data: FleetData) -> Figure:
             bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.85),
             zorder=7,
         )
-    for bound in bounds:
-        handles.append(Line2D([], [], ls="", marker=BOUND_MARKERS[bound], color="#555", ms=6,
-                              label=f"{bound}-bound at a ranked point"))  # fmt: skip
-    if unfit:
-        handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="#555", ms=6,
-                              label="does not fit in HBM"))  # fmt: skip
+    handles += marker_handles(
+        bounds, unfit, "{bound}-bound at a ranked point", "does not fit in HBM"
+    )
     ax.set_xlabel(data.x_label)
     ax.set_ylabel(data.y_label)
     fig.legend(

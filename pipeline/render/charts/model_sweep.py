@@ -17,6 +17,7 @@ from pipeline.render.charts.style import (
     BOUND_MARKERS,
     SERIES_COLORS,
     log_time_axis,
+    marker_handles,
     new_figure,
     titles,
 )
@@ -63,12 +64,9 @@ def model_sweep_figure(data: ModelSweepData) -> Figure:
     if any(np.isfinite(ln.limit) for ln in lines):
         handles.append(Line2D([], [], color=SERIES_COLORS[0] if len(lines) == 1 else "#555",
                               lw=1.2, ls=LIMIT_STYLE, label=_limit_legend(data.dim)))  # fmt: skip
-    for bound in bounds:
-        handles.append(Line2D([], [], ls="", marker=BOUND_MARKERS[bound], color="#555", ms=6,
-                              label=f"{bound}-bound step"))  # fmt: skip
-    if unfit:
-        handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="#555", ms=6,
-                              label="does not fit in HBM (weights + KV cache)"))  # fmt: skip
+    handles += marker_handles(
+        bounds, unfit, "{bound}-bound step", "does not fit in HBM (weights + KV cache)"
+    )
     fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.06, 0.1 / height),
                ncols=ncols, fontsize=LEGEND_FONT, frameon=False, handlelength=2.6,
                columnspacing=2.0)  # fmt: skip

@@ -9,6 +9,7 @@ import io
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from PIL import Image
 
@@ -136,3 +137,14 @@ def log_time_axis(ax, low: float, high: float, seconds=fmt.seconds) -> None:
     ax.yaxis.set_major_formatter(shown)
     ax.yaxis.set_minor_formatter(shown if hi - lo < 2.5 else NullFormatter())
     ax.tick_params(axis="y", which="minor", labelsize=8, labelcolor="#555")
+
+
+def marker_handles(bounds, unfit: bool, bound_label: str, unfit_label: str) -> list:
+    """Legend entries for the marker shapes of `bounds` ('{bound}' in `bound_label` named)
+    and, when some point does not fit in HBM, for a hollow one (`unfit_label`)."""
+    handles = [Line2D([], [], ls="", marker=BOUND_MARKERS[b], color="#555", ms=6,
+                      label=bound_label.format(bound=b)) for b in bounds]  # fmt: skip
+    if unfit:
+        handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="#555", ms=6,
+                              label=unfit_label))  # fmt: skip
+    return handles
