@@ -156,12 +156,15 @@ def _op_rows(step: pd.DataFrame, template: dict) -> pd.DataFrame:
 def _experts(step: pd.DataFrame, f: dict, name: str, act: np.ndarray):
     """FLOPs and bytes of the routed experts on a chip: B·T tokens to k of E experts each;
     the weights of the experts some token uses (expected E·(1 - (1 - k/E)^(B·T))) read
-    once; with expert parallelism (shard = E) a chip holds E / chips of them."""
+    once; with expert parallelism (shard = E) a chip holds E / chips of them, with tensor
+    parallelism (shard = N) 1 / chips of each one's width."""
     tokens = f["B"] * f["T"]
     experts = step["E"].to_numpy(dtype=float)
     k = step["moe_k"].to_numpy(dtype=float)
     width = step["moe_width"].to_numpy(dtype=float)
     ep = np.where(_split(step, "E"), step["chips"].to_numpy(dtype=float), 1.0)
+    # tensor parallelism (shard = N) splits each expert's width over the chips too
+    width = width / np.where(_split(step, "N"), step["chips"].to_numpy(dtype=float), 1.0)
     used = experts * -np.expm1(tokens * np.log1p(-k / experts)) / ep
     routed = tokens * k / ep  # token-expert pairs on a chip
     weight = _bytes(step, "y_dtype")

@@ -150,3 +150,13 @@ def test_moe_reads_the_experts_its_tokens_use_and_its_batch_pays_e_over_k_later(
                                "F": 2 * 14336, "hardware": "h100"}]).results.iloc[0]  # fmt: skip
     assert r.loc["m4096/experts_gate_up", "intensity"] == pytest.approx(dense["intensity"],
                                                                         rel=0.001)  # fmt: skip
+
+
+def test_tensor_parallel_moe_splits_each_experts_width():
+    one, four = (pipeline.analyze([{"name": "m", "op": "transformer", "model": "mixtral-8x7b",
+                                    "hardware": "h100", "B": 64, "T": 1, "S": 1024, **tp}])
+                 for tp in ({}, {"chips": 4, "shard": "N"}))  # fmt: skip
+    a = one.results.set_index("name").loc["m/experts_gate_up"]
+    b = four.results.set_index("name").loc["m/experts_gate_up"]
+    assert b["flops"] == pytest.approx(a["flops"] / 4)
+    assert b["hbm_bytes"] == pytest.approx(a["hbm_bytes"] / 4, rel=0.01)
