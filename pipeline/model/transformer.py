@@ -65,8 +65,12 @@ MLP_OPS = ("mlp_gate", "mlp_up", "mlp_act", "mlp_down")
 
 
 def is_step(frame: pd.DataFrame) -> np.ndarray:
-    """Which rows are transformer steps."""
-    return (frame["op"].astype(str) == TRANSFORMER).to_numpy(dtype=bool)
+    """Which rows are transformer steps (of a categorical op column, none is looked at when
+    no category is one: every run asks, on its hot path)."""
+    op = frame["op"]
+    if isinstance(op.dtype, pd.CategoricalDtype) and TRANSFORMER not in op.cat.categories:
+        return np.zeros(len(frame), dtype=bool)
+    return (op == TRANSFORMER).to_numpy(dtype=bool)
 
 
 def expand_steps(frame: pd.DataFrame) -> pd.DataFrame:
