@@ -104,7 +104,7 @@ def cut_run(path, catalog, cuts: list[float]):
     partition computed and reduced as a worker does, the client's merge and finish."""
     loaded = load_scenarios(path, catalog, planned=True)
     plan = loaded.planned
-    at = sorted({0, plan.total, *(int(c * plan.total) for c in cuts)})
+    at = plan.snapped(sorted({0, plan.total, *(int(c * plan.total) for c in cuts)})).tolist()
     parts = [computed(plan.rows(lo, hi)) for lo, hi in zip(at[:-1], at[1:], strict=True)]
     parts = parts or [computed(plan.rows(0, 0))]
     merged = merge([p[2] for p in parts])
@@ -197,6 +197,30 @@ def test_no_line_is_lost_between_engines_helpers():
     a = pd.DataFrame({"x": ["a", "b"], "y": [1.0, np.nan]})
     with pytest.raises(AssertionError):
         pd.testing.assert_frame_equal(text(a), text(a.assign(y=[1.0, 2.0])))
+
+
+def test_groups_cut_anywhere_are_the_local_ones(tmp_path):
+    """Issue 31: a partition cut inside a group is moved to the group's end
+    (Planned.snapped), so a group's total sums all its rows; cut anywhere, the statistics
+    and results are the local engine's."""
+    scenario = (
+        "name,op,hardware,B,D,F,group,count,flops,bytes\n"
+        "up,matmul,h100,1..64*2,4096,14336,mlp,32,,\n"
+        'down,"BF,FD->BD",h100,1..64*2,4096,14336,mlp,32,,\n'
+        "alone,matmul,v5e,8|16,1024,1024,,,,\n"
+        "a,matmul,v5e,8,1024,1024,blk,,,\n"
+        "b,custom,v5e,,,,blk,,1e9,1e6\n"
+    )
+    path = tmp_path / "s.csv"
+    path.write_text(scenario)
+    catalog = load_catalog()
+    local = pipeline.analyze(path, hardware=catalog)
+    assert not local.problem_list
+    assert (local.results["op"].astype(str) == "group").sum() == 7 + 1
+    for cuts in ([0.1], [0.2, 0.5, 0.51, 0.9], [0.99]):
+        results, problems, summary = cut_run(path, catalog, cuts)
+        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
+        same_summary(local.summary, summary)
 
 
 def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):

@@ -9,10 +9,9 @@ Dask is imported here only when this engine runs: the local engine needs none of
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 
 from pipeline.errors import PipelineError, printable
@@ -142,8 +141,7 @@ class connected:
 def compute_partitions(
     client,
     module,
-    total: int,
-    partition_rows: int,
+    cuts: Sequence[int],
     submit: Callable[[int, int, int], object],
     merge: Callable[[dict], None],
     *,
@@ -151,13 +149,14 @@ def compute_partitions(
     progress: Progress | None = None,
     where: str | None = None,
 ) -> int:
-    """Compute every partition of `total` scenarios (`submit(k, lo, hi)` makes partition k's
-    future), at most IN_FLIGHT per worker thread submitted at a time, and `merge` each result
-    as it completes; the number of partitions. `progress(done, of, wait_left)`: after each
-    change, `wait_left` the seconds left while no worker is there. EngineError when no worker
+    """Compute every partition, partition k the scenarios cuts[k] to cuts[k + 1] (end
+    excluded; `submit(k, lo, hi)` makes its future), at most IN_FLIGHT per worker thread
+    submitted at a time, and `merge` each result as it completes; the number of
+    partitions. `progress(done, of, wait_left)`: after each change, `wait_left` the seconds
+    left while no worker is there. EngineError when no worker
     is there for `worker_wait` seconds, a partition kills the workers that run it, or the
     scheduler (`where`; None: the run's own) is lost."""
-    count = max(1, math.ceil(total / partition_rows))  # a run of no scenario: one, empty
+    count = len(cuts) - 1  # a run of no scenario: one, empty ([0, 0])
     in_flight: dict = {}
     done = submitted = 0
     alone_since = None
@@ -166,8 +165,8 @@ def compute_partitions(
         while done < count:
             threads = _threads(client, where, done, count)
             while submitted < count and len(in_flight) < IN_FLIGHT * max(threads, 1):
-                lo = submitted * partition_rows
-                in_flight[submit(submitted, lo, min(lo + partition_rows, total))] = submitted
+                lo, hi = int(cuts[submitted]), int(cuts[submitted + 1])
+                in_flight[submit(submitted, lo, hi)] = submitted
                 submitted += 1
             wait_left = None
             if threads == 0:
@@ -190,7 +189,7 @@ def compute_partitions(
                 try:
                     got = future.result()
                 except module.KilledWorker as exc:
-                    raise EngineError(_killed(k, count, partition_rows, total, exc)) from None
+                    raise EngineError(_killed(k, count, cuts, exc)) from None
                 except CancelledError:  # the futures of a client whose scheduler is lost
                     raise EngineError(_lost(where, done, count)) from None
                 merge(got)
@@ -232,14 +231,14 @@ def _lost(where: str | None, done: int, count: int) -> str:
     )
 
 
-def _killed(k: int, count: int, partition_rows: int, total: int, exc) -> str:
-    lo = k * partition_rows
-    hi = min(lo + partition_rows, total)
+def _killed(k: int, count: int, cuts: Sequence[int], exc) -> str:
+    lo, hi = int(cuts[k]), int(cuts[k + 1])
+    rows = int(cuts[1] - cuts[0])  # the first partition's size: --partition-rows or more
     tries = getattr(exc, "allowed_failures", 0) + 1  # Dask gives a task up after so many
     who = "the Dask worker" if tries == 1 else f"each of the {tries} Dask workers"
     return (
         f"partition {fmt.count(k + 1)} of {fmt.count(count)} (scenarios {fmt.count(lo + 1)} to "
         f"{fmt.count(hi)}) was on {who} that died running it (out of memory, or killed); "
-        f"nothing written: a smaller --partition-rows (now {fmt.count(partition_rows)}) needs "
+        f"nothing written: a smaller --partition-rows (now {fmt.count(rows)}) needs "
         "less memory per worker"
     )

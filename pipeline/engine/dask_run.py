@@ -153,9 +153,10 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
                                      key=f"roofline-{token}-{part_name(k)}", retries=RETRIES,
                                      pure=False)  # fmt: skip
 
+            cuts = plan.cuts(rows)  # every `rows` scenarios, never inside a group
             try:
                 partitions = compute_partitions(
-                    client, module, total, rows, submit, lambda got: merge_partition(merged, got),
+                    client, module, cuts, submit, lambda got: merge_partition(merged, got),
                     worker_wait=args["worker_wait"], progress=args["progress"], where=scheduler,
                 )  # fmt: skip
             except FolderUnseen as exc:

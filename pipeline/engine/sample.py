@@ -29,7 +29,11 @@ def sample_plan(plan: Planned, budget: int = SAMPLE_ROWS) -> Planned:
         keep = positions[np.unique(np.linspace(0, len(positions) - 1, budget).round().astype(int))]
         valid[:] = False
         valid[keep] = True
-        positions = keep
+        if "group" in plan.frame.columns:  # a group is summed whole: kept whole
+            group = plan.frame["group"].astype(str).to_numpy()
+            kept = np.setdiff1d(group[keep], [""])
+            valid |= plan.valid & np.isin(group, kept)
+        positions = np.flatnonzero(valid)
     # each row's share of the budget, so the sample stays within it (the workbook's Results
     # sheet and the report's tables hold it: their size budget, docs/outputs.md); a sweep
     # keeps at least its first and last values, so a row of d swept dims at least 2**d

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.model.codes import bound_codes_of, fits
+from pipeline.model.groups import TOTAL_OPS
 
 SLOWEST_ROWS = 10  # series listed in "slowest scenarios"
 FINDING_ROWS = 20  # series listed per finding; the finding's count covers every row
@@ -90,8 +91,9 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
         return int(np.count_nonzero(np.bincount(codes[where]))) if len(where) else 0
 
     everything, comm, nofit, off = (sets[k] for k in FINDINGS)
-    slowest = table(everything, col["t_lower"], SLOWEST_ROWS, t_lower=col["t_lower"],
-                    t_upper=col["t_upper"], t_math=col["t_math"])  # fmt: skip
+    slowest = table(everything, col["t_lower"][everything], SLOWEST_ROWS,
+                    t_lower=col["t_lower"][everything], t_upper=col["t_upper"][everything],
+                    t_math=col["t_math"][everything])  # fmt: skip
     t_comm = np.maximum(col["t_hbm"][comm], col["t_network"][comm])
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = t_comm / col["t_math"][comm]
@@ -135,20 +137,23 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
 FINDINGS = ("slowest", "comm", "nofit", "measured_off")  # the row sets findings rank
 
 
-def finding_sets(results: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The positions of the rows each finding ranks (FINDINGS): every row; the ops starved
-    of data (communication-bound with FLOPs: a collective row, no math, is communication by
-    nature and not counted); the rows not fitting; those measured far from the prediction."""
+def finding_sets(results: pd.DataFrame, inside=None) -> dict[str, np.ndarray]:
+    """The positions of the rows each finding ranks (FINDINGS): every row but those summed
+    into a total (`inside`: a step's ops, a group's rows; their total is ranked); the ops
+    starved of data (communication-bound with FLOPs: a collective row, no math, is
+    communication by nature and not counted); the rows not fitting (totals, not the rows in
+    them); those measured far from the prediction."""
     bound = bound_codes_of(results)
+    alone = np.ones(len(results), dtype=bool) if inside is None else ~inside
     col = {c: results[c].to_numpy(dtype=float, na_value=np.nan)
            for c in ("t_math", "measured_seconds", "measured_over_predicted")}  # fmt: skip
     measured = np.flatnonzero(~np.isnan(col["measured_seconds"]))
     low, high = MEASURED_RANGE
     ratio = col["measured_over_predicted"][measured]
     return {
-        "slowest": np.arange(len(results)),
+        "slowest": np.flatnonzero(alone),
         "comm": np.flatnonzero((bound != 0) & (col["t_math"] > 0)),
-        "nofit": np.flatnonzero(~fits(results)),
+        "nofit": np.flatnonzero(~fits(results) & alone),
         "measured_off": measured[~((ratio >= low) & (ratio <= high))],
     }
 
@@ -179,7 +184,10 @@ def partial_findings(
     step's ops: their series recur through the file, one row per step): what merge_findings
     needs of it. `series`: as for findings."""
     series = series or pd.factorize(results["series"].astype(str))  # no string per row
-    sets = finding_sets(results)
+    inside = None
+    if recurring is not None:  # a total's rows, the total itself ranked in their place
+        inside = recurring & ~results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
+    sets = finding_sets(results, inside)
     found = _findings(results, collective, sets, series)
     codes, names = series
     ends = list(dict.fromkeys(codes[[0, -1]].tolist())) if len(codes) else []

@@ -19,12 +19,13 @@ from pipeline.model.codes import bound_codes_of, column_codes, fits
 from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.findings import merge_findings, partial_findings
 from pipeline.model.grids import Grids, chart_grids
+from pipeline.model.groups import BLOCK, STEP_OF, expand_groups
 from pipeline.model.overflow import merge_refused, refusals
 from pipeline.model.ranking import fleet_rows, merge_fleet
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
 from pipeline.model.series import merge_lines, series_lines
 from pipeline.model.step_totals import with_step_totals
-from pipeline.model.transformer import STEP_OF, expand_steps
+from pipeline.model.transformer import expand_steps
 
 COUNT_KEYS = ["hardware", "op", "bound", "fits"]
 CRITICAL_COLUMNS = ["hardware", "op", "dtypes", "low", "high"]
@@ -51,15 +52,16 @@ def computed(frame: pd.DataFrame, *, grids: bool = False):
     their Partial and which of `frame`'s rows they keep; `grids`: bin the points for charts
     drawn from a sample."""
     given = frame
+    frame = expand_groups(frame)  # a group: per point its total row, then its rows
     frame = expand_steps(frame)  # a transformer step: its total row, then its ops' rows
     results, facts = compute_record(frame)
     results = with_step_totals(results, frame)
     keep, refused = refusals(frame, results)
-    if frame is not given:  # a step with a refused row is refused whole
-        source = frame[STEP_OF].to_numpy()
-        kept = np.ones(len(given), dtype=bool)
-        kept[source[~keep]] = False
-        keep, given_keep = kept[source], kept
+    if frame is not given:  # a step or group point with a refused row is refused whole
+        block = frame[BLOCK].to_numpy()
+        keep = keep & ~np.isin(block, block[~keep & (block >= 0)])
+        given_keep = np.ones(len(given), dtype=bool)
+        given_keep[frame[STEP_OF].to_numpy()[~keep]] = False
     else:
         given_keep = keep
     own = frame["own_numbers"].to_numpy(dtype=bool)

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from pipeline.model.codes import bound_codes_of, fits
 from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
+from pipeline.model.groups import TOTAL_OPS
 from pipeline.model.ops import FLEET, parse_op
 from pipeline.model.roofline import BOUNDS
 
@@ -75,8 +76,8 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     batch dim), with the swept values as text (`at`: 'B=64', 'B=1, D=8192'; '' for none)."""
     marks = facts["marks"].to_numpy(dtype=np.int16) if len(facts) else np.empty(0, np.int16)
     fleet = (marks & FLEET_POINT) != 0
-    if "in_step" in facts.columns and len(facts):  # of a transformer step, its total alone
-        op = (results["op"].astype(str) != "transformer").to_numpy(dtype=bool)
+    if "in_step" in facts.columns and len(facts):  # of a step or a group, its total alone
+        op = (~results["op"].astype(str).isin(TOTAL_OPS)).to_numpy(dtype=bool)
         fleet &= ~(facts["in_step"].to_numpy(dtype=bool) & op)
     take = np.flatnonzero(fleet)
     if not len(take):

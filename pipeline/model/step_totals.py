@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 
 from pipeline.model.dtypes import dtype_bytes
+from pipeline.model.groups import BLOCK, GROUP
 from pipeline.model.params import param_counts
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.transformer import STEP_OF, is_step
+from pipeline.model.transformer import is_step
 
 SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
           "network_bytes", "t_math", "t_hbm", "t_network", "t_lower", "t_upper")  # fmt: skip
@@ -22,21 +23,30 @@ STEP_COLUMNS = ("tokens_per_second", "time_per_token", *(f"{b}_share" for b in B
                 "weight_bytes", "kv_cache_bytes", "max_batch")  # fmt: skip
 
 
+def is_total(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows are totals: a transformer step's or a group's (op `group`)."""
+    op = frame["op"]
+    if isinstance(op.dtype, pd.CategoricalDtype) and GROUP not in op.cat.categories:
+        return is_step(frame)
+    return is_step(frame) | (op == GROUP).to_numpy(dtype=bool)
+
+
 def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
-    """`results` (row for row with the expanded `frame`) with each step's total row filled
-    and the STEP_COLUMNS added; unchanged when there is no step."""
-    if STEP_OF not in frame.columns:
+    """`results` (row for row with the expanded `frame`) with each total row (a step's or a
+    group's) filled and the STEP_COLUMNS added; unchanged when there is no total."""
+    if BLOCK not in frame.columns:
         return results
-    total = np.flatnonzero(is_step(frame))
+    is_a_total = is_total(frame)
+    total = np.flatnonzero(is_a_total)
     if not len(total):
         return results
     out = results.copy(deep=False)  # columns are replaced, never written in place
-    step_of = frame[STEP_OF].to_numpy()
-    # a step's ops: the rows after its total row that carry its position
+    block = frame[BLOCK].to_numpy()
+    # a total's rows: the rows after it summed into the same total
     marker = np.full(len(frame), -1)
     marker[total] = total
     last = np.maximum.accumulate(marker)  # each row's latest total row at or before it
-    mine = (last >= 0) & (marker < 0) & (step_of == step_of[np.maximum(last, 0)])
+    mine = (last >= 0) & (marker < 0) & (block == block[np.maximum(last, 0)])
     ops = np.flatnonzero(mine)
     first = np.searchsorted(ops, total + 1)  # each step's first op among `ops`
     for c in SUMMED:
@@ -67,10 +77,16 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
     critical = out["critical_batch"].copy()
     critical.iloc[total] = pd.NA  # a step has no one critical batch: its ops have theirs
     out["critical_batch"] = critical
+    count = frame["count"].to_numpy(dtype=float) if "count" in frame.columns else np.ones(len(t))
     largest = np.maximum.reduceat(
-        out["bytes_written"].to_numpy(dtype=float)[ops] / frame["count"].to_numpy()[ops], first
+        out["bytes_written"].to_numpy(dtype=float)[ops] / count[ops], first
     )
-    extra = _step_figures(frame.iloc[total], t[total], largest)
+    step = is_step(frame)[total]
+    extra = _group_figures(frame.iloc[total], t[total], out["memory_footprint"], ops, first)
+    if step.any():
+        mine = _step_figures(frame.iloc[total[step]], t[total[step]], largest[step])
+        for c, value in mine.items():
+            extra[c][step] = value
     capacity = out["hbm_capacity"].to_numpy(dtype=float)[total]
     footprint = out["memory_footprint"].to_numpy(dtype=float, copy=True)
     footprint[total] = extra.pop("footprint")
@@ -80,7 +96,7 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
     out["fits"] = fits
     per_sequence, weights_pc = extra.pop("per_sequence"), extra.pop("weights_per_chip")
     room = np.floor((capacity - weights_pc) / per_sequence)
-    extra["max_batch"] = np.where(room >= 1, room, 0.0)
+    extra["max_batch"] = np.where(room >= 1, room, np.where(np.isnan(room), np.nan, 0.0))
     for b in BOUNDS:
         extra[f"{b}_share"] = shares[b]
     at = out.columns.get_loc("fits") + 1
@@ -89,6 +105,28 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
         column[total] = extra[c]
         out.insert(at + k, c, column)
     return out
+
+
+def _group_figures(totals: pd.DataFrame, t: np.ndarray, footprint: pd.Series, ops, first):
+    """Per total, a group's figures (a step's are model.step_totals._step_figures'): tokens
+    per second and time per token where the total has a batch B (T tokens each, 1 when it
+    has no T), its largest row's footprint (which operands stay in HBM is not said by plain
+    rows), and no weights, KV cache or largest batch."""
+    n = len(totals)
+    b = totals["B"].to_numpy(dtype=float) if "B" in totals.columns else np.full(n, np.nan)
+    tokens_t = totals["T"].to_numpy(dtype=float) if "T" in totals.columns else np.ones(n)
+    tokens_t = np.where(np.isnan(tokens_t), 1.0, tokens_t)
+    largest = np.maximum.reduceat(footprint.to_numpy(dtype=float)[ops], first)
+    nothing = np.full(n, np.nan)
+    return {
+        "tokens_per_second": b * tokens_t / t,
+        "time_per_token": np.where(np.isnan(b), np.nan, t / tokens_t),
+        "weight_bytes": nothing.copy(),
+        "kv_cache_bytes": nothing.copy(),
+        "footprint": largest,
+        "per_sequence": nothing.copy(),
+        "weights_per_chip": nothing.copy(),
+    }
 
 
 def _step_figures(steps: pd.DataFrame, t: np.ndarray, largest: np.ndarray) -> dict:

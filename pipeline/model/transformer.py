@@ -14,15 +14,14 @@ import numpy as np
 import pandas as pd
 
 from pipeline.model.dtypes import dtype_bytes
+from pipeline.model.groups import BLOCK, IN_STEP, STEP_OF
 from pipeline.model.ops import TRANSFORMER
 
 # the shape columns a step needs (the row's own, else its model's: scenarios.model_rows)
 SHAPE = ("D", "F", "N", "K", "H", "L", "V")
 MOE_COLUMNS = ("E", "moe_k", "moe_width")  # experts, active experts, expert MLP width
 STEP_DIMS = ("B", "T", "S")
-STEP_OF = "step_of"  # internal: each row's position in the frame before the expansion
-PART = "_step_part"  # sort key of the expansion (dropped after)
-IN_STEP = "in_step"  # internal: a step's total or op row (their series recur: model.findings)
+PART, AT = "_step_part", "_step_at"  # sort keys of the expansion (dropped after)
 
 
 def _einsum(name, einsum, shard=None, count="L"):
@@ -82,7 +81,16 @@ def expand_steps(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     step = frame[steps]
     moe = step["E"].notna().to_numpy() if "E" in step.columns else np.zeros(len(step), bool)
-    parts = [frame.assign(**{STEP_OF: np.arange(len(frame)), PART: 0, IN_STEP: steps})]
+    # positions in the frame before any expansion, and the totals rows are summed into, kept
+    # from model.groups' expansion where it made them
+    at = np.arange(len(frame))
+    base = frame[STEP_OF].to_numpy() if STEP_OF in frame.columns else at
+    block = frame[BLOCK].to_numpy() if BLOCK in frame.columns else np.full(len(frame), -1)
+    within = frame[IN_STEP].to_numpy(dtype=bool) if IN_STEP in frame.columns else steps
+    parts = [
+        frame.assign(**{STEP_OF: base, BLOCK: np.where(steps, base, block), PART: 0,
+                        AT: at, IN_STEP: within | steps})
+    ]  # fmt: skip
     for k, template in enumerate((*DENSE[:-1], *MOE, DENSE[-1])):  # the LM head last
         mine = ~moe if template["name"] in MLP_OPS else np.ones(len(step), bool)
         if template in MOE:
@@ -92,10 +100,12 @@ def expand_steps(frame: pd.DataFrame) -> pd.DataFrame:
         if mine.any():
             rows = step[mine]
             ops = _op_rows(rows, template)
-            parts.append(ops.assign(**{STEP_OF: rows.index, PART: k + 1, IN_STEP: True}))
+            mine_at = base[rows.index]
+            parts.append(ops.assign(**{STEP_OF: mine_at, BLOCK: mine_at, PART: k + 1,
+                                       AT: rows.index, IN_STEP: True}))  # fmt: skip
     out = pd.concat(parts, ignore_index=True)
-    order = np.lexsort((out[PART].to_numpy(), out[STEP_OF].to_numpy()))
-    out = out.iloc[order].drop(columns=[PART]).reset_index(drop=True)
+    order = np.lexsort((out[PART].to_numpy(), out[AT].to_numpy()))
+    out = out.iloc[order].drop(columns=[PART, AT]).reset_index(drop=True)
     if "count" in out.columns:
         out["count"] = out["count"].fillna(1.0)
     return out

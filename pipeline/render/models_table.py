@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.model.groups import GROUP, TOTAL_OPS
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render import format as fmt
 
-STEP_OP = "transformer"  # a step's total row (model.transformer); its ops are `name/op`
 MODEL_ROWS = 50  # steps a table shows (the rest: the total rows of results)
 
 
@@ -23,7 +23,7 @@ def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
     and how many are left out; no rows when the run has no step. A Dask run's sampled results
     give the steps of its sample (`sampled` says so)."""
     results = record.results
-    is_total = (results["op"].astype(str) == STEP_OP).to_numpy(dtype=bool)
+    is_total = results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
     totals = np.flatnonzero(is_total)
     shown = totals[:limit]
     # the shown steps' op rows come before the next step's total row
@@ -40,23 +40,33 @@ def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
 
 
 def _top_ops(results: pd.DataFrame) -> list[tuple[str, float] | None]:
-    """Per step total row of `results`, in order: the op that takes the most time among the
-    rows after it named `<its name>/<op>`, and that op's time (None without such a row: a
-    sample may leave them out). One grouped pass, no loop over the rows."""
-    is_total = (results["op"].astype(str) == STEP_OP).to_numpy(dtype=bool)
+    """Per total row of `results`, in order: the op that takes the most time among the rows
+    after it named `<its name>/<op>` (a step's) or in its group (a group's, named by their
+    series), and that op's time (None without such a row: a sample may leave them out). One
+    grouped pass, no loop over the rows."""
+    op_text = results["op"].astype(str)
+    is_total = op_text.isin(TOTAL_OPS).to_numpy(dtype=bool)
     totals = np.flatnonzero(is_total)
-    step = np.cumsum(is_total) - 1  # each row's latest step (by position), -1 before the first
+    step = np.cumsum(is_total) - 1  # each row's latest total (by position), -1 before the first
     names = results["name"].astype(str)
     parts = names.str.rpartition("/")
-    owner = names.to_numpy()[totals][np.maximum(step, 0)]
+    at = totals[np.maximum(step, 0)]
+    owner = names.to_numpy()[at]
     t = results["t_lower"].to_numpy(dtype=float, na_value=np.nan)
-    mine = ~is_total & (step >= 0) & (parts[0].to_numpy() == owner) & np.isfinite(t)
+    mine = parts[0].to_numpy() == owner
+    label = parts[2].to_numpy(dtype=object)
+    if "group" in results.columns:  # a group's rows: their group is the total's series
+        group = results["group"].astype(str).to_numpy(dtype=object)
+        in_group = (op_text.to_numpy()[at] == GROUP) & (group == results["series"].astype(str)
+                                                           .to_numpy(dtype=object)[at])  # fmt: skip
+        mine |= in_group
+        label = np.where(in_group, results["series"].astype(str).to_numpy(dtype=object), label)
+    mine &= ~is_total & (step >= 0) & np.isfinite(t)
     found: list[tuple[str, float] | None] = [None] * len(totals)
     if mine.any():
         at = pd.Series(t[mine], index=np.flatnonzero(mine)).groupby(step[mine]).idxmax()
-        op = parts[2].to_numpy()
-        for k, position in at.items():  # one per step: at most the table's rows
-            found[int(k)] = (str(op[position]), float(t[position]))
+        for k, position in at.items():  # one per total: at most the table's rows
+            found[int(k)] = (str(label[position]), float(t[position]))
     return found
 
 

@@ -126,6 +126,12 @@ NOTES: dict[str, tuple[str, str, str]] = {
         "ops",
         "1",
     ),
+    "group": (
+        "Rows with the same group are summed into one total row named after it (per point "
+        "of their sweep): rows one after another, the same sweep, one chip and precision.",
+        "text",
+        "none",
+    ),
     "notes": ("Free text, carried to every output.", "text", "none"),
 }
 DIM_NOTE = (
@@ -141,6 +147,7 @@ TEXT_COLUMNS = (
     "hardware",
     *DTYPE_INPUTS,
     "kv_dtype",
+    "group",
     "shard",
     "link",
     "notes",

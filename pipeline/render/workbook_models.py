@@ -15,8 +15,9 @@ from pipeline.render.workbook_styles import Styles
 SHEET = "Models"
 TITLE = "Models: per step, how long, what bounds it, does it fit"
 INTRO = (
-    "One line per step of a model (a transformer row, or a point of its sweep), in file order; "
-    "its ops follow on the Results sheet, named step/q_proj ... step/lm_head."
+    "One line per step of a model (a transformer row, or a point of its sweep) or group total, "
+    "in file order; its ops follow on the Results sheet, named step/q_proj ... step/lm_head "
+    "(a group's rows: after its total)."
 )
 READING = (
     "time per step: the sum of its ops' t_lower (the cells hold seconds); time per token: that "
@@ -76,7 +77,7 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
             if table["sampled"]
             else f"the first {count(len(table['rows']))} of {count(table['total'])} steps"
         )
-        said = f"This sheet shows {shown}; {rows_in} has every step (op transformer)."
+        said = f"This sheet shows {shown}; {rows_in} has every step (op transformer or group)."
         sheet.write(3, 0, said, styles.notice)
     headers = {"text": styles.header, "bound": styles.header_words, "fits": styles.header_words}
     for col, (header, _, kind, _) in enumerate(COLUMNS):

@@ -29,6 +29,7 @@ from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
 from pipeline.scenarios.fleet import FleetRows, duplicate_series
+from pipeline.scenarios.groups import grouped_rows
 from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_collective, check_link, check_shard
 from pipeline.scenarios.model_rows import check_steps
@@ -179,6 +180,10 @@ class Checker:
             self.col("peak_flops").is_(""),
         )
         found += bad_link + bad_dims + bad_bytes + bad_peaks
+        group = None if "group" not in self._names else grouped_rows(
+            self.col("group"), self.names.to_numpy(zero_copy_only=False), self.lines, step,
+            None if self.fleet is None else self.fleet.labels, sweeps, found,
+        )  # fmt: skip
         valid = ~rejected(found, self.n)
         # the frame's columns in their order; a resolved value (link_bandwidth, peak_flops,
         # hbm_*) takes the place of the value given
@@ -205,6 +210,8 @@ class Checker:
         if "count" in self._names and not self.col("count").is_("").all():  # one given: n
             # identical ops one after another (docs/model.md#count-n-identical-ops)
             out["count"] = count.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
+        if group is not None and (group != "").any():  # rows summed into their group's total
+            out["group"] = pd.Categorical(group)
         for c in self.table.column_names:  # extra columns, carried through as text
             if c not in KNOWN and c not in self._dims:
                 out[c] = self._text(c)

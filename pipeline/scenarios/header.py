@@ -39,6 +39,7 @@ KNOWN = (
     "count",
     "model",
     "kv_dtype",
+    "group",
 )
 
 

@@ -46,6 +46,36 @@ class Planned:
         """Scenarios lo to hi (end excluded), as the local engine expands them."""
         return expand_slice(self.frame, self.valid, self.swept, self.counts, self.fleet, lo, hi)
 
+    def cuts(self, rows: int) -> Cuts:
+        """Where the partitions of `rows` scenarios begin, then the end (Cuts: one bound
+        worked out when asked, however many partitions): every `rows`th scenario, a bound
+        inside a group moved to the group's end (model.groups sums a group in one
+        partition), which may leave a partition empty."""
+        return Cuts(self.total, rows, *self._group_spans())
+
+    def snapped(self, bounds) -> np.ndarray:
+        """Partition bounds (sorted, 0 and the total among them) with a bound inside a group
+        moved to the group's end, once each."""
+        lo, hi = self._group_spans()
+        return np.unique(_snap(np.asarray(bounds, dtype=np.int64), lo, hi))
+
+    def _group_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """The scenarios each group spans, [lo, hi) sorted by lo (empty without groups)."""
+        none = np.zeros(0, dtype=np.int64)
+        if "group" not in self.frame.columns:
+            return none, none
+        positions = np.flatnonzero(self.valid)
+        group = self.frame["group"].astype(str).to_numpy()[positions]
+        member = group != ""
+        if not member.any():
+            return none, none
+        ends = np.cumsum(self.counts[positions])
+        begins = ends - self.counts[positions]
+        spans = pd.DataFrame({"g": group[member], "lo": begins[member], "hi": ends[member]})
+        spans = spans.groupby("g", sort=False).agg(lo=("lo", "min"), hi=("hi", "max"))
+        spans = spans.sort_values("lo")
+        return spans["lo"].to_numpy(dtype=np.int64), spans["hi"].to_numpy(dtype=np.int64)
+
     def part(self, lo: int, hi: int) -> tuple[Planned, int, int]:
         """Only the valid rows scenarios lo to hi touch, and the range within them: what a
         worker is sent for one partition."""
@@ -66,6 +96,35 @@ class Planned:
             fleet=fleet,
         )
         return part, lo - offset, hi - offset
+
+
+@dataclass(frozen=True)
+class Cuts:
+    """A run's partition bounds, `len(cuts) - 1` partitions, partition k from cuts[k] to
+    cuts[k + 1]: every `rows`th of `total` scenarios, moved out of the groups spanning
+    [lo, hi). Worked out one at a time: a plan of 2^53 scenarios has no array of them."""
+
+    total: int
+    rows: int
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def __len__(self) -> int:
+        return max(1, math.ceil(self.total / self.rows)) + 1  # no scenario: one, empty
+
+    def __getitem__(self, k: int) -> int:
+        if k >= len(self) - 1:
+            return self.total
+        return int(_snap(np.array([k * self.rows], dtype=np.int64), self.lo, self.hi)[0])
+
+
+def _snap(bounds: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """`bounds` with each one strictly inside a span [lo, hi) moved to its hi."""
+    if not len(lo):
+        return bounds
+    at = np.maximum(np.searchsorted(lo, bounds, "right") - 1, 0)
+    inside = (bounds > lo[at]) & (bounds < hi[at])
+    return np.where(inside, hi[at], bounds)
 
 
 def plan(

@@ -83,7 +83,8 @@ class Fake:
 def run(fake, total=10_000, rows=1_000, **kwargs):
     merged, shown = [], []
     kwargs.setdefault("worker_wait", 60)
-    count = compute_partitions(fake, fake, total, rows, fake.submit, merged.append,
+    cuts = [*range(0, total, rows), total] if total else [0, 0]
+    count = compute_partitions(fake, fake, cuts, fake.submit, merged.append,
                                progress=lambda *a: shown.append(a), **kwargs)  # fmt: skip
     return count, merged, shown
 

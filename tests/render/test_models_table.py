@@ -11,9 +11,10 @@ import pytest
 
 from pipeline.engine.sample import sample_plan
 from pipeline.model.catalog import load_catalog
+from pipeline.model.ops import TRANSFORMER as STEP_OP
 from pipeline.model.partial import computed
 from pipeline.render import format as fmt
-from pipeline.render.models_table import STEP_OP, models_table
+from pipeline.render.models_table import models_table
 from pipeline.scenarios import load_scenarios
 from tests.helpers import HOSTILE, ROOT, analyze_file, analyze_rows
 

@@ -10,8 +10,9 @@ import openpyxl
 import pytest
 
 import pipeline
+from pipeline.model.ops import TRANSFORMER as STEP_OP
 from pipeline.render.format import EXCEL, excel_seconds
-from pipeline.render.models_table import STEP_OP, models_table
+from pipeline.render.models_table import models_table
 from pipeline.render.workbook_cells import FittedSheet
 from pipeline.render.workbook_models import COLUMNS, HEADER_ROW, SHEET, write_models
 from pipeline.render.workbook_styles import BOUND_COLOURS, Styles
@@ -97,13 +98,13 @@ def test_the_cap_and_the_sample_are_said(tmp_path, models):
     book.close()
     wb = openpyxl.load_workbook(path)
     assert (
-        "This sheet shows the first 2 of 20 steps; results.csv has every step (op transformer)."
+        "This sheet shows the first 2 of 20 steps; results.csv has every step (op transformer or group)."
         in sheet_text(wb[SHEET])
     )
     assert len(lines(wb[SHEET])) == 2
     assert (
         "This sheet shows the steps of the run's sample; results/part-* has every step "
-        "(op transformer)." in sheet_text(wb["Sampled"])
+        "(op transformer or group)." in sheet_text(wb["Sampled"])
     )
 
 

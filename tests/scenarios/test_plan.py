@@ -82,3 +82,25 @@ def test_a_huge_sweep_is_planned_by_count_and_built_by_range(tmp_path, catalog):
         f"expands to {9 * 2**53:,} scenarios, which takes the file past {PLAN_LIMIT:,}, the "
         "most one run counts exactly"
     ]
+
+
+GROUPED = """
+name,op,hardware,B,D,F,group
+a,matmul,h100,1..8,64,64,
+up,matmul,h100,1..16,64,64,g
+down,matmul,h100,1..16,64,64,g
+b,matmul,h100,8,64,64,
+"""
+
+
+def test_cuts_never_fall_inside_a_group_and_are_worked_out_one_at_a_time(tmp_path, catalog):
+    plan = load_text(tmp_path, catalog, GROUPED, planned=True).planned
+    assert plan.total == 8 + 32 + 1
+    cuts = plan.cuts(10)  # 10, 20, 30 fall in group g (scenarios 8 to 40): moved to 40
+    assert len(cuts) == 6 and [cuts[k] for k in range(6)] == [0, 40, 40, 40, 40, 41]
+    assert plan.snapped([0, 8, 9, 39, 40, 41]).tolist() == [0, 8, 40, 41]
+    assert [plan.cuts(100)[k] for k in range(2)] == [0, 41]
+    huge = load_text(tmp_path, catalog, "name,op,hardware,B,D,F\nx,matmul,h100,1..2000000000,8,8\n",
+                     planned=True).planned  # fmt: skip
+    cuts = huge.cuts(1000)  # two million partitions: no array of them is built
+    assert len(cuts) == 2_000_001 and cuts[1_999_999] == 1_999_999_000 and cuts[2_000_000] == 2e9

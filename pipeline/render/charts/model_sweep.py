@@ -42,7 +42,7 @@ def model_sweep_figure(data: ModelSweepData) -> Figure:
     fig = new_figure(height)
     fig.set_size_inches(WIDTH, height)
     left, right = fig.subplots(1, 2, sharex=True)
-    fig.subplots_adjust(left=0.075, right=0.985, wspace=0.22,
+    fig.subplots_adjust(left=0.09, right=0.985, wspace=0.22,
                         bottom=(0.55 + legend_in) / height, top=1 - 0.85 / height)  # fmt: skip
     _x_axis(left, data)
     _rate_axis(left, lines)
@@ -180,4 +180,5 @@ def _time_axis(ax, lines) -> None:
     ys = np.concatenate([ln.t_lower for ln in lines])
     ys = ys[np.isfinite(ys) & (ys > 0)]
     log_time_axis(ax, ys.min(), ys.max(), _seconds)
+    ax.set_title("Step time (log scale)", fontsize=10, loc="left")
     ax.grid(True, which="minor", axis="y", color="#f2f2f2", lw=0.4)

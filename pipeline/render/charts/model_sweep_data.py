@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.model.ops import TRANSFORMER
+from pipeline.model.groups import GROUP, TOTAL_OPS
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import floats
 from pipeline.render.charts.labels import chart_text
@@ -58,7 +58,7 @@ def model_frame(record) -> pd.DataFrame:
     results, facts = record.results, record.facts
     if "op" not in results.columns or "tokens_per_second" not in results.columns:
         return pd.DataFrame(columns=[*COLUMNS, "swept"])
-    steps = np.flatnonzero((results["op"].astype(str) == TRANSFORMER).to_numpy(dtype=bool))
+    steps = np.flatnonzero(results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool))
     swept = facts["swept"].iloc[steps].to_numpy(dtype=object)
     codes, kinds = pd.factorize(swept)  # a few distinct tuples, however many rows
     drawn = np.array([any(d in axes for d in DIMS) for axes in kinds], dtype=bool)
@@ -105,8 +105,12 @@ def model_sweep_data(frame: pd.DataFrame, series: str) -> ModelSweepData:
 def _line(rows: pd.DataFrame, label: str, dim: str) -> ModelLine:
     x = floats(rows[dim])
     fits = rows["fits"].to_numpy(dtype=bool, na_value=False)
-    if dim == "B":  # one chip's max_batch along B: the same at every point of the line
-        limit = float(np.nanmax(floats(rows["max_batch"]))) if len(rows) else np.nan
+    most = floats(rows["max_batch"])
+    if dim == "B" and np.isnan(most).all():  # a group: no weights known, no largest batch
+        limit = np.nan
+        text = "fits at every point" if fits.all() else f"fits at {fits.sum()} of {len(fits)}"
+    elif dim == "B":  # one chip's max_batch along B: the same at every point of the line
+        limit = float(np.nanmax(most)) if len(rows) else np.nan
         text = f"fits up to B = {fmt.count(limit)}" if limit >= 1 else "fits at no batch"
         limit = limit if limit >= 1 else np.nan
     else:
@@ -129,8 +133,10 @@ def _line(rows: pd.DataFrame, label: str, dim: str) -> ModelLine:
 def _title(rows: pd.DataFrame, dim: str) -> str:
     """'llama3-8b decode on h100: tokens/s and step time vs B'."""
     model = _listed(rows["model"]) if "model" in rows.columns else ""
-    t, s = floats(rows["T"]), floats(rows["S"])
+    t, s = _dim(rows, "T"), _dim(rows, "S")
     phase = "decode" if (t == 1).all() else "prefill" if (t == s).all() else "step"
+    if (rows["op"].astype(str) == GROUP).all():  # a group of the user's rows (model.groups)
+        phase = "(group)"
     chips = rows["chips"].to_numpy(dtype=float)
     where = _listed(rows["hardware"])
     if (chips > 1).all() and len(np.unique(chips)) == 1:
@@ -143,7 +149,9 @@ def _subtitle(rows: pd.DataFrame, series: str, dim: str, axes: tuple) -> str:
     """The series, its sweep and what it holds: 'd: B = 1 – 512, T = 1, S = 8,192, bf16'."""
     parts = []
     for d in ("B", "T", "S"):
-        v = floats(rows[d])
+        v = _dim(rows, d)
+        if np.isnan(v).all():  # a group's dims are its first row's: T and S maybe none
+            continue
         if d == dim or d in axes:
             parts.append(f"{d} = {fmt.span(np.nanmin(v), np.nanmax(v))}")
         else:
@@ -152,6 +160,11 @@ def _subtitle(rows: pd.DataFrame, series: str, dim: str, axes: tuple) -> str:
     kv = _listed(rows["kv_dtype"]) if "kv_dtype" in rows.columns else ""
     parts.append(f"{dtype}, KV cache {kv}" if kv and kv != dtype else dtype)
     return f"{series}: {', '.join(parts)}"
+
+
+def _dim(rows: pd.DataFrame, d: str) -> np.ndarray:
+    """A dim's values (NaN where the rows have no such column)."""
+    return floats(rows[d]) if d in rows.columns else np.full(len(rows), np.nan)
 
 
 def _listed(column: pd.Series) -> str:
