@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv scenarios/models.csv
+	$(VENV)/bin/pipeline calibrate scenarios/measured.csv -o output/calibration.toml
+	$(VENV)/bin/pipeline run scenarios/measured.csv --calibration output/calibration.toml
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

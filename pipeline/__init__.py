@@ -23,9 +23,11 @@ from pipeline.analysis import (
     load_hardware,
     write_template,
 )
+from pipeline.calibrating import Calibrated, calibrate
 from pipeline.compare import Comparison, compare
 from pipeline.compare_runs import RunsComparison, compare_runs
 from pipeline.errors import (
+    InvalidCalibrationFile,
     InvalidHardwareFile,
     InvalidModelFile,
     InvalidResults,
@@ -72,9 +74,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Analysis",
+    "Calibrated",
     "ChipTable",
     "Comparison",
     "DaskRun",
+    "InvalidCalibrationFile",
     "InvalidHardwareFile",
     "InvalidModelFile",
     "InvalidResults",
@@ -89,6 +93,7 @@ __all__ = [
     "Written",
     "__version__",
     "analyze",
+    "calibrate",
     "catalog",
     "charts",
     "chips",

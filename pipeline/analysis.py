@@ -24,6 +24,7 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
     MAX_ROWS_LIMIT,
 )
+from pipeline.model.calibration_file import calibration_from
 from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from, catalog_records
 from pipeline.model.chips import chips as chips_table
 from pipeline.model.model_catalog import models_from
@@ -139,6 +140,7 @@ def analyze(
     encoding: str | None = None,
     keep_columns: str | Sequence[str] = (),
     models=None,
+    calibration=None,
 ) -> Analysis:
     """Check and compute every scenario of `source`: a path to a scenario CSV or .xlsx
     workbook, a pandas DataFrame or a list of dicts with the same columns (docs/input.md).
@@ -151,7 +153,9 @@ def analyze(
     are close to a known column's (`dtpye`), carried through instead of refusing the file
     (a `user_` prefix does the same). `models`: extra or overriding models for `transformer`
     rows (a CSV or TOML path, a DataFrame, a list of them, or a ModelCatalog: as
-    pipeline.models() takes them)."""
+    pipeline.models() takes them). `calibration`: a calibration file (pipeline.calibrate
+    writes one) or a Calibration: the results gain t_estimate, estimate_bound and
+    calibration (docs/model.md#calibration)."""
     if isinstance(max_rows, bool) or not isinstance(max_rows, Integral):
         raise TypeError(
             f"max_rows must be a whole number (int) from 1 to {MAX_ROWS_LIMIT:,}, "
@@ -175,6 +179,8 @@ def analyze(
     catalog = catalog_from(hardware)
     if models is not None:  # the transformer rows' catalog, user models added
         catalog = replace(catalog, models=models_from(models, strict=True))
+    if calibration is not None:
+        catalog = with_calibration(catalog, calibration)
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
@@ -187,14 +193,14 @@ def analyze(
             source, catalog, max_rows=max_rows, source=name or "rows", keep_columns=keep
         )
     t1 = time.perf_counter()
-    results, facts, part, keep = computed(loaded.frame)
+    results, facts, part, keep = computed(loaded.frame, calibration=catalog.calibration)
     loaded = refuse_rows(loaded, keep, refused_problems(loaded.source, part.refused))
     if strict and loaded.problems:
         raise strict_refusal(loaded, catalog)
     records = tuple(catalog_records(catalog, chips_counted(part)))
     summary = finish(
         merge([part]), list(records), loaded.source_rows, loaded.rejected_lines,
-        len(loaded.problems),
+        len(loaded.problems), catalog.calibration,
     )  # fmt: skip
     return Analysis(
         **provenance(loaded, catalog.version),
@@ -208,6 +214,13 @@ def analyze(
         _results=results,
         _facts=facts,
     )
+
+
+def with_calibration(catalog: Catalog, given) -> Catalog:
+    """`catalog` with the calibration `given` (a path or a Calibration), its file among the
+    run's inputs (the manifest hashes it; an output folder never replaces it)."""
+    cal, path = calibration_from(given)
+    return replace(catalog, calibration=cal, files=(*catalog.files, *([path] if path else [])))
 
 
 def kept_columns(keep_columns) -> tuple[str, ...]:

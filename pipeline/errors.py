@@ -22,6 +22,10 @@ class InvalidHardwareFile(PipelineError):
     """A user hardware file (--hardware) is malformed."""
 
 
+class InvalidCalibrationFile(PipelineError):
+    """A calibration file (--calibration) is malformed or holds a value out of range."""
+
+
 class UnknownModel(PipelineError):
     """A model name is not in the model catalog."""
 

@@ -19,12 +19,14 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import pipeline
+from pipeline.analysis import with_calibration
 from pipeline.model.catalog import catalog_records, load_catalog
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import chips_counted, computed, merge
 from pipeline.model.summary import finish
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.refused import with_problems
+from tests.helpers import measured_rows
 
 TINY = "name,peak_bf16,hbm_bandwidth,hbm_capacity\ntiny,1e-320,1e12,1e10\n"  # underflows
 HEADER = "name,op,hardware,dtype,chips,B,D,F,N,bytes,hbm_efficiency,measured_seconds"
@@ -105,13 +107,15 @@ def cut_run(path, catalog, cuts: list[float]):
     loaded = load_scenarios(path, catalog, planned=True)
     plan = loaded.planned
     at = plan.snapped(sorted({0, plan.total, *(int(c * plan.total) for c in cuts)})).tolist()
-    parts = [computed(plan.rows(lo, hi)) for lo, hi in zip(at[:-1], at[1:], strict=True)]
-    parts = parts or [computed(plan.rows(0, 0))]
+    cal = catalog.calibration
+    parts = [computed(plan.rows(lo, hi), calibration=cal)
+             for lo, hi in zip(at[:-1], at[1:], strict=True)]  # fmt: skip
+    parts = parts or [computed(plan.rows(0, 0), calibration=cal)]
     merged = merge([p[2] for p in parts])
     problems = with_problems(loaded.problems, refused_problems(loaded.source, merged.refused))
     records = list(catalog_records(catalog, chips_counted(merged)))
     rejected = len({p.line for p in problems})
-    summary = finish(merged, records, loaded.source_rows, rejected, len(problems))
+    summary = finish(merged, records, loaded.source_rows, rejected, len(problems), cal)
     results = pd.concat([p[0] for p in parts], ignore_index=True)
     return results, problems, summary
 
@@ -221,6 +225,28 @@ def test_groups_cut_anywhere_are_the_local_ones(tmp_path):
         results, problems, summary = cut_run(path, catalog, cuts)
         pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
         same_summary(local.summary, summary)
+
+
+def test_a_calibrated_run_cut_anywhere_has_the_local_estimates(tmp_path):
+    """Issue 32: every partition applies the calibration to its rows (steps' totals summed
+    in it), so the merged estimates, series ranges and findings are the local ones."""
+    measured = tmp_path / "m.csv"
+    measured_rows(20).to_csv(measured, index=False)
+    pipeline.calibrate(measured, tmp_path / "cal.toml")
+    path = tmp_path / "s.csv"
+    path.write_text(
+        "name,op,model,hardware,B,D,F,T,S,measured_seconds\n"
+        "d,transformer,llama3-8b,h100,1..64*2,,,1,2048,\n"
+        "m,matmul,,h100,1..512*2,4096,4096,,,1e-4\n"
+    )
+    catalog = with_calibration(load_catalog(), tmp_path / "cal.toml")
+    local = pipeline.analyze(path, calibration=tmp_path / "cal.toml")
+    assert local.results["t_estimate"].notna().all()
+    for cuts in ([0.3], [0.1, 0.5, 0.77]):
+        results, problems, summary = cut_run(path, catalog, cuts)
+        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
+        same_summary(local.summary, summary)
+        assert summary.calibration == local.summary.calibration
 
 
 def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):

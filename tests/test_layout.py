@@ -26,6 +26,7 @@ COMMAND_TESTS = {
     "cli/catalog.py": "test_cli_hardware.py",
     "cli/changes.py": "test_compare.py",  # `pipeline compare`, with pipeline.compare
     "cli/models.py": "test_cli_models.py",
+    "cli/calibrate.py": "test_calibrating.py",  # `pipeline calibrate`, with pipeline.calibrate
 }
 
 

@@ -49,21 +49,21 @@ real = vars(partition).setdefault("real", (partition.compute_partition, partitio
 compute, parquet = real
 
 
-def hold(part, lo, hi, number, folder, csv):  # runs on, once started, until released
+def hold(part, lo, hi, number, folder, csv, calibration=None):  # runs on, once started, until released
     (MARKS / f"started-{number}").touch()
     while not (MARKS / "go").exists():
         time.sleep(0.05)
     try:
-        return compute(part, lo, hi, number, folder, csv)
+        return compute(part, lo, hi, number, folder, csv, calibration)
     finally:
         (MARKS / f"finished-{number}").touch()
 
 
-def die(part, lo, hi, number, folder, csv):  # partition 0 kills the worker running it
+def die(part, lo, hi, number, folder, csv, calibration=None):  # partition 0 kills the worker running it
     if number == 0:
         (MARKS / "died").touch()
         os.kill(os.getpid(), signal.SIGKILL)
-    return compute(part, lo, hi, number, folder, csv)
+    return compute(part, lo, hi, number, folder, csv, calibration)
 
 
 def die_writing(frame, path):  # once: half a file written, then the worker killed

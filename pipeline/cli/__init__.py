@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 import pipeline
+from pipeline.cli.calibrate import calibrate
 from pipeline.cli.catalog import hardware, template
 from pipeline.cli.changes import compare
 from pipeline.cli.models import models
@@ -26,5 +27,5 @@ def cli() -> None:
     """
 
 
-for command in (run, validate, hardware, template, compare, models):
+for command in (run, validate, hardware, template, compare, models, calibrate):
     cli.add_command(command)

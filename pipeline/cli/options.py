@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.analysis import with_calibration
 from pipeline.cli_engine import ENGINE_OPTIONS
 from pipeline.cli_support import escaped
 from pipeline.errors import PipelineError, printable, quoted
@@ -32,6 +33,13 @@ MODELS_OPTION = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="CSV or TOML file adding models or overriding catalog fields, for transformer rows "
     "(repeatable; `pipeline models` lists the catalog).",
+)
+CALIBRATION_OPTION = click.option(
+    "--calibration",
+    "calibration_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A calibration file (`pipeline calibrate` writes one): results gain t_estimate, the "
+    "floor's time with the fitted efficiencies and overhead, beside t_lower.",
 )
 MAX_ROWS_OPTION = click.option(
     "--max-rows", type=click.IntRange(min=1, max=MAX_ROWS_LIMIT), default=DEFAULT_MAX_ROWS,
@@ -129,13 +137,17 @@ def expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
     return paths
 
 
-def hardware_catalog(files: tuple[Path, ...], models: tuple[Path, ...] = ()):
+def hardware_catalog(
+    files: tuple[Path, ...], models: tuple[Path, ...] = (), calibration: Path | None = None
+):
     """The hardware catalog of `--hardware` files, with the model catalog of `--models`
-    files when given (transformer rows read it)."""
+    files when given (transformer rows read it) and `--calibration`'s file."""
     try:
         catalog = pipeline.load_hardware(list(files))
         if models:
             catalog = replace(catalog, models=pipeline.load_models(list(models)))
+        if calibration is not None:
+            catalog = with_calibration(catalog, calibration)
         return catalog
     except PipelineError as exc:
         raise click.ClickException(escaped(str(exc))) from exc

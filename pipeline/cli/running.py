@@ -10,6 +10,7 @@ import click
 
 import pipeline
 from pipeline.cli.options import (
+    CALIBRATION_OPTION,
     ENCODING_OPTION,
     HARDWARE_OPTION,
     KEEP_COLUMN_OPTION,
@@ -47,6 +48,7 @@ from pipeline.render import format as fmt
 )
 @HARDWARE_OPTION
 @MODELS_OPTION
+@CALIBRATION_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
 @KEEP_COLUMN_OPTION
@@ -93,6 +95,7 @@ def run(
     output_dir: Path,
     hardware_files,
     models_files,
+    calibration_file,
     sheet,
     encoding,
     keep_columns,
@@ -148,7 +151,8 @@ def run(
             kinds = pipeline.cli_support.fail_on_kinds(fail_on, baseline)
         except PipelineError as exc:  # a kind that does not exist: the command line is wrong
             raise click.UsageError(escaped(str(exc))) from exc
-        catalog, names = hardware_catalog(hardware_files, models_files), output_names(paths)
+        catalog = hardware_catalog(hardware_files, models_files, calibration_file)
+        names = output_names(paths)
         asked = baseline  # as given: the Dask engine refuses any (cli_engine)
         try:  # a baseline folder missing or unreadable: an error before anything is written
             baselines = [None] * len(names)

@@ -150,6 +150,7 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
             def submit(k: int, lo: int, hi: int):
                 part, a, b = plan.part(lo, hi)  # built as it is submitted, never all at once
                 return client.submit(compute_partition, part, a, b, k, str(tmp), csv,
+                                     catalog.calibration,
                                      key=f"roofline-{token}-{part_name(k)}", retries=RETRIES,
                                      pure=False)  # fmt: skip
 

@@ -24,7 +24,9 @@ def part_name(number: int) -> str:
     return f"part-{number:05d}"
 
 
-def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str, csv: bool) -> dict:
+def compute_partition(
+    part: Planned, lo: int, hi: int, number: int, folder: str, csv: bool, calibration=None
+) -> dict:
     """Compute scenarios lo..hi of `part` (Planned.part's), write them into `folder`/results
     (under a temporary name, then renamed; the client lists only the files of the partitions
     it merged, and removes any other) and return its number, the files' SHA-256, the rows'
@@ -36,7 +38,7 @@ def compute_partition(part: Planned, lo: int, hi: int, number: int, folder: str,
     if not out.is_dir():
         raise FolderUnseen(str(out), socket.gethostname())
     frame = part.rows(lo, hi)
-    results, _, partial, _ = computed(frame, grids=True)
+    results, _, partial, _ = computed(frame, grids=True, calibration=calibration)
     files = {}
     name = part_name(number)
     writers = [(".parquet", write_parquet)] + ([(".csv", write_csv)] if csv else [])

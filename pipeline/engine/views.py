@@ -35,12 +35,17 @@ def dask_record(
     Partials (engine.merge.Merged.partial), `empty` for a run with none. Its problems are
     the file's and the model's refusals, in line order."""
     sample = sample_plan(loaded.planned)
-    results, facts, empty, _ = computed(sample.rows(0, sample.total))  # the workers' refusals too
+    # the workers' refusals too
+    results, facts, empty, _ = computed(
+        sample.rows(0, sample.total), calibration=catalog.calibration
+    )
     merged = partials(empty)
     records = tuple(catalog_records(catalog, chips_counted(merged)))
     problems = with_problems(loaded.problems, refused_problems(loaded.source, merged.refused))
     rejected = len({p.line for p in problems})
-    summary = finish(merged, list(records), loaded.source_rows, rejected, len(problems))
+    summary = finish(
+        merged, list(records), loaded.source_rows, rejected, len(problems), catalog.calibration
+    )
     record = Record(
         **provenance(loaded, catalog.version),
         started=started,

@@ -91,6 +91,7 @@ class Catalog:
     files: tuple[Path, ...] = ()  # the user hardware files read, resolved when read
     warnings: tuple[str, ...] = ()  # doubts about the user's numbers (model/fleet.py)
     models: object = None  # the model catalog transformer rows use (ModelCatalog; None: built-in)
+    calibration: object = None  # --calibration's (model.calibration.Calibration), or None
 
     def resolve(self, text: str) -> str | None:
         """Canonical chip name for a case-insensitive name or alias, or None."""

@@ -23,7 +23,7 @@ from pipeline.model.change_values import exact
 from pipeline.model.changes import CAUSES, Changes
 
 # a group's origin, in reading order: the scenario file's own edits come first
-ORIGINS = ("edit", "catalog", "model", "added", "removed")
+ORIGINS = ("edit", "catalog", "calibration", "model", "added", "removed")
 # the inputs a chip gives every row on it (its catalog entry or a --hardware file); a row's
 # own override of one reads the same in the results, so it counts as the hardware's too
 HARDWARE_NUMBERS = (
@@ -31,7 +31,7 @@ HARDWARE_NUMBERS = (
     "compute_efficiency", "hbm_efficiency", "network_efficiency",
 )  # fmt: skip
 # the parts of a group in reading order: what the bound and the fit did, then the time
-READING = ("bound", "fits", "t_lower", "critical_batch", "added", "removed")
+READING = ("bound", "fits", "t_lower", "t_estimate", "critical_batch", "added", "removed")
 STATES = ("bound", "fits")  # a part per old → new value; the numbers' parts give their ranges
 GROUP_COLUMNS = (
     "input", "origin", "causes", "hardware", "chips_named", "series", "scenarios", "span",
@@ -67,18 +67,23 @@ class ChangeGroups:
 def origins(change: pd.Series, causes: pd.Series) -> np.ndarray:
     """Each change's origin (ORIGINS): added or removed; 'edit' when an input of its own row
     differs (a dim, op, dtype, chips, hardware, ...); 'catalog' when only hardware numbers
-    differ; 'model' when nothing does. Each distinct cause is read once."""
+    differ; 'calibration' when only the calibration does; 'model' when nothing does. Each
+    distinct cause is read once."""
     codes, uniques = pd.factorize(causes.astype(str).to_numpy(dtype=object))
     named = pd.Series(uniques, dtype=object).str.extractall(_NAMED)[0]
-    own = (~named.isin(HARDWARE_NUMBERS)).groupby(level=0).any()
+    own = (~named.isin((*HARDWARE_NUMBERS, "calibration"))).groupby(level=0).any()
     edited = uniques != ""  # a cause naming no known input: shown first, not buried
     edited[own.index.to_numpy(dtype=np.int64)] = own.to_numpy(dtype=bool)
+    calibrated = np.zeros(len(uniques), dtype=bool)
+    only = (named == "calibration").groupby(level=0).all()
+    calibrated[only.index.to_numpy(dtype=np.int64)] = only.to_numpy(dtype=bool)
     kind = change.astype(str).to_numpy(dtype=object)
     chosen = np.select(
-        [kind == "added", kind == "removed", uniques[codes] == "", edited[codes]],
-        ["added", "removed", "model", "edit"],
+        [kind == "added", kind == "removed", uniques[codes] == "", edited[codes],
+         calibrated[codes]],
+        ["added", "removed", "model", "edit", "calibration"],
         "catalog",
-    )
+    )  # fmt: skip
     return chosen.astype(object)
 
 

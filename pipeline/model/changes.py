@@ -26,15 +26,16 @@ from pipeline.model.change_values import (
     values_at,
 )
 from pipeline.model.dtypes import DTYPE_COLUMNS
+from pipeline.model.groups import TOTAL_OPS
 
-KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower")
+KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower", "t_estimate")
 # `series`: the source row a scenario came from (its name when the results have no series)
 COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes", "series")
 DEFAULT_THRESHOLD = 0.05
 # the inputs a scenario's result depends on, besides its dims (single capital letters)
 FIRST_CAUSES = ("model",)  # said before the dims it sets (a transformer step's shape)
 CAUSES = (
-    *FIRST_CAUSES, "kv_dtype", "count",
+    *FIRST_CAUSES, "kv_dtype", "count", "group", "calibration",
     "op", "einsum", "bytes", "hardware",
     *DTYPE_COLUMNS,
     "chips", "shard", "link",
@@ -42,10 +43,11 @@ CAUSES = (
     "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
 )  # fmt: skip
 _DIM = re.compile(r"^[A-Z]$")
-COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower")
+# t_estimate: compared when both runs have one (a calibrated run: model.calibration)
+COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower", "t_estimate")
 # the results a change is found in: a run without one cannot be compared with one that has it
 RESULTS = ("bound", "fits", "critical_batch", "t_lower")
-NUMBERS = ("critical_batch", "t_lower")
+NUMBERS = ("critical_batch", "t_lower", "t_estimate")
 # what a missing cell may read as (Arrow's CSV reader takes the same texts for a null)
 _MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
             "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null")  # fmt: skip
@@ -132,7 +134,7 @@ def compare_results(
     added, removed = np.flatnonzero(at_old < 0), np.flatnonzero(kept)
 
     both = [c for c in new.columns if c in old.columns]
-    causes = _causes(old, new, old_i, new_i, both)
+    causes = _from_rows(new, new_i, _causes(old, new, old_i, new_i, both))
     parts = {"added": _presence(new, added, "added"), "removed": _presence(old, removed, "removed")}
     places = [added, len(new) + removed]  # each part's rows: their place in file order
     for kind in ("bound", "fits", "critical_batch"):
@@ -148,12 +150,14 @@ def compare_results(
                 new, new_i[at], kind, exact_texts(a[at]), exact_texts(b[at]), ratio, causes, at
             )
             places.append(new_i[at])
-    if "t_lower" in both:
-        a, b = values_at(old["t_lower"], old_i), values_at(new["t_lower"], new_i)
+    for time in ("t_lower", "t_estimate"):  # a change: new/old outside 1 ± threshold
+        if time not in both:
+            continue
+        a, b = values_at(old[time], old_i), values_at(new[time], new_i)
         ratio = _ratio(a, b)
         at = np.flatnonzero(~same_values(a, b) & ~(np.abs(ratio - 1) <= threshold))
         text_a, text_b = exact_texts(a[at]), exact_texts(b[at])
-        parts["t_lower"] = _part(new, new_i[at], "t_lower", text_a, text_b, ratio[at], causes, at)
+        parts[time] = _part(new, new_i[at], time, text_a, text_b, ratio[at], causes, at)
         places.append(new_i[at])
     table = pd.concat(parts.values(), ignore_index=True)
     table = table.astype({c: "str" for c in COLUMNS if c != "ratio"} | {"ratio": float})
@@ -299,6 +303,36 @@ def _causes(old, new, old_i, new_i, both) -> np.ndarray:
         sep = np.where(text[at] == "", "", "; ").astype(object)
         text[at] = text[at] + sep + part
     return text
+
+
+def _from_rows(new: pd.DataFrame, new_i: np.ndarray, causes: np.ndarray) -> np.ndarray:
+    """`causes` with a total row's own empty ones (a step's or a group's: its inputs are its
+    first row's) said from its rows: 'in its rows: count 32 → 16', the first of them that
+    has a cause (a step's ops are named `step/op`; a group's rows carry its name)."""
+    if "op" not in new.columns or not len(new_i):
+        return causes
+    total = new["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
+    if not total.any():
+        return causes
+    block = np.cumsum(total) - 1  # each row's latest total, -1 before the first
+    at = np.flatnonzero(total)[np.maximum(block, 0)]
+    names = new["name"].astype(str).to_numpy(dtype=object)
+    mine = new["name"].astype(str).str.rpartition("/")[0].to_numpy(dtype=object) == names[at]
+    if "group" in new.columns:
+        series = new["series"].astype(str).to_numpy(dtype=object)
+        mine |= new["group"].astype(str).to_numpy(dtype=object) == series[at]
+    own = np.full(len(new), "", dtype=object)
+    own[new_i] = causes
+    said = ~total & (block >= 0) & mine & (own != "")
+    if not said.any():
+        return causes
+    first = pd.Series(own[said]).groupby(block[said]).first()
+    wanted = total[new_i] & (causes == "")
+    per_block = first.reindex(block[new_i][wanted]).to_numpy(dtype=object)
+    found = pd.notna(per_block)
+    out = causes.copy()
+    out[np.flatnonzero(wanted)[found]] = "in its rows: " + per_block[found].astype(str)
+    return out
 
 
 def _points(old: pd.DataFrame, new: pd.DataFrame, places: np.ndarray) -> pd.DataFrame:

@@ -106,11 +106,14 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
                       capacity=capacity, over=footprint / capacity)  # fmt: skip
     measured = np.flatnonzero(~np.isnan(col["measured_seconds"]))
     low, high = MEASURED_RANGE
-    ratio = col["measured_over_predicted"][off]
+    ratio = measured_ratio(results)[off]
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = np.abs(np.log(ratio))
+    estimate = (results["t_estimate"].to_numpy(dtype=float)[off]
+                if "t_estimate" in results.columns else None)  # fmt: skip
     off_top = table(off, distance, FINDING_ROWS, measured=col["measured_seconds"][off],
-                    t_lower=col["t_lower"][off], ratio=ratio)  # fmt: skip
+                    t_lower=col["t_lower"][off], ratio=ratio,
+                    **({"t_estimate": estimate} if estimate is not None else {}))  # fmt: skip
     return {
         "slowest": slowest,
         "comm_total": len(comm),
@@ -137,6 +140,16 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
 FINDINGS = ("slowest", "comm", "nofit", "measured_off")  # the row sets findings rank
 
 
+def measured_ratio(results: pd.DataFrame) -> np.ndarray:
+    """Measured / predicted per row: over the calibrated estimate where the run has one
+    (model.calibration), else over t_lower."""
+    ratio = results["measured_over_predicted"].to_numpy(dtype=float, na_value=np.nan)
+    if "measured_over_estimate" in results.columns:
+        estimated = results["measured_over_estimate"].to_numpy(dtype=float, na_value=np.nan)
+        ratio = np.where(np.isnan(estimated), ratio, estimated)
+    return ratio
+
+
 def finding_sets(results: pd.DataFrame, inside=None) -> dict[str, np.ndarray]:
     """The positions of the rows each finding ranks (FINDINGS): every row but those summed
     into a total (`inside`: a step's ops, a group's rows; their total is ranked); the ops
@@ -146,10 +159,10 @@ def finding_sets(results: pd.DataFrame, inside=None) -> dict[str, np.ndarray]:
     bound = bound_codes_of(results)
     alone = np.ones(len(results), dtype=bool) if inside is None else ~inside
     col = {c: results[c].to_numpy(dtype=float, na_value=np.nan)
-           for c in ("t_math", "measured_seconds", "measured_over_predicted")}  # fmt: skip
+           for c in ("t_math", "measured_seconds")}  # fmt: skip
     measured = np.flatnonzero(~np.isnan(col["measured_seconds"]))
     low, high = MEASURED_RANGE
-    ratio = col["measured_over_predicted"][measured]
+    ratio = measured_ratio(results)[measured]
     return {
         "slowest": np.flatnonzero(alone),
         "comm": np.flatnonzero((bound != 0) & (col["t_math"] > 0)),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.model.calibration import with_estimate
 from pipeline.model.codes import bound_codes_of, column_codes, fits
 from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.findings import merge_findings, partial_findings
@@ -47,15 +48,16 @@ class Partial:
     grids: Grids | None = None  # the charts' binned points (only when asked: model.grids)
 
 
-def computed(frame: pd.DataFrame, *, grids: bool = False):
+def computed(frame: pd.DataFrame, *, grids: bool = False, calibration=None):
     """The results and facts of scenario rows `frame` (the rows the model refuses left out),
     their Partial and which of `frame`'s rows they keep; `grids`: bin the points for charts
-    drawn from a sample."""
+    drawn from a sample; `calibration` (model.calibration.Calibration): add each row's
+    estimate."""
     given = frame
     frame = expand_groups(frame)  # a group: per point its total row, then its rows
     frame = expand_steps(frame)  # a transformer step: its total row, then its ops' rows
     results, facts = compute_record(frame)
-    results = with_step_totals(results, frame)
+    results = with_step_totals(with_estimate(results, calibration), frame)
     keep, refused = refusals(frame, results)
     if frame is not given:  # a step or group point with a refused row is refused whole
         block = frame[BLOCK].to_numpy()

@@ -85,7 +85,12 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
     dim, at = change_points(table)
     table.insert(table.columns.get_loc("critical_min"), "change_dim", dim)
     table.insert(table.columns.get_loc("critical_min"), "change_at", at)
-    return table[list(SERIES_COLUMNS)]
+    table = table[list(SERIES_COLUMNS)]
+    if "t_estimate" in results.columns:  # a calibrated run: the estimate's range too
+        estimate = results["t_estimate"].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            table = table.assign(e_min=reduce(np.fmin, estimate), e_max=reduce(np.fmax, estimate))
+    return table
 
 
 def bound_labels(counts: np.ndarray) -> pd.api.extensions.ExtensionArray:
@@ -147,15 +152,21 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
             "not_fitting": sums["not_fitting"],
             "bytes_min": grouped["bytes_min"].min(),
             "bytes_max": grouped["bytes_max"].max(),
+            **(
+                {"e_min": grouped["e_min"].min(), "e_max": grouped["e_max"].max()}
+                if "e_min" in both.columns
+                else {}
+            ),
         }
     )
     table["bound"] = bound_labels(table[list(BOUNDS)].to_numpy())
     table.index.name = "series"
     dim, at = change_points(table)
     table["change_dim"], table["change_at"] = dim, at
-    return table[list(SERIES_COLUMNS)]
+    return table[[*SERIES_COLUMNS, *(c for c in ESTIMATED if c in table.columns)]]
 
 
+ESTIMATED = ("e_min", "e_max")  # a calibrated run's: t_estimate over the series' rows
 UNITED = ("hardware", "dtype", "chips")  # a series' values joined by '|' in file order
 
 

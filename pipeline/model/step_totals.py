@@ -49,10 +49,19 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
     mine = (last >= 0) & (marker < 0) & (block == block[np.maximum(last, 0)])
     ops = np.flatnonzero(mine)
     first = np.searchsorted(ops, total + 1)  # each step's first op among `ops`
-    for c in SUMMED:
+    estimated = "t_estimate" in out.columns  # a calibration's (model.calibration)
+    for c in (*SUMMED, "t_estimate") if estimated else SUMMED:
         values = out[c].to_numpy(dtype=float, copy=True)
         values[total] = np.add.reduceat(values[ops], first)
         out[c] = values
+    if estimated:  # the estimate's bound: the one whose rows take most of the estimate
+        out["estimate_bound"] = _largest_share(out, "t_estimate", "estimate_bound", ops, first,
+                                               total)  # fmt: skip
+        if "measured_over_estimate" in out.columns:
+            ratio = out["measured_over_estimate"].to_numpy(dtype=float, copy=True)
+            ratio[total] = (out["measured_seconds"].to_numpy(dtype=float)[total]
+                            / out["t_estimate"].to_numpy(dtype=float)[total])  # fmt: skip
+            out["measured_over_estimate"] = ratio
     bound_codes = pd.Categorical(out["bound"], categories=list(BOUNDS)).codes
     t = out["t_lower"].to_numpy(dtype=float)
     shares = {}
@@ -105,6 +114,18 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
         column[total] = extra[c]
         out.insert(at + k, c, column)
     return out
+
+
+def _largest_share(out, time: str, bound: str, ops, first, total) -> pd.Categorical:
+    """`bound` with each total's the bound whose rows take the largest share of `time`
+    (missing where the total's time is)."""
+    codes = pd.Categorical(out[bound], categories=list(BOUNDS)).codes.copy()
+    t = out[time].to_numpy(dtype=float)
+    shares = np.column_stack(
+        [np.add.reduceat(np.where(codes[ops] == k, t[ops], 0.0), first) for k in range(3)]
+    )
+    codes[total] = np.where(np.isnan(t[total]), -1, np.argmax(shares, axis=1))
+    return pd.Categorical.from_codes(codes, categories=list(BOUNDS))
 
 
 def _group_figures(totals: pd.DataFrame, t: np.ndarray, footprint: pd.Series, ops, first):

@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from pipeline.model.calibration import calibration_summary
 from pipeline.model.catalog import RATE_EFFICIENCY
 from pipeline.model.findings import PARTIAL_KEYS
 from pipeline.model.grids import Grids
@@ -58,6 +59,8 @@ class Summary:
     fleet_curves: pd.DataFrame = field(repr=False)
     # every scenario's points binned, for charts drawn from a sample of the rows (model.grids)
     grids: Grids | None = field(default=None, repr=False)
+    # the calibration the run applied (model.calibration.calibration_summary), or None
+    calibration: Mapping | None = field(default=None, repr=False)
 
     @cached_property
     def series(self) -> pd.DataFrame:
@@ -83,11 +86,17 @@ def summarize(
 
 
 def finish(
-    merged: Partial, hardware: list[dict], source_rows: int, rejected: int, problems: int
+    merged: Partial,
+    hardware: list[dict],
+    source_rows: int,
+    rejected: int,
+    problems: int,
+    calibration=None,
 ) -> Summary:
     """The Summary of merged partials (model.partial.merge); `hardware` holds the catalog
     records of the chips they count, `rejected` and `problems` count the input lines with a
-    problem and the problems (the model's refusals included)."""
+    problem and the problems (the model's refusals included); `calibration` the one applied
+    (model.calibration.Calibration), said in the summary."""
     counts = merged.counts
     per_hardware = bound_table(counts, "hardware")
     by_bound = counts.groupby("bound")["scenarios"].sum()
@@ -113,6 +122,7 @@ def finish(
         fleet=fleet,
         fleet_curves=curves,
         grids=merged.grids,
+        calibration=calibration_summary(calibration),
     )
 
 

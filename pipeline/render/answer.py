@@ -5,6 +5,7 @@ every output a person reads: the report's top, the workbook's first sheet, the n
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -79,6 +80,7 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
                 "t_min": t_min,
                 "t_max": t_max,
                 "time": time_text(t_min, t_max),
+                **_estimate(line, t_min, t_max),
                 "bound": line["bound"],
                 "bound_text": bound_text(line),
                 "critical": critical_text(line["critical_min"], line["critical_max"]),
@@ -90,6 +92,44 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
             }
         )
     return rows
+
+
+def _estimate(line: Mapping, t_min: float, t_max: float) -> dict:
+    """A calibrated run's estimate beside the floor: 'floor → estimate' (`1.01 ms → 1.43
+    ms`; over a sweep, each a range); nothing without a calibration, and the floor alone
+    where the series' chip and op kind have no fitted group."""
+    if "e_min" not in line:
+        return {}
+    e_min, e_max = float(line["e_min"]), float(line["e_max"])
+    if not np.isfinite(e_max):
+        return {"estimate": "", "floor_estimate": time_text(t_min, t_max) + " (not calibrated)"}
+    estimate = time_text(e_min, e_max)
+    return {"estimate": estimate, "floor_estimate": f"{time_text(t_min, t_max)} → {estimate}"}
+
+
+def calibration_sentence(calibration) -> str | None:
+    """Which calibration a run applied and how far off it is, in one sentence (None without
+    one): 'Times are floor → estimate: calibration cal.toml 1a2b (2026-11-25, fitted to
+    meas.csv): held-out error 2.5% (the floor's 47%); h100 custom not calibrated.'"""
+    if not calibration:
+        return None
+    source = Path(calibration["source"]).name if calibration["source"] else "its measurements"
+    unfitted = calibration["unfitted"]
+    if not calibration["groups"]:  # nothing fitted: the times are the floor's alone
+        return (
+            f"No estimate: calibration {calibration['label']} ({calibration['created']}, "
+            f"fitted to {source}) fits no chip and op kind ({', '.join(unfitted) or 'none'}: "
+            "too few rows or too little spread), so the times are the roofline's floor "
+            "(t_lower)."
+        )
+    return (
+        f"Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
+        f"calibration {calibration['label']} ({calibration['created']}, fitted to {source}): "
+        f"held-out error {fmt.percent(calibration['heldout_error'])} (the floor's "
+        f"{fmt.percent(calibration['error_before'])})"
+        + (f"; not calibrated: {', '.join(unfitted)}" if unfitted else "")
+        + ". Errors are the mean |time / measured - 1|."
+    )
 
 
 def differing(rows: list[dict]) -> list[str]:

@@ -14,6 +14,7 @@ from pipeline.render import format as fmt
 ORIGIN_TITLES = {
     "edit": "Edits to the scenarios",
     "catalog": "Hardware numbers (the catalog or a --hardware file)",
+    "calibration": "The calibration (--calibration): the estimates only",
     "model": "No input differs (the model or its version changed)",
     "added": "Added",
     "removed": "Removed",
@@ -60,7 +61,7 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
 def _block(g) -> dict:
     """A cause shared by series: what differs, on which chip, how many scenarios and series."""
     chip = g.hardware if g.origin == "catalog" else ""
-    inputs = g.causes if g.origin in ("edit", "catalog") else ""
+    inputs = g.causes if g.origin in ("edit", "catalog", "calibration") else ""
     return {
         "block": int(g.block),
         "origin": g.origin,
@@ -103,12 +104,13 @@ def _words(p) -> str:
         return f"{p.old or fmt.DASH}{arrow}{p.new or fmt.DASH}"
     if p.change == "fits":
         return f"{FIT.get(p.old, p.old)}{arrow}{FIT.get(p.new, p.new)}"
-    if p.change == "t_lower":
+    if p.change in ("t_lower", "t_estimate"):
+        what = "time" if p.change == "t_lower" else "estimate"
         if p.scenarios == 1:
-            return f"time {fmt.seconds(p.old_min)}{arrow}{fmt.seconds(p.new_min)} " + (
+            return f"{what} {fmt.seconds(p.old_min)}{arrow}{fmt.seconds(p.new_min)} " + (
                 f"({fmt.ratio(p.ratio_min)})"
             )
-        return f"time {_range(p.ratio_min, p.ratio_max, fmt.ratio)}"
+        return f"{what} {_range(p.ratio_min, p.ratio_max, fmt.ratio)}"
     if p.change == "critical_batch":
         old, new = _range(p.old_min, p.old_max), _range(p.new_min, p.new_max)
         return f"critical batch {old}{arrow}{new}"

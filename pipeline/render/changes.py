@@ -79,7 +79,7 @@ def _section(frame: pd.DataFrame, times: bool = False) -> dict:
 
 def _counts(changes: Changes) -> list[dict]:
     return [{"kind": k, "n": changes.counts[k], "shown": fmt.count(changes.counts[k])}
-            for k in KINDS]  # fmt: skip
+            for k in KINDS if k != "t_estimate" or changes.counts[k]]  # fmt: skip
 
 
 def _detail(section: Section, order: np.ndarray) -> dict:
@@ -89,7 +89,7 @@ def _detail(section: Section, order: np.ndarray) -> dict:
     name, changes, old_label, new_label = section
     table = changes.table.iloc[order]
     kind = table["change"].to_numpy(dtype=object)
-    times = table[kind == "t_lower"]
+    times = table[np.isin(kind, ("t_lower", "t_estimate"))]
     if len(times):
         times = times.iloc[np.argsort(-change_size(times["ratio"]), kind="stable")]
     return {

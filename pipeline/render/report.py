@@ -121,6 +121,8 @@ def _answer(analysis: Record) -> dict:
             legend.append({"bound": b, "label": label, "text": text})
     return {
         "bottom_line": answer.bottom_line(analysis.summary.bottom),
+        "calibration": answer.calibration_sentence(analysis.summary.calibration),
+        "estimated": any(r.get("estimate") for r in rows),
         "series": rows,
         "series_total": len(analysis.summary.lines),
         "has_critical": any(r["critical"] for r in rows),

@@ -10,12 +10,13 @@ from pipeline.model.change_groups import group_changes
 from pipeline.render import format as fmt
 from pipeline.render.change_lines import group_lines
 
-KINDS = ("bound", "fits", "critical_batch", "t_lower", "added", "removed")
+KINDS = ("bound", "fits", "critical_batch", "t_lower", "t_estimate", "added", "removed")
 LABELS = {
     "bound": "bound flip",
     "fits": "fit change",
     "critical_batch": "critical-batch change",
     "t_lower": "time change",
+    "t_estimate": "estimate change",
     "added": "added",
     "removed": "removed",
 }
@@ -27,6 +28,8 @@ def changes_summary(baseline, limit: int | None = MAX_GROUPS) -> dict:
     a line of them, and the first `limit` groups (None: all) as change_lines words them."""
     changes = baseline.changes
     counts = {k: int(changes.counts.get(k, 0)) for k in KINDS}
+    if not counts["t_estimate"]:  # a run without a calibration has no estimate to change
+        del counts["t_estimate"]
     total = sum(counts.values())
     parts = [
         fmt.plural(n, LABELS[k]) if k not in ("added", "removed") else f"{fmt.count(n)} {k}"

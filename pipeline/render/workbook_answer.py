@@ -15,6 +15,7 @@ from pipeline.render.answer import (
     MEANING,
     SERIES_ROWS,
     bottom_line,
+    calibration_sentence,
     differing,
     series_rows,
 )
@@ -29,10 +30,12 @@ PRINT_ROWS = 500  # Results rows in the print area (16 landscape pages)
 # (dtype and chips only when a series differs from the default: answer.differing)
 COLUMNS = (
     ("series", None), ("hardware", 10), ("op", 15), ("shape", None), ("dtype", None),
-    ("chips", None), ("scenarios", 10), ("time min", 11), ("time max", 11), ("bound", None),
-    ("critical batch", 14), ("fits", 12),
+    ("chips", None), ("scenarios", 10), ("time min", 11), ("time max", 11),
+    ("estimate min", 12), ("estimate max", 12), ("bound", None), ("critical batch", 14),
+    ("fits", 12),
 )  # fmt: skip
-RIGHT = ("chips", "scenarios", "time min", "time max", "critical batch")  # numbers
+ESTIMATES = {"estimate min": "e_min", "estimate max": "e_max"}  # a calibrated run's only
+RIGHT = ("chips", "scenarios", "time min", "time max", *ESTIMATES, "critical batch")  # numbers
 MAX_WIDTH = 44
 TITLE_LINES = 3  # rows the bottom line may wrap to
 FLEET_POINTER = (
@@ -76,7 +79,11 @@ def write_answer(
     sheet.write(0, 0, f"Roofline run {run_name}: how long, and bound by what", styles.title)
     sheet.merge_range(1, 0, 1, last, bottom_line(analysis.summary.bottom), styles.wrapped)
     sheet.set_row_height(1, 15 * TITLE_LINES)
-    row = 3
+    said = calibration_sentence(analysis.summary.calibration)
+    if said:  # which calibration the estimates are, and how far off
+        sheet.merge_range(2, 0, 2, last, said, styles.wrapped)
+        sheet.set_row_height(2, 15 * 2)
+    row = 4 if said else 3
     if rows:
         row = _table(sheet, styles, rows, lines, columns, row)
     if len(lines) > len(rows):
@@ -101,7 +108,9 @@ def answer_columns(rows: list[dict]) -> list[tuple[str, int | None]]:
     """The series table's COLUMNS for these series: dtype and chips only when some series
     differs from the default (bf16, one chip)."""
     shown = set(differing(rows))
-    return [(h, w) for h, w in COLUMNS if h not in DEFAULTS or h in shown]
+    if any(r.get("estimate") for r in rows):  # calibrated: the estimate beside the floor
+        shown |= set(ESTIMATES)
+    return [(h, w) for h, w in COLUMNS if (h not in DEFAULTS and h not in ESTIMATES) or h in shown]
 
 
 def _table(
@@ -131,10 +140,11 @@ def _cell(sheet, styles: Styles, row: int, col: int, header: str, line: dict, fa
                                 else (chips, styles.text)))  # fmt: skip
     elif header == "scenarios":
         sheet.write(row, col, line["scenarios"], styles.integer)
-    elif header in ("time min", "time max"):
-        key = "t_min" if header == "time min" else "t_max"
-        if pd.notna(line[key]):
-            sheet.write(row, col, line[key], styles.time(line[key]))
+    elif header in ("time min", "time max", *ESTIMATES):
+        key = {"time min": "t_min", "time max": "t_max"}.get(header) or ESTIMATES[header]
+        value = line[key] if key in line else fact[key]
+        if pd.notna(value):
+            sheet.write(row, col, value, styles.time(value))
     elif header == "bound":
         tint = styles.bound_words.get(line["bound"], styles.words)
         sheet.write(row, col, line["bound_text"], tint)

@@ -44,6 +44,7 @@ def summary_document(record: Record) -> dict:
         "slowest": _records(found["slowest"], None),
         "findings": {k: _plain(v) for k, v in found.items() if not isinstance(v, pd.DataFrame)},
         "bottom_line": {k: _plain(v) for k, v in s.bottom.items()},
+        **({"calibration": s.calibration} if s.calibration is not None else {}),
     }
 
 

@@ -210,6 +210,8 @@ class Checker:
         if "count" in self._names and not self.col("count").is_("").all():  # one given: n
             # identical ops one after another (docs/model.md#count-n-identical-ops)
             out["count"] = count.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
+        elif step.any():  # a step's ops have theirs: every row one, in any partition
+            out["count"] = np.ones(self.n)
         if group is not None and (group != "").any():  # rows summed into their group's total
             out["group"] = pd.Categorical(group)
         for c in self.table.column_names:  # extra columns, carried through as text

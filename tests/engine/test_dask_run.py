@@ -232,7 +232,7 @@ def test_the_runs_own_workers_keep_glibcs_malloc_thresholds(tmp_path):
 def test_workers_that_do_not_see_the_folder_are_named_with_the_fix(tmp_path, cluster, monkeypatch):
     path = write_scenarios(tmp_path, SWEEP)
 
-    def elsewhere(part, lo, hi, number, folder, csv):  # a worker on a machine of its own
+    def elsewhere(part, lo, hi, number, folder, csv, calibration=None):  # a worker elsewhere
         raise FolderUnseen(f"{folder}/results", "node7")
 
     monkeypatch.setattr(dask_run, "compute_partition", elsewhere)

@@ -195,3 +195,22 @@ def test_a_model_change_is_named_as_the_cause_before_the_dims_it_sets():
     table = pipeline.compare(old, new).changes.table
     assert set(table["name"]) == {"d/lm_head"}  # the vocabulary: 128,256 -> 32,000
     assert set(table["causes"]) == {"model llama3-8b → mistral-7b; V 128256 → 32000"}
+
+
+def test_a_total_without_a_cause_of_its_own_says_its_rows_cause():
+    rows = [
+        {"name": "up", "op": "matmul", "hardware": "h100", "B": "8|64", "D": 4096, "F": 14336,
+         "count": 32, "group": "mlp"},
+        {"name": "down", "op": "BF,FD->BD", "hardware": "h100", "B": "8|64", "D": 4096,
+         "F": 14336, "count": 32, "group": "mlp"},
+        {"name": "s", "op": "transformer", "model": "llama3-8b", "hardware": "h100", "B": 8,
+         "T": 1, "S": 1024},
+    ]  # fmt: skip
+    old = pipeline.analyze(rows).results
+    rows[1]["count"] = 16
+    rows[2]["S"] = 2048
+    new = pipeline.analyze(rows).results
+    causes = compare_results(old, new).table.set_index("name")["causes"]
+    assert causes["mlp[B=8]"] == "in its rows: count 32 → 16"  # from `down`, its row
+    assert causes["down[B=64]"] == "count 32 → 16" and "up[B=8]" not in causes
+    assert causes["s"] == "S 1024 → 2048"  # a step's own input is its cause

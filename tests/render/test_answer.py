@@ -64,3 +64,22 @@ def test_words():
     line = {"bound": "mixed", "change_dim": "", "compute": 3, "memory": 0, "network": 4}
     assert bound_text(line) == "mixed: 3 compute, 4 network"
     assert set(MEANING) == {"compute", "memory", "network", "mixed"}
+
+
+def test_the_calibration_sentence_names_it_its_error_and_what_it_did_not_fit():
+    from pipeline.render.answer import calibration_sentence
+
+    about = {"label": "cal.toml 1a2b", "created": "2026-11-25", "source": "/x/measured.csv",
+             "heldout_error": 0.025, "error_before": 0.466, "unfitted": ["h100 all_gather"],
+             "groups": [{"hardware": "h100", "kind": "matmul"}]}  # fmt: skip
+    assert calibration_sentence(about) == (
+        "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
+        "calibration cal.toml 1a2b (2026-11-25, fitted to measured.csv): held-out error 2.5% "
+        "(the floor's 46.6%); not calibrated: h100 all_gather. Errors are the mean |time / "
+        "measured - 1|."
+    )
+    assert calibration_sentence({**about, "groups": []}).startswith(
+        "No estimate: calibration cal.toml 1a2b (2026-11-25, fitted to measured.csv) fits no "
+        "chip and op kind (h100 all_gather: too few rows"
+    )
+    assert calibration_sentence(None) is None

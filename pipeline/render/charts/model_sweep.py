@@ -19,6 +19,7 @@ from pipeline.render.charts.style import (
     log_time_axis,
     marker_handles,
     new_figure,
+    short_seconds,
     titles,
 )
 
@@ -97,7 +98,7 @@ def _fit_text(left, right, ln, dim: str, color: str) -> None:
     rate = f"{fmt.count(ln.tokens_per_second[k])} tokens/s"
     for ax, y, text in (
         (left, ln.tokens_per_second, rate),
-        (right, ln.t_lower, _seconds(ln.t_lower[k])),
+        (right, ln.t_lower, short_seconds(ln.t_lower[k])),
     ):
         rising = y[k] >= y[k - 1] if k else y[min(k + 1, len(y) - 1)] >= y[k]
         # a rising line leaves above-left and below-right free, a falling one the others;
@@ -117,14 +118,6 @@ def _fit_text(left, right, ln, dim: str, color: str) -> None:
             zorder=6,
             bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8),
         )
-
-
-def _seconds(value: float) -> str:
-    """A time as the repo writes it, without trailing zeros: '50 ms', '14.8 ms'."""
-    number, _, unit = fmt.seconds(value).partition(" ")
-    if "." in number:
-        number = number.rstrip("0").rstrip(".")
-    return f"{number} {unit}"
 
 
 def _limit_legend(dim: str) -> str:
@@ -179,6 +172,6 @@ def _time_axis(ax, lines) -> None:
     """Step time (t_lower), log: `3.4 ms`, labelled at 2 and 5 too when it spans little."""
     ys = np.concatenate([ln.t_lower for ln in lines])
     ys = ys[np.isfinite(ys) & (ys > 0)]
-    log_time_axis(ax, ys.min(), ys.max(), _seconds)
+    log_time_axis(ax, ys.min(), ys.max(), short_seconds)
     ax.set_title("Step time (log scale)", fontsize=10, loc="left")
     ax.grid(True, which="minor", axis="y", color="#f2f2f2", lw=0.4)

@@ -122,6 +122,14 @@ def rgb(color: str) -> tuple[float, float, float]:
     return tuple(int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
 
 
+def short_seconds(value: float) -> str:
+    """A tick's time as the repo writes it, without trailing zeros: '50 ms', '14.8 ms'."""
+    number, _, unit = fmt.seconds(value).partition(" ")
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return f"{number} {unit}"
+
+
 def log_time_axis(ax, low: float, high: float, seconds=fmt.seconds) -> None:
     """A log y axis of times from `low` to `high` (seconds), padded, labelled with `seconds`
     (`3.4 ms`), at 2 and 5 too when it spans little: the fleet and model charts' time axis."""

@@ -1,0 +1,56 @@
+"""`pipeline calibrate MEASURED -o FILE.toml`: fit the efficiencies and overhead per chip and
+op kind that bring the roofline to measured times, and write them with their report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+import pipeline
+from pipeline.cli.options import HARDWARE_OPTION, MODELS_OPTION, SHEET_OPTION, errors
+from pipeline.cli_support import escaped
+
+
+@click.command()
+@click.argument("measured", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="calibration.toml",
+    show_default=True,
+    help="The calibration file to write; its chart (.png) and page (.html) go beside it.",
+)
+@HARDWARE_OPTION
+@MODELS_OPTION
+@SHEET_OPTION
+def calibrate(measured: Path, output: Path, hardware_files, models_files, sheet) -> None:
+    """Fit a calibration to the measured times of MEASURED: a scenario file (CSV or .xlsx)
+    whose rows have measured_seconds, or a run's output folder.
+
+    Per chip and op kind (matmul/einsum, custom, each collective) it fits the compute, HBM
+    and network efficiencies and a fixed overhead per op that bring the roofline's floor to
+    the measurements (a robust fit of the relative error), and writes them to --output with
+    the rows used, the error before and after, the held-out error (k-fold), the date and
+    the input's SHA-256. A chip and kind with too few rows or too little spread to fit is
+    said, not guessed. Give the file to `pipeline run --calibration FILE`: the results gain
+    t_estimate beside t_lower.
+
+    \b
+    Examples:
+      pipeline calibrate scenarios/measured.csv -o calibration.toml
+      pipeline calibrate output/nightly-profile/ -o h100.toml
+      pipeline run scenarios/q1-q5.csv --calibration calibration.toml
+
+    Exit status: 0 written; 1 an error (no measured row, an unreadable file).
+    """
+    with errors() as failed:
+        hardware = list(hardware_files) or None
+        models = list(models_files) or None
+        done = pipeline.calibrate(measured, output, hardware=hardware, models=models,
+                                  sheet=sheet)  # fmt: skip
+        click.echo(escaped(repr(done)))
+        click.echo(escaped("-> " + ", ".join(str(f) for f in done.files)))
+    sys.exit(1 if failed else 0)
