@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pipeline.record import Record
 from pipeline.render import format as fmt
-from pipeline.render.answer import bottom_line, series_rows
+from pipeline.render.answer import bottom_line, calibration_sentence, series_rows
 from pipeline.render.fleet_text import first_sentences
 from pipeline.render.models_table import models_table
 from pipeline.render.templates import environment
@@ -47,6 +47,8 @@ def notebook_data(record: Record) -> dict:
     return {
         "source": record.source,
         "answer": bottom_line(s.bottom),
+        "calibration": calibration_sentence(s.calibration),  # which one, its error; or None
+        "estimated": any(r.get("estimate") for r in lines),
         "models": models_table(record, NOTEBOOK_STEPS),  # per step, before the series
         "series": lines,
         "more_series": max(0, len(s.lines) - len(lines)),

@@ -160,3 +160,14 @@ def test_model_step_names_stay_text():
 
 def test_no_steps_no_models_table(book):
     assert "<strong>Models</strong>" not in render_analysis_html(book)
+
+
+def test_a_calibrated_analysis_shows_floor_to_estimate_and_its_calibration(tmp_path):
+    from tests.helpers import measured_rows
+
+    path = tmp_path / "m.csv"
+    measured_rows(20).to_csv(path, index=False)
+    pipeline.calibrate(path, tmp_path / "cal.toml")
+    html = pipeline.analyze(path, calibration=tmp_path / "cal.toml")._repr_html_()
+    assert "time (floor → estimate)" in html and "Times are floor → estimate" in html
+    assert "time (t_lower)" in pipeline.analyze(path)._repr_html_()
