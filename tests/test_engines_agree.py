@@ -221,10 +221,16 @@ def test_groups_cut_anywhere_are_the_local_ones(tmp_path):
     local = pipeline.analyze(path, hardware=catalog)
     assert not local.problem_list
     assert (local.results["op"].astype(str) == "group").sum() == 7 + 1
-    for cuts in ([0.1], [0.2, 0.5, 0.51, 0.9], [0.99]):
-        results, problems, summary = cut_run(path, catalog, cuts)
+    cuts_agree(path, catalog, local, ([0.1], [0.2, 0.5, 0.51, 0.9], [0.99]))
+
+
+def cuts_agree(path, catalog, local, cuts_list) -> None:
+    """`path` cut at each of `cuts_list` merges to `local`'s results and summary."""
+    for cuts in cuts_list:
+        results, _, summary = cut_run(path, catalog, cuts)
         pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
         same_summary(local.summary, summary)
+        assert summary.calibration == local.summary.calibration
 
 
 def test_a_calibrated_run_cut_anywhere_has_the_local_estimates(tmp_path):
@@ -242,11 +248,7 @@ def test_a_calibrated_run_cut_anywhere_has_the_local_estimates(tmp_path):
     catalog = with_calibration(load_catalog(), tmp_path / "cal.toml")
     local = pipeline.analyze(path, calibration=tmp_path / "cal.toml")
     assert local.results["t_estimate"].notna().all()
-    for cuts in ([0.3], [0.1, 0.5, 0.77]):
-        results, problems, summary = cut_run(path, catalog, cuts)
-        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
-        same_summary(local.summary, summary)
-        assert summary.calibration == local.summary.calibration
+    cuts_agree(path, catalog, local, ([0.3], [0.1, 0.5, 0.77]))
 
 
 def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):
@@ -263,7 +265,4 @@ def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):
     catalog = load_catalog()
     local = pipeline.analyze(path, hardware=catalog)
     assert not local.problem_list
-    for cuts in ([0.5], [0.1, 0.33, 0.9]):
-        results, problems, summary = cut_run(path, catalog, cuts)
-        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
-        same_summary(local.summary, summary)
+    cuts_agree(path, catalog, local, ([0.5], [0.1, 0.33, 0.9]))
