@@ -23,7 +23,6 @@ from pipeline.analysis import (
     load_hardware,
     write_template,
 )
-from pipeline.calibrating import Calibrated, calibrate
 from pipeline.compare import Comparison, compare
 from pipeline.compare_runs import RunsComparison, compare_runs
 from pipeline.errors import (
@@ -45,6 +44,7 @@ from pipeline.version import __version__
 
 if TYPE_CHECKING:
     from pipeline import charts
+    from pipeline.calibrating import Calibrated, calibrate
     from pipeline.engine.dask_run import DaskRun, run_dask
 
 # imported when first used: the charts pull in matplotlib's figure module (0.4 s) and the
@@ -53,6 +53,9 @@ _LAZY = {
     "charts": ("pipeline.charts", None),
     "DaskRun": ("pipeline.engine.dask_run", "DaskRun"),
     "run_dask": ("pipeline.engine.dask_run", "run_dask"),
+    # SciPy's optimizer, a quarter of a second to import: only when a calibration is fitted
+    "calibrate": ("pipeline.calibrating", "calibrate"),
+    "Calibrated": ("pipeline.calibrating", "Calibrated"),
 }
 
 

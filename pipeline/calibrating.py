@@ -18,7 +18,6 @@ from pipeline.analysis import analyze
 from pipeline.errors import InvalidResults, OutputError, printable
 from pipeline.model.calibration import Calibration, estimate, op_kinds
 from pipeline.model.calibration_file import write_calibration
-from pipeline.model.calibration_fit import fit
 from pipeline.model.groups import TOTAL_OPS
 from pipeline.render.templates import environment
 from pipeline.run.baseline import results_in
@@ -61,6 +60,8 @@ def calibrate(
             f"{source}: no row has a measured_seconds: a calibration is fitted to measured "
             "times (give the rows a measured_seconds column, in seconds)"
         )
+    from pipeline.model.calibration_fit import fit  # SciPy: imported when a fit is asked for
+
     calibration = fit(rows, source=source, source_sha256=digest, folds=folds)
     files: tuple[Path, ...] = ()
     if out is not None:
