@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import InvalidScenarios, described, printable, quoted, text_list
+from pipeline.i18n import use_lang
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -88,6 +89,7 @@ class Analysis(Record):
         workers: int | None = None,
         progress=None,
         baseline: str | Path | None = None,
+        lang: str | None = None,
     ) -> Written:
         """Write exactly what `pipeline run` writes into `out_dir` (replaced as a whole, only
         if it is missing, empty or an output folder of an earlier run; `force` also replaces
@@ -95,7 +97,9 @@ class Analysis(Record):
         inputs). `workers`: processes drawing the outputs (None: every core when it pays).
         `baseline`: an earlier run's output folder to compare with (changes.csv, the report's
         "Since the baseline", the workbook's Changes sheet, the manifest's "changes"); a
-        folder that is missing or holds no readable results raises BaselineError first."""
+        folder that is missing or holds no readable results raises BaselineError first.
+        `lang`: the language of the report, the workbook's words and the charts (en, ko;
+        None: PIPELINE_LANG's, else en); results.csv and column names stay English."""
         options = Options(
             plots=plots,
             workbook=workbook,
@@ -108,7 +112,8 @@ class Analysis(Record):
             workers=workers,
         )
         compared = compare_with(baseline, self.results) if baseline is not None else None
-        return write_outputs(self, out_dir, options, protect, progress, self._read, compared)
+        with use_lang(lang):
+            return write_outputs(self, out_dir, options, protect, progress, self._read, compared)
 
 
 def sanitize_name(text: str) -> str:

@@ -1,6 +1,7 @@
 """Each chart of an analysis as a matplotlib Figure, for a notebook to show inline
 (`pipeline.charts.roofline(a, "tpu-v5e")`); `pipeline run` writes the same charts as PNGs.
-`chips()` needs no analysis: catalog chips' rooflines side by side."""
+`chips()` needs no analysis: catalog chips' rooflines side by side. Each takes `lang=`
+("en", "ko"; None: the current language, pipeline.i18n) for its titles, axes and legends."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from matplotlib.figure import Figure
 
 from pipeline.analysis import Analysis
 from pipeline.errors import UnknownHardware, UnknownSeries, described, quoted
+from pipeline.i18n import _, use_lang
 from pipeline.model.catalog import did_you_mean
 from pipeline.model.chips import chips as chips_table
 from pipeline.model.chips import peak_dtype
@@ -26,6 +28,7 @@ from pipeline.render.charts.data import (
     with_flops,
 )
 from pipeline.render.charts.fleet_data import fleet_data, fleet_series
+from pipeline.render.charts.labels import rows_text
 from pipeline.render.charts.model_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.plan import plan_charts
 from pipeline.render.charts.summary_data import summary_data
@@ -34,85 +37,104 @@ from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
 __all__ = ["chips", "fleet", "model", "network", "planned", "roofline", "summary", "sweep"]
 
 
-def summary(analysis: Analysis) -> Figure:
+def summary(analysis: Analysis, *, lang: str | None = None) -> Figure:
     """Compute-, memory- and network-bound scenarios per hardware, as stacked bars (when no
     scenario was computed, a figure saying so)."""
-    s = _analysis(analysis).summary
-    data = summary_data(s.per_hardware)
-    if not data.hardware:
-        n = s.rejected_rows
-        rejected = f": {fmt.plural(n, 'row')} rejected (see .problems)" if n else ""
-        data = replace(data, note=f"no scenarios to chart{rejected}")
-    return figure(data)
+    with use_lang(lang):
+        s = _analysis(analysis).summary
+        data = summary_data(s.per_hardware)
+        if not data.hardware:
+            n = s.rejected_rows
+            note = (
+                _("no scenarios to chart: {rows} rejected (see .problems)", rows=rows_text(n))
+                if n
+                else _("no scenarios to chart")
+            )
+            data = replace(data, note=note)
+        return figure(data)
 
 
-def roofline(analysis: Analysis, hardware: str) -> Figure:
+def roofline(analysis: Analysis, hardware: str, *, lang: str | None = None) -> Figure:
     """The HBM roofline of one chip: every scenario at its intensity and attainable FLOP/s
     (collective rows, which do no FLOPs, are on the sweep chart of their bytes)."""
-    name, rows, chip = _chip(analysis, hardware)
-    if not with_flops(rows).any():
-        raise UnknownHardware(f"no scenario on {name} does FLOPs (collectives only); see sweep()")
-    return figure(roofline_data(rows, chip, analysis.summary.overrides.get(name, 0)))
+    with use_lang(lang):
+        name, rows, chip = _chip(analysis, hardware)
+        if not with_flops(rows).any():
+            raise UnknownHardware(
+                f"no scenario on {name} does FLOPs (collectives only); see sweep()"
+            )
+        return figure(roofline_data(rows, chip, analysis.summary.overrides.get(name, 0)))
 
 
-def network(analysis: Analysis, hardware: str) -> Figure:
+def network(analysis: Analysis, hardware: str, *, lang: str | None = None) -> Figure:
     """The network roofline of one chip's multi-chip rows that communicate."""
-    name, rows, chip = _chip(analysis, hardware)
-    data = network_data(rows, chip)
-    if data is None:
-        raise UnknownHardware(f"no scenario on {name} sends data between chips")
-    return figure(data)
+    with use_lang(lang):
+        name, rows, chip = _chip(analysis, hardware)
+        data = network_data(rows, chip)
+        if data is None:
+            raise UnknownHardware(f"no scenario on {name} sends data between chips")
+        return figure(data)
 
 
-def sweep(analysis: Analysis, hardware: str, dim: str | None = None, page: int = 1) -> Figure:
+def sweep(
+    analysis: Analysis,
+    hardware: str,
+    dim: str | None = None,
+    page: int = 1,
+    *,
+    lang: str | None = None,
+) -> Figure:
     """Attainable FLOP/s against a swept dim on one chip, a line per series (the book's Q3
     figure), or a collective's time against its swept `bytes`; `dim` defaults to the chip's
     first swept dim, `page` to the first ten lines."""
-    if dim is not None and not isinstance(dim, str):
-        raise TypeError(f"dim must be a dim's letter (str) or None, not {described(dim)}")
-    if isinstance(page, bool) or not isinstance(page, int):
-        raise TypeError(f"page must be a whole number (int), not {described(page)}")
-    name, _, chip = _chip(analysis, hardware)
-    results = chart_frame(analysis)
-    swept = {d: lines for (hw, d), lines in sweep_lines(results).items() if hw == name}
-    if not swept:
-        raise UnknownHardware(f"no sweep runs on {name}")
-    dim = (dim.lower() if dim.lower() == "bytes" else dim.upper()) if dim else sorted(swept)[0]
-    if dim not in swept:
-        raise UnknownHardware(f"no sweep on {name} varies {dim} (swept: {', '.join(swept)})")
-    split = pages(swept[dim])
-    if not 1 <= page <= len(split):
-        raise ValueError(f"page must be 1 to {len(split)}, not {page}")
-    return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
+    with use_lang(lang):
+        if dim is not None and not isinstance(dim, str):
+            raise TypeError(f"dim must be a dim's letter (str) or None, not {described(dim)}")
+        if isinstance(page, bool) or not isinstance(page, int):
+            raise TypeError(f"page must be a whole number (int), not {described(page)}")
+        name, _rows, chip = _chip(analysis, hardware)
+        results = chart_frame(analysis)
+        swept = {d: lines for (hw, d), lines in sweep_lines(results).items() if hw == name}
+        if not swept:
+            raise UnknownHardware(f"no sweep runs on {name}")
+        dim = (dim.lower() if dim.lower() == "bytes" else dim.upper()) if dim else sorted(swept)[0]
+        if dim not in swept:
+            raise UnknownHardware(f"no sweep on {name} varies {dim} (swept: {', '.join(swept)})")
+        split = pages(swept[dim])
+        if not 1 <= page <= len(split):
+            raise ValueError(f"page must be 1 to {len(split)}, not {page}")
+        return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
 
 
-def fleet(analysis: Analysis, series: str) -> Figure:
+def fleet(analysis: Analysis, series: str, *, lang: str | None = None) -> Figure:
     """A fleet series' points (chip x precision x chip count) as lines of time along its
     sweep, the legend ranked fastest first at its critical batch; a series that sweeps only
     its fleet axes as bars of its ranking."""
-    s = _analysis(analysis).summary
-    if not isinstance(series, str):
-        raise TypeError(f"series must be a series' name (str), not {described(series)}")
-    names = fleet_series(s.fleet)
-    listed = f"fleet series: {', '.join(names)}" if names else "there is no fleet series"
-    what = "a fleet series (a row listing several chips, dtypes or chip counts)"
-    _one_of(analysis, series, names, what, listed)
-    return figure(fleet_data(s.fleet, s.fleet_curves, series))
+    with use_lang(lang):
+        s = _analysis(analysis).summary
+        if not isinstance(series, str):
+            raise TypeError(f"series must be a series' name (str), not {described(series)}")
+        names = fleet_series(s.fleet)
+        listed = f"fleet series: {', '.join(names)}" if names else "there is no fleet series"
+        what = "a fleet series (a row listing several chips, dtypes or chip counts)"
+        _one_of(analysis, series, names, what, listed)
+        return figure(fleet_data(s.fleet, s.fleet_curves, series))
 
 
-def model(analysis: Analysis, series: str) -> Figure:
+def model(analysis: Analysis, series: str, *, lang: str | None = None) -> Figure:
     """A transformer step swept over B or S: tokens per second and step time side by side,
     a line per chip, the points that do not fit in HBM hollow and the largest batch that fits
     marked."""
-    _analysis(analysis)
-    if not isinstance(series, str):
-        raise TypeError(f"series must be a series' name (str), not {described(series)}")
-    steps = model_frame(analysis)
-    names = model_series(steps)
-    listed = f"swept steps: {', '.join(names)}" if names else "there is no swept step"
-    what = "a transformer step swept over B or S (a row of op transformer with a B or S sweep)"
-    _one_of(analysis, series, names, what, listed)
-    return figure(model_sweep_data(steps, series))
+    with use_lang(lang):
+        _analysis(analysis)
+        if not isinstance(series, str):
+            raise TypeError(f"series must be a series' name (str), not {described(series)}")
+        steps = model_frame(analysis)
+        names = model_series(steps)
+        listed = f"swept steps: {', '.join(names)}" if names else "there is no swept step"
+        what = "a transformer step swept over B or S (a row of op transformer with a B or S sweep)"
+        _one_of(analysis, series, names, what, listed)
+        return figure(model_sweep_data(steps, series))
 
 
 def _one_of(analysis: Analysis, series: str, names: list[str], what: str, listed: str) -> None:
@@ -129,28 +151,30 @@ def _one_of(analysis: Analysis, series: str, names: list[str], what: str, listed
     raise UnknownSeries(f"no series {quoted(series)}{tail}; {listed}")
 
 
-def chips(names, dtype: str = "bf16", hardware=None) -> Figure:
+def chips(names, dtype: str = "bf16", hardware=None, *, lang: str | None = None) -> Figure:
     """Every chosen chip's HBM roofline at `dtype` on one pair of log-log axes, each ridge
     point marked with its FLOP/byte (the chart for a slide); chips without that dtype's peak
     are left out, and a note says so. `names` and `hardware` as for pipeline.chips()."""
-    family = peak_dtype(dtype)
-    data = chips_data(chips_table(names, hardware), family)
-    if not data.roofs:
-        raise UnknownHardware(
-            f"no {family} peak (peak_{family}) on {', '.join(data.left_out)}; give another "
-            "dtype, or the peak in a --hardware file"
-        )
-    return chips_figure(data)
+    with use_lang(lang):
+        family = peak_dtype(dtype)
+        data = chips_data(chips_table(names, hardware), family)
+        if not data.roofs:
+            raise UnknownHardware(
+                f"no {family} peak (peak_{family}) on {', '.join(data.left_out)}; give another "
+                "dtype, or the peak in a --hardware file"
+            )
+        return chips_figure(data)
 
 
-def planned(analysis: Analysis) -> list[Chart]:
+def planned(analysis: Analysis, *, lang: str | None = None) -> list[Chart]:
     """The charts `pipeline run` draws for this analysis, in its order (before --max-charts)."""
-    s = _analysis(analysis).summary
-    frame = chart_frame(analysis)
-    found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
-                        fleet=s.fleet, curves=s.fleet_curves,
-                        steps=model_frame(analysis))  # fmt: skip
-    return [p.chart for p in found]
+    with use_lang(lang):
+        s = _analysis(analysis).summary
+        frame = chart_frame(analysis)
+        found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
+                            fleet=s.fleet, curves=s.fleet_curves,
+                            steps=model_frame(analysis))  # fmt: skip
+        return [p.chart for p in found]
 
 
 def _analysis(analysis: Analysis) -> Analysis:

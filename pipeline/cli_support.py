@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.errors import OutputError, PipelineError, printable, quoted
+from pipeline.i18n import _
 from pipeline.model.chips import peak_dtype
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
@@ -124,14 +125,20 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
     files = ", ".join(p.relative_to(folder).as_posix() for p in written.files)
     if len(files) > 160:
         shown = [p for p in written.files if p.parent == folder]
-        charts = fmt.plural(len(written.files) - len(shown), "chart")
-        files = ", ".join(p.name for p in shown) + f", {charts} in plots/"
+        charts = counted(len(written.files) - len(shown), _("{n} chart in plots/"),
+                         _("{n} charts in plots/"))  # fmt: skip
+        files = ", ".join([*(p.name for p in shown), charts])
     lines = [input_line(analysis.source, s.scenarios, s.bounds, s.rejected_rows, folder, files)]
-    lines += [f"  note: {printable(notice)}" for notice in written.notices]
+    lines += [_("  note: {notice}", notice=printable(notice)) for notice in written.notices]
     if verbose:
         timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
-        lines.append(f"  seconds: {timings}")
+        lines.append(_("  seconds: {timings}", timings=timings))
     return lines
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`n` with its noun, one or many (texts of the catalog: '1 scenario', '2 scenarios')."""
+    return (one if n == 1 else many).format(n=fmt.count(n))
 
 
 def input_line(source, scenarios: int, bounds, rejected: int, folder: Path, files: str,
@@ -139,11 +146,23 @@ def input_line(source, scenarios: int, bounds, rejected: int, folder: Path, file
     """The line `pipeline run` prints for an input, on either engine: its scenarios (in how
     many partitions, on Dask), how many are bound by what, the rejected rows, and the folder
     with the files written."""
-    bound = ", ".join(f"{b}-bound {fmt.count(bounds[b])}" for b in BOUNDS)
-    parts = "" if partitions is None else f" in {fmt.plural(partitions, 'partition')}"
-    return (
-        f"{printable(source)}: {fmt.plural(scenarios, 'scenario')}{parts} ({bound}), "
-        f"{fmt.plural(rejected, 'rejected row')} -> {printable(folder)}/ [{printable(files)}]"
+    words = {"compute": _("compute-bound"), "memory": _("memory-bound"),
+             "network": _("network-bound")}  # fmt: skip
+    bound = ", ".join(f"{words[b]} {fmt.count(bounds[b])}" for b in BOUNDS)
+    parts = (
+        ""
+        if partitions is None
+        else counted(partitions, _(" in {n} partition"), _(" in {n} partitions"))
+    )
+    return _(
+        "{source}: {scenarios}{partitions} ({bounds}), {rejected} -> {folder}/ [{files}]",
+        source=printable(source),
+        scenarios=counted(scenarios, _("{n} scenario"), _("{n} scenarios")),
+        partitions=parts,
+        bounds=bound,
+        rejected=counted(rejected, _("{n} rejected row"), _("{n} rejected rows")),
+        folder=printable(folder),
+        files=printable(files),
     )
 
 
@@ -177,16 +196,20 @@ def validate_line(checked: Checked, *, dask: bool = False, over: int | None = No
     checks it."""
     bad = {p.line for p in checked.problems}
     partly = len(bad.intersection(np.unique(checked.lines).tolist()))
-    text = (
-        f"{printable(checked.source)}: {fmt.plural(checked.rows, 'row')} read, "
-        f"{fmt.plural(checked.scenarios, 'valid scenario')}{' for --engine dask' if dask else ''}"
-        f", {fmt.plural(len(bad) - partly, 'rejected row')}"
+    text = _(
+        "{source}: {rows} read, {scenarios}{dask}, {rejected}",
+        source=printable(checked.source),
+        rows=counted(checked.rows, _("{n} row"), _("{n} rows")),
+        scenarios=counted(checked.scenarios, _("{n} valid scenario"), _("{n} valid scenarios")),
+        dask=_(" for --engine dask") if dask else "",
+        rejected=counted(len(bad) - partly, _("{n} rejected row"), _("{n} rejected rows")),
     )
     if partly:
-        text += f", {fmt.plural(partly, 'row')} partly rejected"
+        text += counted(partly, _(", {n} row partly rejected"), _(", {n} rows partly rejected"))
     if over is not None:
-        dask_says = "checked as for --engine dask" if bad else "valid for --engine dask"
-        text += f": over --max-rows ({fmt.count(over)}) for the local engine; {dask_says}"
+        dask_says = _("checked as for --engine dask") if bad else _("valid for --engine dask")
+        text += _(": over --max-rows ({limit}) for the local engine; {dask}",
+                  limit=fmt.count(over), dask=dask_says)  # fmt: skip
     return text
 
 

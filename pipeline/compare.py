@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import InvalidResults, OutputError, printable
+from pipeline.i18n import _
 from pipeline.model.changes import (
     DEFAULT_THRESHOLD,
     KINDS,
@@ -50,11 +51,15 @@ class Comparison:
         c = self.changes
         found = ", ".join(f"{k} {fmt.count(c.counts[k])}" for k in KINDS if c.counts[k])
         total = sum(c.counts.values())
-        text = f"{fmt.count(c.compared)} compared: " + (
-            f"{fmt.plural(total, 'change')} ({found})" if total else "no changes"
+        changes = _("{n} change ({kinds})") if total == 1 else _("{n} changes ({kinds})")
+        text = _(
+            "{compared} compared: {changes}",
+            compared=fmt.count(c.compared),
+            changes=changes.format(n=fmt.count(total), kinds=found) if total else _("no changes"),
         )
         if c.skipped:
-            text += f"; skipped columns only one run has: {', '.join(c.skipped)}"
+            text += _("; skipped columns only one run has: {columns}",
+                      columns=", ".join(c.skipped))  # fmt: skip
         return printable(text)
 
     @property

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.i18n import _
+
 
 class PipelineError(Exception):
     """Base of every error the pipeline reports to its user."""
@@ -123,7 +125,10 @@ class RowProblem:
     reason: str
 
     def __str__(self) -> str:
-        return printable(f"{self.file}:{self.line}: column {self.column}: {self.reason}")
+        return printable(
+            _("{file}:{line}: column {column}: {reason}", file=self.file, line=self.line,
+              column=self.column, reason=self.reason)
+        )  # fmt: skip
 
 
 def text_list(value: object, argument: str, item: str) -> list[str]:

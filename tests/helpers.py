@@ -88,8 +88,12 @@ def invoke(*args):
     from click.testing import CliRunner
 
     from pipeline.cli import cli
+    from pipeline.i18n import set_lang
 
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    try:
+        return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    finally:
+        set_lang(None)  # --lang holds for a process: not for the next test in this one
 
 
 def pipeline_cmd(*args, **kwargs) -> subprocess.CompletedProcess:

@@ -27,6 +27,7 @@ COMMAND_TESTS = {
     "cli/changes.py": "test_compare.py",  # `pipeline compare`, with pipeline.compare
     "cli/models.py": "test_cli_models.py",
     "cli/calibrate.py": "test_calibrating.py",  # `pipeline calibrate`, with pipeline.calibrate
+    "cli/localized.py": "test_cli_localized.py",
 }
 
 

@@ -2,7 +2,8 @@
 `pipeline.catalog`), print what happened. Every error becomes a message in one place
 (`options.errors`); exit status 0 all good, 1 rejected rows or an error, 2 a usage error. One
 module per command family: running (run, validate), catalog (hardware, template), changes
-(compare); options holds what they share. Only this package imports click."""
+(compare); options holds what they share; localized puts their help in the chosen language.
+Only this package imports click."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pipeline
 from pipeline.cli.calibrate import calibrate
 from pipeline.cli.catalog import hardware, template
 from pipeline.cli.changes import compare
+from pipeline.cli.localized import localize
 from pipeline.cli.models import models
 from pipeline.cli.running import run, validate
 
@@ -29,3 +31,4 @@ def cli() -> None:
 
 for command in (run, validate, hardware, template, compare, models, calibrate):
     cli.add_command(command)
+localize(cli)  # --help in the language of --lang or PIPELINE_LANG (pipeline/cli/localized.py)

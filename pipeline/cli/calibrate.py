@@ -9,7 +9,13 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import HARDWARE_OPTION, MODELS_OPTION, SHEET_OPTION, errors
+from pipeline.cli.options import (
+    HARDWARE_OPTION,
+    LANG_OPTION,
+    MODELS_OPTION,
+    SHEET_OPTION,
+    errors,
+)
 from pipeline.cli_support import escaped
 
 
@@ -26,6 +32,7 @@ from pipeline.cli_support import escaped
 @HARDWARE_OPTION
 @MODELS_OPTION
 @SHEET_OPTION
+@LANG_OPTION
 def calibrate(measured: Path, output: Path, hardware_files, models_files, sheet) -> None:
     """Fit a calibration to the measured times of MEASURED: a scenario file (CSV or .xlsx)
     whose rows have measured_seconds, or a run's output folder.

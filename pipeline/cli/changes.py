@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import errors, output_folder
+from pipeline.cli.options import LANG_OPTION, errors, output_folder
 from pipeline.compare import DEFAULT_THRESHOLD
 from pipeline.compare_runs import compare_runs, inputs_of
 from pipeline.errors import InvalidResults, printable
@@ -22,6 +22,7 @@ from pipeline.errors import InvalidResults, printable
               default=DEFAULT_THRESHOLD, show_default=True,
               help="A t_lower change is new/old outside 1 ± this.")  # fmt: skip
 @click.option("--fail-on", help="Kinds that count for the exit status, e.g. bound,fits.")
+@LANG_OPTION
 def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_on) -> None:
     """Diff runs BASELINE and NEW (folders or results files): exit 0 same, 1 changed, 2 error.
 

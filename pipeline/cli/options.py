@@ -17,6 +17,7 @@ from pipeline.analysis import with_calibration
 from pipeline.cli_engine import ENGINE_OPTIONS
 from pipeline.cli_support import escaped
 from pipeline.errors import PipelineError, printable, quoted
+from pipeline.i18n import LANGS, _, set_lang
 from pipeline.limits import DEFAULT_MAX_ROWS, MAX_ROWS_LIMIT
 
 HARDWARE_OPTION = click.option(
@@ -40,6 +41,17 @@ CALIBRATION_OPTION = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="A calibration file (`pipeline calibrate` writes one): results gain t_estimate, the "
     "floor's time with the fitted efficiencies and overhead, beside t_lower.",
+)
+LANG_OPTION = click.option(
+    "--lang",
+    type=click.Choice(LANGS),
+    default=None,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, value: set_lang(value),
+    help="The language of the report, the workbook's words, the charts and these lines "
+    "(default: PIPELINE_LANG, else en). results.csv, sheet names and column names stay "
+    "English.",
 )
 MAX_ROWS_OPTION = click.option(
     "--max-rows", type=click.IntRange(min=1, max=MAX_ROWS_LIMIT), default=DEFAULT_MAX_ROWS,
@@ -86,7 +98,7 @@ ENCODING_OPTION = click.option(
 
 def echo_problems(problems, warnings) -> None:
     for w in warnings:
-        click.echo(f"warning: {printable(w)}", err=True)
+        click.echo(_("warning: {text}", text=printable(w)), err=True)
     for p in problems:
         click.echo(str(p), err=True)  # one line each, control characters escaped
 
@@ -103,11 +115,11 @@ def errors(
         yield failed
     except PipelineError as exc:
         echo_problems(getattr(exc, "problems", ()), getattr(exc, "warnings", ()))
-        click.echo(escaped(f"Error: {exc}"), err=True)
+        click.echo(escaped(_("Error: {text}", text=exc)), err=True)
         failed.append(str(exc))
     except MemoryError:
         message = f"out of memory; {memory}"  # what helps the command that ran out
-        click.echo(f"Error: {message}", err=True)
+        click.echo(_("Error: {text}", text=message), err=True)
         failed.append(message)
 
 

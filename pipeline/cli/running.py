@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     ENCODING_OPTION,
     HARDWARE_OPTION,
     KEEP_COLUMN_OPTION,
+    LANG_OPTION,
     MAX_ROWS_OPTION,
     MODELS_OPTION,
     SHEET_OPTION,
@@ -49,6 +50,7 @@ from pipeline.render import format as fmt
 @HARDWARE_OPTION
 @MODELS_OPTION
 @CALIBRATION_OPTION
+@LANG_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
 @KEEP_COLUMN_OPTION
@@ -238,6 +240,7 @@ def _progress(path: Path, quiet: bool):
 @click.argument("scenarios", nargs=-1, required=True)
 @HARDWARE_OPTION
 @MODELS_OPTION
+@LANG_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
 @KEEP_COLUMN_OPTION

@@ -10,52 +10,111 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _, use_lang
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.shapes import series_shapes, series_sizes
 from pipeline.model.turns import MIXED
 from pipeline.record import Record
 from pipeline.render import format as fmt
 
-# what each bound means to someone deciding what to buy or change (said where it appears)
-MEANING = {
-    "compute": "compute-bound: more FLOP/s helps; faster HBM does not",
-    "memory": "memory-bound: faster HBM helps; more FLOP/s does not (a bigger batch may)",
-    "network": "network-bound: a faster link, or less data between chips, helps",
-    MIXED: "changes along the sweep: see where",
-}
+
+def meaning() -> dict[str, str]:
+    """What each bound means to someone deciding what to buy or change (said where it
+    appears), in the current language."""
+    return {
+        "compute": _("compute-bound: more FLOP/s helps; faster HBM does not"),
+        "memory": _("memory-bound: faster HBM helps; more FLOP/s does not (a bigger batch may)"),
+        "network": _("network-bound: a faster link, or less data between chips, helps"),
+        MIXED: _("changes along the sweep: see where"),
+    }
+
+
+def bound_word(bound: str) -> str:
+    """A bound of the data ('compute', 'memory', 'network', 'mixed': English in the data)
+    as shown in the current language."""
+    words = {"compute": _("compute"), "memory": _("memory"), "network": _("network")}
+    return words.get(bound) or (_("mixed") if bound == MIXED else str(bound))
+
+
+def bound_label(bound: str) -> str:
+    """'memory-bound' for the data's 'memory', in the current language."""
+    labels = {"compute": _("compute-bound"), "memory": _("memory-bound")}
+    labels["network"] = _("network-bound")
+    return labels.get(bound, f"{bound}-bound")
+
+
+def critical_batch_term() -> str:
+    """model.roofline.CRITICAL_BATCH, the term's definition, in the current language."""
+    return _("the smallest batch at which the op is compute-bound, everything else fixed")
+
+
+with use_lang("en"):  # the English texts, for what keeps them (the language is chosen later)
+    MEANING = meaning()
+
 SERIES_ROWS = 50  # series lines shown first (report top, workbook first sheet, notebook)
 # a series' dtypes and chip counts (Summary.lines): a column shown only when a series differs
 DEFAULTS = {"dtype": "bf16", "chips": "1"}
+
+
+def bound_count(bound: str, n) -> str:
+    """'3 compute-bound': `n` scenarios or series of `bound`."""
+    n = fmt.count(n)
+    if bound == "compute":
+        return _("{n} compute-bound", n=n)
+    if bound == "memory":
+        return _("{n} memory-bound", n=n)
+    return _("{n} network-bound", n=n)
+
+
+def scenarios_text(n: int) -> str:
+    """'1 scenario', '1,035 scenarios'."""
+    return _("{n} scenario", n=fmt.count(n)) if n == 1 else _("{n} scenarios", n=fmt.count(n))
 
 
 def bottom_line(bottom: Mapping) -> str:
     """The run in one or two plain sentences: series and scenarios, what bounds them, the
     slowest, whether everything fits."""
     if not bottom.get("series"):
-        return "No scenario was computed: every row was rejected (see the errors)."
+        return _("No scenario was computed: every row was rejected (see the errors).")
     bounds = bottom["bounds"]
-    parts = [f"{fmt.count(bounds[b])} {b}-bound" for b in BOUNDS if bounds[b]]
+    parts = [bound_count(b, bounds[b]) for b in BOUNDS if bounds[b]]
     if bounds.get(MIXED):
         turning = bottom["changing"]
+        n = fmt.count(bounds[MIXED])
         parts.append(
-            f"{fmt.count(bounds[MIXED])} change along their sweep"
-            + (f" ({fmt.count(turning)} turn compute-bound as the batch grows)" if turning else "")
+            _(
+                "{n} change along their sweep ({turning} turn compute-bound as the batch grows)",
+                n=n,
+                turning=fmt.count(turning),
+            )
+            if turning
+            else _("{n} change along their sweep", n=n)
         )
-    scenarios = fmt.plural(bottom["scenarios"], "scenario")
-    head = (
-        f"{fmt.count(bottom['series'])} series ({scenarios}) on "
-        f"{fmt.plural(bottom['chips'], 'chip')}: {', '.join(parts)}."
+    chips = bottom["chips"]
+    head = _(
+        "{series} series ({scenarios}) on {chips}: {parts}.",
+        series=fmt.count(bottom["series"]),
+        scenarios=scenarios_text(bottom["scenarios"]),
+        chips=_("{n} chip", n=fmt.count(chips))
+        if chips == 1
+        else _("{n} chips", n=fmt.count(chips)),
+        parts=", ".join(parts),
     )
     slowest = ""
     if bottom.get("slowest") is not None:
-        slowest = f" Slowest: {bottom['slowest']}, {fmt.seconds(bottom['slowest_time'])}."
+        slowest = " " + _(
+            "Slowest: {name}, {time}.",
+            name=bottom["slowest"],
+            time=fmt.seconds(bottom["slowest_time"]),
+        )
     unfit = bottom["not_fitting"]
-    fits = (
-        " Everything fits in HBM."
-        if not unfit
-        else f" {fmt.count(unfit)} series do{'es' if unfit == 1 else ''} not fit in HBM."
-    )
-    return head + slowest + fits
+    if not unfit:
+        fits = _("Everything fits in HBM.")
+    elif unfit == 1:
+        fits = _("{n} series does not fit in HBM.", n=fmt.count(unfit))
+    else:
+        fits = _("{n} series do not fit in HBM.", n=fmt.count(unfit))
+    return head + slowest + " " + fits
 
 
 def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
@@ -102,7 +161,10 @@ def _estimate(line: Mapping, t_min: float, t_max: float) -> dict:
         return {}
     e_min, e_max = float(line["e_min"]), float(line["e_max"])
     if not np.isfinite(e_max):
-        return {"estimate": "", "floor_estimate": time_text(t_min, t_max) + " (not calibrated)"}
+        return {
+            "estimate": "",
+            "floor_estimate": _("{time} (not calibrated)", time=time_text(t_min, t_max)),
+        }
     estimate = time_text(e_min, e_max)
     return {"estimate": estimate, "floor_estimate": f"{time_text(t_min, t_max)} → {estimate}"}
 
@@ -113,22 +175,40 @@ def calibration_sentence(calibration) -> str | None:
     meas.csv): held-out error 2.5% (the floor's 47%); h100 custom not calibrated.'"""
     if not calibration:
         return None
-    source = Path(calibration["source"]).name if calibration["source"] else "its measurements"
+    source = Path(calibration["source"]).name if calibration["source"] else _("its measurements")
     unfitted = calibration["unfitted"]
+    label, created = calibration["label"], calibration["created"]
     if not calibration["groups"]:  # nothing fitted: the times are the floor's alone
-        return (
-            f"No estimate: calibration {calibration['label']} ({calibration['created']}, "
-            f"fitted to {source}) fits no chip and op kind ({', '.join(unfitted) or 'none'}: "
-            "too few rows or too little spread), so the times are the roofline's floor "
-            "(t_lower)."
+        return _(
+            "No estimate: calibration {label} ({created}, fitted to {source}) fits no chip and "
+            "op kind ({unfitted}: too few rows or too little spread), so the times are the "
+            "roofline's floor (t_lower).",
+            label=label,
+            created=created,
+            source=source,
+            unfitted=", ".join(unfitted) or _("none"),
         )
-    return (
-        f"Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
-        f"calibration {calibration['label']} ({calibration['created']}, fitted to {source}): "
-        f"held-out error {fmt.percent(calibration['heldout_error'])} (the floor's "
-        f"{fmt.percent(calibration['error_before'])})"
-        + (f"; not calibrated: {', '.join(unfitted)}" if unfitted else "")
-        + ". Errors are the mean |time / measured - 1|."
+    values = {
+        "label": label,
+        "created": created,
+        "source": source,
+        "error": fmt.percent(calibration["heldout_error"]),
+        "before": fmt.percent(calibration["error_before"]),
+    }
+    if unfitted:
+        return _(
+            "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
+            "calibration {label} ({created}, fitted to {source}): held-out error {error} (the "
+            "floor's {before}); not calibrated: {unfitted}. Errors are the mean "
+            "|time / measured - 1|.",
+            unfitted=", ".join(unfitted),
+            **values,
+        )
+    return _(
+        "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
+        "calibration {label} ({created}, fitted to {source}): held-out error {error} (the "
+        "floor's {before}). Errors are the mean |time / measured - 1|.",
+        **values,
     )
 
 
@@ -148,13 +228,18 @@ def time_text(t_min: float, t_max: float) -> str:
 def bound_text(line: Mapping) -> str:
     """'compute', or where a sweep changes: 'memory below B = 137, compute from B = 137'."""
     if line["bound"] != MIXED:
-        return str(line["bound"])
+        return bound_word(line["bound"])
     if line["change_dim"]:
         d, at = line["change_dim"], fmt.count(int(line["change_at"]))
-        below = "memory" if line["memory"] >= line["network"] else "network"
-        return f"{below} below {d} = {at}, compute from {d} = {at}"
-    counts = [f"{fmt.count(int(line[b]))} {b}" for b in BOUNDS]
-    return "mixed: " + ", ".join(c for c in counts if not c.startswith("0 "))
+        if line["memory"] >= line["network"]:
+            return _("memory below {dim} = {at}, compute from {dim} = {at}", dim=d, at=at)
+        return _("network below {dim} = {at}, compute from {dim} = {at}", dim=d, at=at)
+    counts = [
+        _("{n} {bound}", n=fmt.count(int(line[b])), bound=bound_word(b))
+        for b in BOUNDS
+        if int(line[b])
+    ]
+    return _("mixed: {counts}", counts=", ".join(counts))
 
 
 def critical_text(low, high) -> str:
@@ -166,10 +251,10 @@ def critical_text(low, high) -> str:
 
 def fits_text(not_fitting: int, scenarios: int) -> str:
     if not not_fitting:
-        return "yes"
+        return _("yes")
     if not_fitting == scenarios:
-        return "no"
-    return f"{fmt.count(not_fitting)} of {fmt.count(scenarios)} do not"
+        return _("no")
+    return _("{n} of {total} do not", n=fmt.count(not_fitting), total=fmt.count(scenarios))
 
 
 def shape_text(shape: str, line: Mapping) -> str:

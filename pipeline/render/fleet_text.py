@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.ranking import POINT
 from pipeline.render import format as fmt
+from pipeline.render.answer import bound_label
 
 FLEET_SERIES = 20  # fleet series answered (report, workbook, notebook); all in Summary.fleet
 FLEET_POINTS = 50  # fleet points listed per chosen point (the rest counted)
@@ -25,7 +27,10 @@ def point_labels(ranking: pd.DataFrame) -> pd.Series:
     hardware = ranking["hardware"].astype(str).to_numpy(dtype=object)
     dtype = ranking["dtype"].astype(str).to_numpy(dtype=object)
     chips = ranking["chips"].astype(int).astype(str).to_numpy(dtype=object)
-    chips = np.where(chips == "1", "1 chip", chips + " chips")
+    # "{chips} chips", not the bottom line's "{n} chips" (chip kinds): a count of one kind
+    chips = np.array(
+        [_("{chips} chip", chips=c) if c == "1" else _("{chips} chips", chips=c) for c in chips]
+    )
     texts = (model, hardware, dtype, chips)  # in POINT's order
     parts = [np.where(shown[:, i], text, "") for i, text in enumerate(texts)]
     joined = [" ".join(p for p in each if p) for each in zip(*parts, strict=True)]
@@ -47,17 +52,32 @@ def sentence(group: pd.DataFrame) -> str:
     """One chosen point's ranking (rows fastest first, with `label`) in one sentence."""
     first = group.iloc[0]
     where = at_text(str(first["at"]))
-    head = f"At {where} the fastest" if where else "The fastest"
-    text = f"{head} is {first['label']}, {fmt.seconds(first['t_lower'])} ({first['bound']}-bound)"
+    values = {
+        "where": where,
+        "label": first["label"],
+        "time": fmt.seconds(first["t_lower"]),
+        "bound": bound_label(first["bound"]),
+    }
+    if where:
+        text = _("At {where} the fastest is {label}, {time} ({bound})", **values)
+    else:
+        text = _("The fastest is {label}, {time} ({bound})", **values)
     if len(group) == 1:
         return text + "."
     second = group.iloc[1]
     times = fmt.ratio(second["ratio"])
-    close = times == fmt.ratio(1.0)  # within rounding of the fastest
-    text += f"; {second['label']} is " + (f"as fast ({times})" if close else f"{times} slower")
+    if times == fmt.ratio(1.0):  # within rounding of the fastest
+        text += "; " + _("{label} is as fast ({times})", label=second["label"], times=times)
+    else:
+        text += "; " + _("{label} is {times} slower", label=second["label"], times=times)
     if len(group) >= 3:
         last = group.iloc[-1]
-        text += f", {last['label']} (the slowest of {len(group)}) {fmt.ratio(last['ratio'])}"
+        text += ", " + _(
+            "{label} (the slowest of {n}) {times}",
+            label=last["label"],
+            n=len(group),
+            times=fmt.ratio(last["ratio"]),
+        )
     return text + "."
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.groups import GROUP, TOTAL_OPS
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render import format as fmt
+from pipeline.render.answer import bound_word
 
 MODEL_ROWS = 50  # steps a table shows (the rest: the total rows of results)
 
@@ -91,7 +93,9 @@ def _row(step: dict, top: tuple[str, float] | None) -> dict:
         "tokens": fmt.number(step["tokens_per_second"]),
         "bound": bound,
         "bound_share": share,
-        "bound_text": f"{bound} {fmt.percent(share)}" if share is not None else bound,
+        "bound_text": _("{bound} {share}", bound=bound_word(bound), share=fmt.percent(share))
+        if share is not None
+        else bound_word(bound),
         "weight_bytes": _number(step["weight_bytes"]),
         "weights": fmt.size(step["weight_bytes"]),
         "kv_cache_bytes": _number(step["kv_cache_bytes"]),
@@ -99,13 +103,20 @@ def _row(step: dict, top: tuple[str, float] | None) -> dict:
         "fits": fits,
         "footprint": _number(footprint),
         "capacity": _number(capacity),
-        "fits_text": f"{'yes' if fits else 'no'}: {fmt.size(footprint)} of {fmt.size(capacity)}",
+        "fits_text": _fits_text(fits, fmt.size(footprint), fmt.size(capacity)),
         "max_batch": _whole(step["max_batch"]),
         "max_batch_text": fmt.count(step["max_batch"]),
         "top_op": top[0] if top else "",
         "top_share": top_share,
         "top_text": f"{top[0]} {fmt.percent(top_share)}" if top else fmt.DASH,
     }
+
+
+def _fits_text(fits: bool, footprint: str, capacity: str) -> str:
+    """'yes: 40.1 GB of 80.0 GB'."""
+    if fits:
+        return _("yes: {footprint} of {capacity}", footprint=footprint, capacity=capacity)
+    return _("no: {footprint} of {capacity}", footprint=footprint, capacity=capacity)
 
 
 def _number(value) -> float | None:

@@ -6,9 +6,15 @@ counts per chip, through the report's Jinja environment (autoescaped)."""
 
 from __future__ import annotations
 
+from pipeline.i18n import _
 from pipeline.record import Record
 from pipeline.render import format as fmt
-from pipeline.render.answer import bottom_line, calibration_sentence, series_rows
+from pipeline.render.answer import (
+    bottom_line,
+    calibration_sentence,
+    scenarios_text,
+    series_rows,
+)
 from pipeline.render.fleet_text import first_sentences
 from pipeline.render.models_table import models_table
 from pipeline.render.templates import environment
@@ -16,14 +22,19 @@ from pipeline.render.templates import environment
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
 NOTEBOOK_SERIES = 20  # series lines a cell shows (the rest: .summary.lines)
 NOTEBOOK_STEPS = 20  # model steps a cell shows (the rest: .results, op transformer)
-# per_hardware column -> its heading
-COLUMNS = {
-    "compute": "compute-bound",
-    "memory": "memory-bound",
-    "network": "network-bound",
-    "not_fitting": "not fitting in HBM",
-    "total": "scenarios",
-}
+# the per_hardware columns shown (headings: columns())
+COLUMNS = ("compute", "memory", "network", "not_fitting", "total")
+
+
+def columns() -> dict[str, str]:
+    """Per per_hardware column of COLUMNS, its heading in the current language."""
+    return {
+        "compute": _("compute-bound"),
+        "memory": _("memory-bound"),
+        "network": _("network-bound"),
+        "not_fitting": _("not fitting in HBM"),
+        "total": _("scenarios"),
+    }
 
 
 def notebook_data(record: Record) -> dict:
@@ -34,12 +45,25 @@ def notebook_data(record: Record) -> dict:
         {"name": str(name), **{c: int(row[c]) for c in COLUMNS}}
         for name, row in per_hardware.iterrows()
     ]
-    rejected = fmt.plural(s.rejected_rows, "rejected row")
+    n, warned = fmt.count(s.rejected_rows), len(record.warnings)
+    if not s.rejected_rows:
+        rejected = _("{n} rejected rows", n=n)
+    elif s.rejected_rows == 1:
+        rejected = _("{n} rejected row (see .problems)", n=n)
+    else:
+        rejected = _("{n} rejected rows (see .problems)", n=n)
+    chips_text = (
+        _("{n} chip", n=fmt.count(len(chips)))
+        if len(chips) == 1
+        else _("{n} chips", n=fmt.count(len(chips)))
+    )
     headline = ", ".join(
         [
-            f"{fmt.plural(s.scenarios, 'scenario')} on {fmt.plural(len(chips), 'chip')}",
-            rejected + (" (see .problems)" if s.rejected_rows else ""),
-            fmt.plural(len(record.warnings), "warning"),
+            _("{scenarios} on {chips}", scenarios=scenarios_text(s.scenarios), chips=chips_text),
+            rejected,
+            _("{n} warning", n=fmt.count(warned))
+            if warned == 1
+            else _("{n} warnings", n=fmt.count(warned)),
         ]
     )
     lines = series_rows(record, NOTEBOOK_SERIES)
@@ -56,7 +80,7 @@ def notebook_data(record: Record) -> dict:
         "more_fleet": int(s.fleet["series"].nunique()) - len(fleet) if fleet else 0,
         "headline": headline,
         "chips": chips,
-        "columns": COLUMNS,
+        "columns": columns(),
     }
 
 

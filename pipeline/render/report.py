@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from PIL import Image
 
 from pipeline.errors import OutputError
+from pipeline.i18n import _
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.roofs import rates_used
@@ -73,7 +74,24 @@ def _findings(analysis: Record) -> dict:
     found = dict(analysis.summary.findings)
     for key in ("slowest", "comm", "nofit", "measured_off"):
         found[key] = records(found[key])
+    found["comm_none"] = _no_comm(analysis.summary.scenarios, int(found["collective_rows"]))
     return found
+
+
+def _no_comm(scenarios: int, collectives: int) -> str:
+    """model.findings.no_comm_sentence (the summary's, in English) in the current language."""
+    if not scenarios:
+        return _("None: there are no scenarios.")
+    if not collectives:
+        return _("None: every scenario is compute-bound.")
+    if collectives == scenarios:
+        if scenarios == 1:
+            return _("1 collective row: network-bound by nature (no FLOPs).")
+        return _("{n} collective rows: network-bound by nature (no FLOPs).", n=fmt.count(scenarios))
+    return _(
+        "None: besides the collective rows, every other scenario ({n}) is compute-bound.",
+        n=fmt.count(scenarios - collectives),
+    )
 
 
 # ---------------------------------------------------------------- the answer
@@ -85,22 +103,30 @@ def _tiles(analysis: Record) -> list[dict]:
     or misfit no series has gets no tile (the bottom line says so)."""
     summary, bottom = analysis.summary, analysis.summary.bottom
     n, per = summary.scenarios, bottom.get("bounds", {})
-    tiles = [_tile("series", bottom.get("series", 0), "series", fmt.plural(n, "scenario"))]
+    labels = {"compute": _("compute-bound"), "memory": _("memory-bound")}
+    labels["network"] = _("network-bound")
+    scenarios = answer.scenarios_text
+    tiles = [_tile("series", bottom.get("series", 0), _("series"), scenarios(n))]
     for b in BOUNDS:
         if per.get(b):
-            scenarios = fmt.plural(summary.bounds[b], "scenario")
-            tiles.append(_tile(b, per[b], f"{b}-bound", f"series · {scenarios}"))
+            detail = _("series · {scenarios}", scenarios=scenarios(summary.bounds[b]))
+            tiles.append(_tile(b, per[b], labels[b], detail))
     if per.get(MIXED):
-        turning = bottom.get("changing", 0) == per[MIXED]  # each one: memory, then compute
-        label = "turn compute-bound" if turning else "change bound"
-        detail = "series, as the batch grows" if turning else "series, along their sweep"
+        if bottom.get("changing", 0) == per[MIXED]:  # each one: memory, then compute
+            label, detail = _("turn compute-bound"), _("series, as the batch grows")
+        else:
+            label, detail = _("change bound"), _("series, along their sweep")
         tiles.append(_tile(MIXED, per[MIXED], label, detail))
     if bottom.get("not_fitting"):
-        unfit = f"series · {fmt.plural(summary.not_fitting, 'scenario')}"
-        tiles.append(_tile("nofit", bottom["not_fitting"], "not fitting in HBM", unfit))
-    rejected, rows = summary.rejected_rows, fmt.plural(summary.source_rows, "input row")
-    label = "rejected row" if rejected == 1 else "rejected rows"
-    tiles.append(_tile("rejected", rejected, label, f"of {rows}"))
+        unfit = _("series · {scenarios}", scenarios=scenarios(summary.not_fitting))
+        tiles.append(_tile("nofit", bottom["not_fitting"], _("not fitting in HBM"), unfit))
+    rejected, rows = summary.rejected_rows, summary.source_rows
+    label = _("rejected row") if rejected == 1 else _("rejected rows")
+    if rows == 1:
+        detail = _("of {n} input row", n=fmt.count(rows))
+    else:
+        detail = _("of {n} input rows", n=fmt.count(rows))
+    tiles.append(_tile("rejected", rejected, label, detail))
     return tiles
 
 
@@ -114,10 +140,10 @@ def _answer(analysis: Record) -> dict:
     shown = {r["bound"] for r in rows}
     if MIXED in shown:  # a series that changes is memory- (or network-) then compute-bound
         shown |= {b for r in rows if r["bound"] == MIXED for b in BOUNDS if b in r["bound_text"]}
-    legend = []
+    meaning, legend = answer.meaning(), []
     for b in BOUNDS:
         if b in shown:  # "compute-bound: more FLOP/s helps; ..." as label and text
-            label, _, text = answer.MEANING[b].partition(": ")
+            label, _colon, text = meaning[b].partition(": ")
             legend.append({"bound": b, "label": label, "text": text})
     return {
         "bottom_line": answer.bottom_line(analysis.summary.bottom),
@@ -127,7 +153,10 @@ def _answer(analysis: Record) -> dict:
         "series_total": len(analysis.summary.lines),
         "has_critical": any(r["critical"] for r in rows),
         "differing": answer.differing(rows),  # the dtype and chips columns, when they say something
-        "meaning": dict(answer.MEANING),
+        "meaning": meaning,
+        "critical_batch": answer.critical_batch_term(),  # model.roofline.CRITICAL_BATCH
+        "words": {b: answer.bound_word(b) for b in (*BOUNDS, MIXED)},  # the bounds as shown
+        "labels": {b: answer.bound_label(b) for b in BOUNDS},  # "memory-bound"
         "legend": legend,
     }
 
@@ -160,14 +189,38 @@ def cap_notice(
     """What a chip's capped table leaves out: it shows the first `shown` rows and `beyond`
     more (the first and slowest row of each series past the cap, of at most `shown` series:
     report_tables.shown_rows; `hidden` series past those have no row)."""
-    whose = "each series'" if not hidden else f"each of the next {fmt.count(shown)} series'"
-    more = f" and, past them, {whose} first and slowest row ({fmt.count(beyond)} more)"
-    more = more if beyond else ""
+    values = {
+        "chip": chip,
+        "shown": fmt.count(shown),
+        "total": fmt.count(total),
+        "other": fmt.count(total - shown - beyond),
+        "rows_in": rows_in,
+        "beyond": fmt.count(beyond),
+        "hidden": fmt.count(hidden),
+    }
+    if beyond and hidden:
+        return _(
+            "The {chip} table shows the first {shown} of {total} scenarios and, past them, each "
+            "of the next {shown} series' first and slowest row ({beyond} more); {hidden} more "
+            "series have no row here; the other {other} are in {rows_in}.",
+            **values,
+        )
+    if beyond:
+        return _(
+            "The {chip} table shows the first {shown} of {total} scenarios and, past them, each "
+            "series' first and slowest row ({beyond} more); the other {other} are in {rows_in}.",
+            **values,
+        )
     if hidden:
-        more += f"; {fmt.count(hidden)} more series have no row here"
-    return (
-        f"The {chip} table shows the first {fmt.count(shown)} of {fmt.count(total)} scenarios"
-        f"{more}; the other {fmt.count(total - shown - beyond)} are in {rows_in}."
+        return _(
+            "The {chip} table shows the first {shown} of {total} scenarios; {hidden} more series "
+            "have no row here; the other {other} are in {rows_in}.",
+            **values,
+        )
+    return _(
+        "The {chip} table shows the first {shown} of {total} scenarios; the other {other} are "
+        "in {rows_in}.",
+        **values,
     )
 
 
@@ -239,7 +292,7 @@ def report_context(
                 "communication_share": _share(communication, total),
             }
         )
-    pairs = [(c.hardware, s) for c, _ in chart_records if c.kind == "sweep" for s in c.series]
+    pairs = [(c.hardware, s) for c, _rec in chart_records if c.kind == "sweep" for s in c.series]
     by_pair = chip_series(analysis, pairs)  # a sweep chart's table: its chip's lines only
     sweeps, summary_charts, other_charts, fleet_charts = [], [], [], {}
     for k, (chart, rec) in enumerate(chart_records):

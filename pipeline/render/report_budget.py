@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pipeline.i18n import _
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
@@ -48,10 +49,12 @@ def render_report_within(
         elif kept:
             kept = kept[: _charts_kept(kept, size - budget)]
         else:  # nothing left to thin (a long list of rejected rows, say): said, as it is
-            over = (
-                f"report.html is {fmt.size(size)}, past its size budget of {fmt.size(budget)} "
-                "even with its tables cut and its charts left out: what is left (the rejected "
-                "rows, the findings) is all on it."
+            over = _(
+                "report.html is {size}, past its size budget of {budget} even with its tables "
+                "cut and its charts left out: what is left (the rejected rows, the findings) is "
+                "all on it.",
+                size=fmt.size(size),
+                budget=fmt.size(budget),
             )
             said = _notices(analysis, notices, max_table_rows, rows, charts, kept, budget)
             html = render_report(analysis, run_name, kept, [*said[0], over], rows, baseline)
@@ -67,7 +70,7 @@ def _first_cap(analysis: Record, cap: int, charts, budget: int) -> int:
     then the cap they would fit at (a render of a million-row run takes seconds: not one
     spent on a page known to be too big)."""
     totals = analysis.summary.per_hardware["total"].to_numpy()
-    pictures = sum(len(data) * 4 // 3 for _, data in charts)
+    pictures = sum(len(data) * 4 // 3 for _chart, data in charts)
     rows = int(np.minimum(totals, 2 * cap).sum())
     room = budget - pictures - budget // 5  # the rest of the page: a fifth of the budget
     if rows * ROW_BYTES <= room or room <= 0:
@@ -78,7 +81,7 @@ def _first_cap(analysis: Record, cap: int, charts, budget: int) -> int:
 def _charts_kept(kept: list[tuple[Chart, bytes]], excess: int) -> int:
     """How many of the first charts to keep so the page loses `excess` bytes (a chart costs
     its base64 text); at least one fewer."""
-    cost = [len(base64.b64encode(data)) for _, data in kept]
+    cost = [len(base64.b64encode(data)) for _chart, data in kept]
     n, freed = len(kept), 0
     while n > 0 and (freed < excess or n == len(kept)):
         n -= 1
@@ -92,19 +95,41 @@ def _notices(analysis, notices, cap, rows, charts, kept, budget) -> tuple[list[s
     added = []
     if rows < cap:
         added.append(
-            f"To stay within the report's size budget of {fmt.size(budget)}, each chip's "
-            f"table shows its first {fmt.count(rows)} scenarios (not {fmt.count(cap)}) and the "
-            f"first and slowest of as many more series; every row is in {analysis.rows_in}."
+            _(
+                "To stay within the report's size budget of {budget}, each chip's table shows "
+                "its first {rows} scenarios (not {cap}) and the first and slowest of as many "
+                "more series; every row is in {rows_in}.",
+                budget=fmt.size(budget),
+                rows=fmt.count(rows),
+                cap=fmt.count(cap),
+                rows_in=analysis.rows_in,
+            )
         )
     if len(kept) < len(charts):
         left = len(charts) - len(kept)
-        kinds = dict.fromkeys(c.kind for c, _ in charts[len(kept) :])  # in plan order
-        added.append(
-            f"To stay within the report's size budget of {fmt.size(budget)}, it embeds "
-            f"{fmt.count(len(kept))} of {fmt.plural(len(charts), 'chart')}: the other "
-            f"{fmt.count(left)} ({' and '.join(kinds)} charts) are in plots/ and on the "
-            "workbook's Charts sheet."
-        )
+        kinds = dict.fromkeys(c.kind for c, _data in charts[len(kept) :])  # in plan order
+        values = {
+            "budget": fmt.size(budget),
+            "kept": fmt.count(len(kept)),
+            "total": fmt.count(len(charts)),
+            "left": fmt.count(left),
+            "kinds": _(" and ").join(kinds),
+        }
+        if len(charts) == 1:
+            text = _(
+                "To stay within the report's size budget of {budget}, it embeds {kept} of "
+                "{total} chart: the other {left} ({kinds} charts) are in plots/ and on the "
+                "workbook's Charts sheet.",
+                **values,
+            )
+        else:
+            text = _(
+                "To stay within the report's size budget of {budget}, it embeds {kept} of "
+                "{total} charts: the other {left} ({kinds} charts) are in plots/ and on the "
+                "workbook's Charts sheet.",
+                **values,
+            )
+        added.append(text)
     if not added:
         return list(notices), []
     old = set(table_cap_notices(analysis, cap))

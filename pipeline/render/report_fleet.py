@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.render.fleet_text import FLEET_SERIES, fleet_answers
 
@@ -16,7 +17,8 @@ def column_heading(column: dict) -> tuple[str, str]:
     at, point = column["at"], column["point"]
     if not at:
         return "t_lower", ""
-    return at, "" if point == "only" else point
+    words = {"first": _("first"), "critical batch": _("critical batch"), "last": _("last")}
+    return at, "" if point == "only" else words.get(point, point)
 
 
 def fleet_context(

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import OutputError, described, printable
+from pipeline.i18n import _
 from pipeline.model.catalog import (
     EFFICIENCY_COLUMNS,
     LINKS,
@@ -31,9 +32,11 @@ from pipeline.model.catalog import (
 from pipeline.model.dtypes import ALIASES, DTYPES
 from pipeline.model.ops import COLLECTIVES, CUSTOM, NAMED_OPS, is_dim
 from pipeline.model.spellings import shown_aliases
-from pipeline.render.workbook import _hardware_frame, _table, panic_reason
+from pipeline.render.template_notes import note
+from pipeline.render.workbook import _hardware_frame, _table
+from pipeline.render.workbook_cells import text_width
 from pipeline.render.workbook_styles import Styles
-from pipeline.render.xlsx_backend import rx
+from pipeline.render.xlsx_backend import language_keywords, panic_reason, rx
 from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
 from pipeline.textfile import atomic_file
 
@@ -43,103 +46,7 @@ VALIDATED_ROWS = 10_000  # data rows (from row 2) that get the drop-downs
 INTEGER = "0"  # digits as typed: 65536, 1000000000000 (never 1E+12 or 65,536)
 AUTHOR = "roofline-pipeline"  # Excel shows a note's author above its text
 
-# Each input column's note: meaning, unit, default (docs/input.md#columns says the same).
-NOTES: dict[str, tuple[str, str, str]] = {
-    "name": ("The scenario's label, unique in the sheet.", "text", "none (required)"),
-    "op": (
-        "matmul (BD,DF->BF), dot (N,N->), batched_matmul (BD,BDF->BF), custom (give flops and "
-        "bytes), a two-operand einsum of single-letter dims (BSD,DF->BSF), or a collective: "
-        "all_gather, reduce_scatter, all_reduce, all_to_all.",
-        "text",
-        "none (required)",
-    ),
-    "hardware": (
-        "A chip of the catalog, by name or alias, any case (the Hardware sheet lists them).",
-        "text",
-        "none (required)",
-    ),
-    "dtype": (
-        "Dtype of both operands, the output and the compute.",
-        "fp32, tf32, bf16, fp16, fp8, int8, int4, fp4, ...",
-        "bf16",
-    ),
-    "x_dtype": ("Dtype of X, the first operand.", "a dtype", "dtype"),
-    "y_dtype": ("Dtype of Y, the second operand.", "a dtype", "dtype"),
-    "out_dtype": ("Dtype of the result.", "a dtype", "dtype"),
-    "compute_dtype": (
-        "The dtype whose peak FLOP/s applies.",
-        "a dtype",
-        "the wider of X and Y",
-    ),
-    "chips": (
-        "Chips the op is split across; more than 1 needs shard; a collective needs 2 or more.",
-        "chips (a whole number)",
-        "1",
-    ),
-    "shard": (
-        "The dim split across the chips (a dim of the op); blank for a collective.",
-        "a dim letter",
-        "none",
-    ),
-    "link": (
-        "The interconnect that carries the communication: ici, nvlink, xgmi, roce, pcie or dcn.",
-        "text",
-        "the chip's default link",
-    ),
-    "peak_flops": ("This row's peak, of the compute dtype.", "FLOP/s", "the catalog's"),
-    "hbm_bandwidth": ("This row's HBM bandwidth.", "bytes/s", "the catalog's"),
-    "hbm_capacity": ("This row's HBM capacity.", "bytes", "the catalog's"),
-    "link_bandwidth": ("This row's link bandwidth, one way.", "bytes/s", "the catalog's"),
-    "compute_efficiency": (
-        "The fraction 0 < e <= 1 of the peak FLOP/s reached.",
-        "a fraction",
-        "the chip's, else 1",
-    ),
-    "hbm_efficiency": (
-        "The fraction 0 < e <= 1 of the HBM bandwidth reached.",
-        "a fraction",
-        "the chip's, else 1",
-    ),
-    "network_efficiency": (
-        "The fraction 0 < e <= 1 of the link bandwidth reached.",
-        "a fraction",
-        "the chip's, else 1",
-    ),
-    "flops": ("For custom: the op's total FLOPs, on one chip.", "FLOP", "none"),
-    "bytes": (
-        "For custom: the op's total bytes, on one chip. For a collective: V, the bytes of the "
-        "whole array before it is split (a whole number or a sweep).",
-        "bytes",
-        "none",
-    ),
-    "measured_seconds": ("A measured time, compared with the prediction.", "seconds", "none"),
-    "model": (
-        "For transformer: a model of the catalog (pipeline models), its shape; the row's own "
-        "D, F, N, K, H, L, V win.",
-        "text",
-        "none",
-    ),
-    "kv_dtype": ("For transformer: the KV cache's dtype.", "dtype", "the activations'"),
-    "count": (
-        "How many identical ops the row stands for, one after another (a layer's op x its "
-        "layers): n x the FLOPs, bytes and time; one op's intensity and bound.",
-        "ops",
-        "1",
-    ),
-    "group": (
-        "Rows with the same group are summed into one total row named after it (per point "
-        "of their sweep): rows one after another, the same sweep, one chip and precision.",
-        "text",
-        "none",
-    ),
-    "notes": ("Free text, carried to every output.", "text", "none"),
-}
-DIM_NOTE = (
-    "The size of dim {dim}: a whole number, or a sweep: 128|256|512 (a list), 1..512 (every "
-    "whole number), 1..4096*2 (doubling). Blank when the op does not use it.",
-    "elements",
-    "none",
-)
+
 TEXT_COLUMNS = (
     "name",
     "op",
@@ -155,24 +62,21 @@ TEXT_COLUMNS = (
 FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds")  # shown as typed (General)
 TOTALS = (*OVERRIDES, "flops", "bytes")  # numbers of 15 digits and more: 1e15 FLOP/s
 WIDTHS = {"totals": 18, "dim": 8, "fraction": 10, "notes": 60}  # characters
-# above the Hardware sheet's table: the tool reads the Scenarios sheet only
-HARDWARE_NOTE = (
-    "For reference: the hardware catalog this workbook was made with. The tool never reads "
-    "this sheet, so it is locked against edits. To add a chip or change a figure, write a "
-    "hardware file (CSV or TOML: a name column and the fields to set) and give it when you "
-    "run: pipeline run scenarios.xlsx --hardware mine.csv (pipeline hardware NAME shows a "
-    "chip's fields and their sources)."
-)
+
+
+def hardware_note() -> str:
+    """Above the Hardware sheet's table: the tool reads the Scenarios sheet only."""
+    return _(
+        "For reference: the hardware catalog this workbook was made with. The tool never reads "
+        "this sheet, so it is locked against edits. To add a chip or change a figure, write a "
+        "hardware file (CSV or TOML: a name column and the fields to set) and give it when you "
+        "run: pipeline run scenarios.xlsx --hardware mine.csv (pipeline hardware NAME shows a "
+        "chip's fields and their sources)."
+    )
+
+
 HARDWARE_TOP = 2  # the Hardware sheet's header row (0-based): the note, a blank row, the table
 NOTE_COLUMNS, NOTE_LINES = 10, 3  # the note's cells, merged, and the lines it wraps to
-
-
-def note(column: str) -> str:
-    """The note on a header cell: what the column means, its unit and its default."""
-    meaning, unit, default = NOTES.get(column) or tuple(
-        part.format(dim=column) for part in DIM_NOTE
-    )
-    return f"{column}: {meaning}\nUnit: {unit}\nDefault: {default}"
 
 
 def lists(catalog: Catalog, dims: list[str]) -> dict[str, list[str]]:
@@ -189,22 +93,24 @@ def lists(catalog: Catalog, dims: list[str]) -> dict[str, list[str]]:
     }
 
 
-# column -> (list, error style, input title, input message); Excel caps a title at 32
-# characters and a message at 255. Only op takes text off its list as a matter of course (an
-# einsum); the others warn, since a chip of a --hardware file or a new dim letter is fine.
-_PICK = "Pick one or type it; any case."
-VALIDATIONS = {
-    "op": ("op", "information", "op", "Pick one, or type an einsum such as BSD,DF->BSF."),
-    "hardware": (
-        "hardware",
-        "warning",
-        "hardware",
-        "Pick a chip or alias (Hardware sheet); a chip of your --hardware file is fine too.",
-    ),
-    **{c: ("dtype", "warning", c, _PICK) for c in DTYPE_INPUTS},
-    "link": ("link", "warning", "link", "Blank: the chip's default link. " + _PICK),
-    "shard": ("shard", "warning", "shard", "The dim split across the chips: a dim column."),
-}
+def validations() -> dict[str, tuple[str, str, str, str]]:
+    """column -> (list, error style, input title, input message), the message in the run's
+    language; Excel caps a title at 32 characters and a message at 255. Only op takes text off
+    its list as a matter of course (an einsum); the others warn, since a chip of a --hardware
+    file or a new dim letter is fine."""
+    pick = _("Pick one or type it; any case.")
+    return {
+        "op": ("op", "information", "op", _("Pick one, or type an einsum such as BSD,DF->BSF.")),
+        "hardware": (
+            "hardware",
+            "warning",
+            "hardware",
+            _("Pick a chip or alias (Hardware sheet); a chip of your --hardware file is fine too."),
+        ),
+        **{c: ("dtype", "warning", c, pick) for c in DTYPE_INPUTS},
+        "link": ("link", "warning", "link", _("Blank: the chip's default link. {pick}", pick=pick)),
+        "shard": ("shard", "warning", "shard", _("The dim split across the chips: a dim column.")),
+    }
 
 
 def load_examples() -> tuple[list[str], list[list[str]]]:
@@ -278,10 +184,17 @@ def _write(path: Path, catalog: Catalog) -> None:
     _scenarios(scenarios, styles, columns, header, rows)
     hardware = book.add_worksheet("Hardware")
     frame, formats = _hardware_frame(catalog_records(catalog), pd.DataFrame(), pd.DataFrame())
-    hardware.merge_range(0, 0, 0, NOTE_COLUMNS - 1, HARDWARE_NOTE, styles.notice_wrapped)
+    hardware.merge_range(0, 0, 0, NOTE_COLUMNS - 1, hardware_note(), styles.notice_wrapped)
     hardware.set_row_height(0, 15 * NOTE_LINES)
     _table(
-        hardware, styles, frame, formats, 1, "the hardware catalog", wrap="source", top=HARDWARE_TOP
+        hardware,
+        styles,
+        frame,
+        formats,
+        1,
+        _("the hardware catalog"),
+        wrap="source",
+        top=HARDWARE_TOP,
     )
     # edits here would change nothing: Excel refuses them (filtering and widths still work)
     hardware.protect_with_options(
@@ -290,7 +203,11 @@ def _write(path: Path, catalog: Catalog) -> None:
     choices = lists(catalog, [c for c in columns if is_dim(c)])
     _lists(book.add_worksheet("Lists"), styles, choices)
     _validations(scenarios, columns, choices)
-    book.set_properties(title="Roofline scenarios: a starter workbook", comments=EXAMPLES)
+    book.set_properties(
+        title=_("Roofline scenarios: a starter workbook"),
+        comments=EXAMPLES,
+        keywords=language_keywords(),
+    )
     book.close()
 
 
@@ -329,7 +246,7 @@ def _scenarios(sheet, styles: Styles, columns: list[str], header: list[str], row
         text = note(column)
         comment = rx.Note(text)
         comment.set_width(360)
-        comment.set_height(30 + 15 * (len(text) // 55 + text.count("\n")))
+        comment.set_height(30 + 15 * (text_width(text) // 55 + text.count("\n")))
         sheet.insert_note(0, col, comment)
     for r, row in enumerate(rows, start=1):
         for column, text in zip(header, row, strict=True):
@@ -357,7 +274,7 @@ def _lists(sheet, styles: Styles, choices: dict[str, list[str]]) -> None:
 def _validations(sheet, columns: list[str], choices: dict[str, list[str]]) -> None:
     """A drop-down on each listed column, from its list on the Lists sheet."""
     order = list(choices)
-    for column, (name, style, title, message) in VALIDATIONS.items():
+    for column, (name, style, title, message) in validations().items():
         if column not in columns:
             continue
         letter = chr(ord("A") + order.index(name))
@@ -366,11 +283,11 @@ def _validations(sheet, columns: list[str], choices: dict[str, list[str]]) -> No
         rule.set_error_style(style)
         rule.set_input_title(title)
         rule.set_input_message(message)
-        rule.set_error_title(f"Not on the list of {name}")
+        rule.set_error_title(_("Not on the list of {name}", name=name))
         rule.set_error_message(
-            "The tool checks it when it reads the sheet. " + message
+            _("The tool checks it when it reads the sheet. {message}", message=message)
             if style != "information"
-            else "Kept as typed. " + message
+            else _("Kept as typed. {message}", message=message)
         )
         col = columns.index(column)
         sheet.add_data_validation(1, col, VALIDATED_ROWS, col, rule)

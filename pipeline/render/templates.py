@@ -7,8 +7,11 @@ from __future__ import annotations
 import functools
 
 import jinja2
+from markupsafe import Markup
 
+from pipeline import i18n
 from pipeline.errors import PipelineError
+from pipeline.i18n import current_lang
 from pipeline.model.roofline import CRITICAL_BATCH
 from pipeline.render import format as fmt
 
@@ -30,6 +33,14 @@ FILTERS = {
     "when": fmt.when,
     "sortkey": fmt.sort_key,
 }
+
+
+def translate(text: str, /, **values) -> Markup:
+    """A template's text in the current language (pipeline.i18n._). The catalog's text is
+    markup like the template around it (entities, the odd tag), as with Jinja's i18n
+    extension; its values are escaped unless marked safe."""
+    out = Markup(i18n._(text))  # i18n._, not _(): the test of the catalog reads literal _() calls
+    return out.format(**values) if values else out
 
 
 def package_loader(package: str = TEMPLATE_PACKAGE) -> jinja2.PackageLoader:
@@ -57,4 +68,6 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(FILTERS)
     env.globals["CRITICAL_BATCH"] = CRITICAL_BATCH  # its one definition (model.roofline)
+    env.globals["_"] = translate  # every text through the message catalog (pipeline.i18n)
+    env.globals["lang"] = current_lang  # the page's <html lang>
     return env

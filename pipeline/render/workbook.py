@@ -20,12 +20,7 @@ cell, a column header, a name on the Answer sheet) is cut there, and the Summary
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
-import threading
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import OutputError, quoted
+from pipeline.i18n import _
 from pipeline.limits import DEFAULT_WORKBOOK_INPUT_ROWS, DEFAULT_WORKBOOK_ROWS
 from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
 from pipeline.record import Record
@@ -46,7 +42,7 @@ from pipeline.render.workbook_fleet import write_fleet_sheet
 from pipeline.render.workbook_models import write_models_sheet
 from pipeline.render.workbook_styles import Styles, column_letter, show_times, tint_bounds
 from pipeline.render.workbook_summary import write_charts, write_summary
-from pipeline.render.xlsx_backend import rx
+from pipeline.render.xlsx_backend import language_keywords, panic_reason, rx, spooling_in
 from pipeline.scenarios.sheet import CAPPED_NOTE
 
 EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
@@ -100,18 +96,29 @@ def cap_notices(
     notices = []
     if results > cap:
         notices.append(
-            f"Results sheet holds the first {count(cap)} of {count(results)} rows; {rows_in} has "
-            "them all."
+            _(
+                "Results sheet holds the first {cap} of {total} rows; {rows_in} has them all.",
+                cap=count(cap),
+                total=count(results),
+                rows_in=rows_in,
+            )
         )
     if inputs > input_cap:
         notices.append(
-            f"Inputs sheet holds the first {count(input_cap)} of {count(inputs)} input rows; "
-            "the scenario file has them all."
+            _(
+                "Inputs sheet holds the first {cap} of {total} input rows; the scenario file has "
+                "them all.",
+                cap=count(input_cap),
+                total=count(inputs),
+            )
         )
     if errors > cap:
         notices.append(
-            f"Errors sheet holds the first {count(cap)} of {count(errors)} problems; errors.csv "
-            "has them all."
+            _(
+                "Errors sheet holds the first {cap} of {total} problems; errors.csv has them all.",
+                cap=count(cap),
+                total=count(errors),
+            )
         )
     return notices
 
@@ -140,7 +147,7 @@ def write_workbook(
     input_cap = min(max_input_rows, cap)
     results, problems, inputs = analysis.results, analysis.problems, analysis.inputs
     own: list[str] = []
-    with _spooling_in(spool):
+    with spooling_in(spool):
         try:
             book = rx.Workbook(str(path))
             styles = Styles()
@@ -162,13 +169,15 @@ def write_workbook(
             )
             sheet = book.add_worksheet("Hardware")
             own += _table(
-                sheet, styles, hardware, formats, 1, "the hardware catalog", wrap="source"
+                sheet, styles, hardware, formats, 1, _("the hardware catalog"), wrap="source"
             )
             sheet = book.add_worksheet("Inputs", constant_memory=True)
             own += _table(
-                sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, "the scenario file"
+                sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, _("the scenario file")
             )
-            if len(inputs) > input_cap:  # the reader (scenarios.sheet) warns on this line
+            # the reader (scenarios.sheet) warns on this line, found by its English start: the
+            # Inputs sheet is a scenario file, in English whatever the run's language
+            if len(inputs) > input_cap:
                 sheet.write(
                     input_cap + 2,
                     0,
@@ -195,7 +204,13 @@ def write_workbook(
                 own += dry.notices(analysis.rows_in)
             write_summary(summary, styles, analysis, run_name, [*notices, *own])
             write_answer(answer, styles, analysis, run_name, len(notices) + len(own))
-            book.set_properties(title=f"Roofline run {run_name}", comments=analysis.source)
+            # the title in English: `pipeline run` finds a run's own workbook by it
+            # (scenarios.xlsx); the keywords say the language of the words for people
+            book.set_properties(
+                title=f"Roofline run {run_name}",
+                comments=analysis.source,
+                keywords=language_keywords(),
+            )
             book.close()
         except OSError as exc:
             raise OutputError(f"writing {path.name} failed: {exc.strerror or exc}") from exc
@@ -208,40 +223,6 @@ def write_workbook(
                 raise
             raise OutputError(f"writing {path.name} failed: {panic_reason(exc)}") from None
     return own
-
-
-# TMPDIR is the process's, not a thread's: a workbook spooling in its own folder holds it
-# for its whole write (the writer opens its temp files as late as close()), so two threads
-# writing workbooks at once take turns instead of spooling into each other's folders
-_TMPDIR_LOCK = threading.Lock()
-
-
-@contextmanager
-def _spooling_in(folder: Path | None):
-    """The writer's temporary files in `folder`: its constant-memory sheets spool to the
-    system's temp folder (TMPDIR, read when the writer needs it), whatever set_tempdir says."""
-    if folder is None:
-        yield
-        return
-    tempfile.gettempdir()  # Python's own temp folder cached now, never taken from ours
-    with _TMPDIR_LOCK:
-        before = os.environ.get("TMPDIR")
-        os.environ["TMPDIR"] = str(folder)
-        try:
-            yield
-        finally:
-            if before is None:
-                os.environ.pop("TMPDIR", None)
-            else:
-                os.environ["TMPDIR"] = before
-
-
-def panic_reason(exc: BaseException) -> str:
-    """The OS's reason inside a Rust panic message (`... message: "No space left on device"
-    }`), else the message's first line."""
-    text = str(exc)
-    found = re.search(r'message: "([^"]+)"', text)
-    return found[1] if found else (text.splitlines() or ["the writer stopped"])[0]
 
 
 def _arrow(frame: pd.DataFrame) -> tuple[pa.Table, dict[str, int]]:
@@ -321,16 +302,27 @@ def _table(
     times = [c for c, n in enumerate(names) if formats.get(n) == "seconds"]
     show_times(sheet, styles, times, rows, top)
     said = [
-        f"{count(n)} cell(s) of column {column if len(column) <= 120 else quoted(column)} on "
-        f"the {sheet.name} sheet held more than Excel's {count(CELL_CHARS)} characters and are cut "
-        f"there; {whole} has them whole."
+        _(
+            "{n} cell(s) of column {column} on the {sheet} sheet held more than Excel's {limit} "
+            "characters and are cut there; {whole} has them whole.",
+            n=count(n),
+            column=column if len(column) <= 120 else quoted(column),
+            sheet=sheet.name,
+            limit=count(CELL_CHARS),
+            whole=whole,
+        )
         for column, n in cut.items()
     ]
     if long:
-        letters = ", ".join(column_letter(i) for i in long)
         said.append(
-            f"the header of column {letters} on the {sheet.name} sheet held more than Excel's "
-            f"{count(CELL_CHARS)} characters and is cut there; {whole} has it whole."
+            _(
+                "the header of column {letters} on the {sheet} sheet held more than Excel's "
+                "{limit} characters and is cut there; {whole} has it whole.",
+                letters=", ".join(column_letter(i) for i in long),
+                sheet=sheet.name,
+                limit=count(CELL_CHARS),
+                whole=whole,
+            )
         )
     return said
 

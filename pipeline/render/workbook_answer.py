@@ -7,27 +7,32 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.model.roofline import BOUNDS, CRITICAL_BATCH
+from pipeline.i18n import _
+from pipeline.model.roofline import BOUNDS
 from pipeline.model.turns import MIXED
 from pipeline.record import Record
 from pipeline.render.answer import (
     DEFAULTS,
-    MEANING,
     SERIES_ROWS,
     bottom_line,
+    bound_word,
     calibration_sentence,
+    critical_batch_term,
     differing,
+    meaning,
     series_rows,
 )
 from pipeline.render.fleet_text import first_sentences
-from pipeline.render.format import count, plural
+from pipeline.render.format import count
+from pipeline.render.workbook_cells import header_width, text_width
 from pipeline.render.workbook_styles import Styles
 
 # the Results sheet's first columns, then the others in results.csv's order
 RESULTS_FIRST = ("name", "hardware", "op", "t_lower", "bound", "fits", "critical_batch")
 PRINT_ROWS = 500  # Results rows in the print area (16 landscape pages)
-# the series table: (header, width in characters; None: as wide as its text, up to the cap)
-# (dtype and chips only when a series differs from the default: answer.differing)
+# the series table: (column, width in characters; None: as wide as its text, up to the cap;
+# its header is `header(column)`, in the run's language); dtype and chips only when a series
+# differs from the default: answer.differing
 COLUMNS = (
     ("series", None), ("hardware", 10), ("op", 15), ("shape", None), ("dtype", None),
     ("chips", None), ("scenarios", 10), ("time min", 11), ("time max", 11),
@@ -38,10 +43,27 @@ ESTIMATES = {"estimate min": "e_min", "estimate max": "e_max"}  # a calibrated r
 RIGHT = ("chips", "scenarios", "time min", "time max", *ESTIMATES, "critical batch")  # numbers
 MAX_WIDTH = 44
 TITLE_LINES = 3  # rows the bottom line may wrap to
-FLEET_POINTER = (
-    "See the Fleet sheet: each fleet point's time, ratio to the fastest and bound at the first "
-    "point of its series' sweep, its critical batch and its last."
-)
+
+
+def header(column: str) -> str:
+    """A column of the series table as its header says it, in the run's language: dtype and
+    op as the Results sheet names them (op in Korean would be 연산, the word for compute, which
+    the bound column shows beside it)."""
+    return {
+        "series": _("series"), "hardware": _("hardware"), "op": "op", "shape": _("shape"),
+        "dtype": "dtype", "chips": _("chips"), "scenarios": _("scenarios"),
+        "time min": _("time min"), "time max": _("time max"),
+        "estimate min": _("estimate min"), "estimate max": _("estimate max"),
+        "bound": _("bound"), "critical batch": _("critical batch"), "fits": _("fits"),
+    }[column]  # fmt: skip
+
+
+def fleet_pointer() -> str:
+    """The line under the fleet answers: where their tables are."""
+    return _(
+        "See the Fleet sheet: each fleet point's time, ratio to the fastest and bound at the "
+        "first point of its series' sweep, its critical batch and its last."
+    )
 
 
 def results_columns(columns) -> list[str]:
@@ -56,11 +78,22 @@ def print_results(sheet, rows: int, total: int) -> None:
     shown = min(rows, PRINT_ROWS)
     sheet.set_print_area(0, 0, shown, len(RESULTS_FIRST) - 1)
     sheet.set_print_fit_to_pages(1, 0)
-    what = f"the first {count(shown)} of {count(total)} rows" if shown < total else "every row"
     columns = f"A-{chr(ord('A') + len(RESULTS_FIRST) - 1)}"
-    sheet.set_footer(
-        f"&LResults: columns {columns}, {what} (clear the print area to print more)&RPage &P of &N"
-    )
+    if shown < total:
+        footer = _(
+            "&LResults: columns {columns}, the first {shown} of {total} rows (clear the print "
+            "area to print more)&RPage &P of &N",
+            columns=columns,
+            shown=count(shown),
+            total=count(total),
+        )
+    else:
+        footer = _(
+            "&LResults: columns {columns}, every row (clear the print area to print more)&RPage "
+            "&P of &N",
+            columns=columns,
+        )
+    sheet.set_footer(footer)
 
 
 def write_answer(
@@ -76,7 +109,8 @@ def write_answer(
     last = len(columns) - 1
     for col, width in enumerate(widths):
         sheet.set_column_width(col, width)
-    sheet.write(0, 0, f"Roofline run {run_name}: how long, and bound by what", styles.title)
+    title = _("Roofline run {run}: how long, and bound by what", run=run_name)
+    sheet.write(0, 0, title, styles.title)
     sheet.merge_range(1, 0, 1, last, bottom_line(analysis.summary.bottom), styles.wrapped)
     sheet.set_row_height(1, 15 * TITLE_LINES)
     said = calibration_sentence(analysis.summary.calibration)
@@ -89,10 +123,20 @@ def write_answer(
     if len(lines) > len(rows):
         row += 1
         more = count(len(lines) - len(rows))
-        where = (f"summary.json lists every series, {analysis.rows_in} holds every scenario"
-                 if analysis.sampled else "every scenario is on the Results sheet (filter its "
-                 "series column)")  # fmt: skip
-        sheet.write(row, 0, f"... and {more} more series: {where}.", styles.text)
+        if analysis.sampled:
+            text = _(
+                "... and {more} more series: summary.json lists every series, {rows_in} holds "
+                "every scenario.",
+                more=more,
+                rows_in=analysis.rows_in,
+            )
+        else:
+            text = _(
+                "... and {more} more series: every scenario is on the Results sheet (filter its "
+                "series column).",
+                more=more,
+            )
+        sheet.write(row, 0, text, styles.text)
     row = _fleet(sheet, styles, analysis.summary.fleet, row)
     if rows:
         fleet_bounds = [{"bound": b} for b in set(analysis.summary.fleet["bound"])]
@@ -110,23 +154,23 @@ def answer_columns(rows: list[dict]) -> list[tuple[str, int | None]]:
     shown = set(differing(rows))
     if any(r.get("estimate") for r in rows):  # calibrated: the estimate beside the floor
         shown |= set(ESTIMATES)
-    return [(h, w) for h, w in COLUMNS if (h not in DEFAULTS and h not in ESTIMATES) or h in shown]
+    return [(c, w) for c, w in COLUMNS if (c not in DEFAULTS and c not in ESTIMATES) or c in shown]
 
 
 def _table(
     sheet, styles: Styles, rows: list[dict], lines: pd.DataFrame, columns: list, row: int
 ) -> int:
     """The series table from `row` (its header) down; its last row."""
-    for col, (header, _) in enumerate(columns):
-        indent = header in ("bound", "fits")
-        cell = (styles.header_right if header in RIGHT
+    for col, (column, _width) in enumerate(columns):
+        indent = column in ("bound", "fits")
+        cell = (styles.header_right if column in RIGHT
                 else styles.header_words if indent else styles.header)  # fmt: skip
-        sheet.write(row, col, header, cell)
+        sheet.write(row, col, header(column), cell)
     for line in rows:  # at most `limit` series: a table, not the results
         row += 1
         fact = lines.loc[line["series"]]
-        for col, (header, _) in enumerate(columns):
-            _cell(sheet, styles, row, col, header, line, fact)
+        for col, (column, _width) in enumerate(columns):
+            _cell(sheet, styles, row, col, column, line, fact)
     return row
 
 
@@ -164,11 +208,11 @@ def _widths(rows: list[dict], columns: list) -> list[float]:
     keys = {"series": "series", "shape": "shape", "bound": "bound_text", "dtype": "dtype",
             "chips": "chips"}  # fmt: skip
     widths = []
-    for header, width in columns:
+    for column, width in columns:
         if width is None:
-            longest = max((len(str(r[keys[header]])) for r in rows), default=0)
-            width = min(max(len(header), longest) + 2, MAX_WIDTH)
-        widths.append(width)
+            longest = max((text_width(str(r[keys[column]])) for r in rows), default=0)
+            width = min(max(text_width(header(column)), longest) + 2, MAX_WIDTH)
+        widths.append(header_width(width, header(column)))
     return widths
 
 
@@ -181,51 +225,70 @@ def _fleet(sheet, styles: Styles, fleet: pd.DataFrame, row: int) -> int:
     row += 1
     for series, sentence in answers:
         row += 1
-        sheet.write(row, 0, f"Fleet {series}: {sentence}", styles.text)
+        sheet.write(row, 0, _("Fleet {series}: {sentence}", series=series, sentence=sentence),
+                    styles.text)  # fmt: skip
     total = fleet["series"].nunique()
     if total > len(answers):
         row += 1
-        more = count(total - len(answers))
-        text = f"... and {more} more fleet series: summary.json lists their rankings (fleet)."
+        text = _(
+            "... and {more} more fleet series: summary.json lists their rankings (fleet).",
+            more=count(total - len(answers)),
+        )
         sheet.write(row, 0, text, styles.text)
     row += 1
-    sheet.write(row, 0, FLEET_POINTER, styles.text)
+    sheet.write(row, 0, fleet_pointer(), styles.text)
     return row
 
 
 def _meanings(sheet, styles: Styles, rows: list[dict], row: int) -> int:
     """What each bound in the table (and the fleet lines) means to someone deciding what to
     change; the next row."""
-    sheet.write(row, 0, "What the bound means", styles.section)
+    sheet.write(row, 0, _("What the bound means"), styles.section)
     present = {r["bound"] for r in rows}
+    meanings = meaning()
     for bound in (*BOUNDS, MIXED):
         if bound not in present:
             continue
         row += 1
-        sheet.write(row, 0, bound, styles.bound.get(bound, styles.label))
-        sheet.write(row, 1, MEANING[bound], styles.text)
+        sheet.write(row, 0, bound_word(bound), styles.bound.get(bound, styles.label))
+        sheet.write(row, 1, meanings[bound], styles.text)
     return row + 1
 
 
 def _reading(sheet, styles: Styles, notices: int, row: int, sample_of: str = "") -> int:
     """How to read the times and where the rest is (`sample_of`: where every scenario is,
     when Results holds a sample of them, as a Dask run's does); the next row."""
-    results = (
-        f"a sample of the scenarios (all are in {sample_of})" if sample_of else "every scenario"
-    )
-    sheet.write(row, 0, "Reading this workbook", styles.section)
+    sheet.write(row, 0, _("Reading this workbook"), styles.section)
+    units = "1.01E-3 s = 1.01 ms, 4.88E-6 s = 4.88 µs"
     texts = [
-        "time min / max: the fastest and the slowest scenario of the series (t_lower, the "
-        "roofline's lower bound); the cells hold seconds.",
-        f"critical batch: {CRITICAL_BATCH}.",
-        f"Results: {results}, time in t_lower (below a second in engineering notation: "
-        "1.01E-3 s = 1.01 ms, 4.88E-6 s = 4.88 µs). Summary: the run and counts per chip and op.",
+        _(
+            "time min / max: the fastest and the slowest scenario of the series (t_lower, the "
+            "roofline's lower bound); the cells hold seconds."
+        ),
+        _("critical batch: {meaning}.", meaning=critical_batch_term()),
+        _(
+            "Results: a sample of the scenarios (all are in {sample_of}), time in t_lower (below "
+            "a second in engineering notation: {units}). Summary: the run and counts per chip "
+            "and op.",
+            sample_of=sample_of,
+            units=units,
+        )
+        if sample_of
+        else _(
+            "Results: every scenario, time in t_lower (below a second in engineering notation: "
+            "{units}). Summary: the run and counts per chip and op.",
+            units=units,
+        ),
     ]
     for text in texts:
         row += 1
         sheet.write(row, 0, text, styles.text)
     if notices:
         row += 1
-        text = f"See the Summary sheet: {plural(notices, 'notice')} about this run."
+        text = (
+            _("See the Summary sheet: 1 notice about this run.")
+            if notices == 1
+            else _("See the Summary sheet: {n} notices about this run.", n=count(notices))
+        )
         sheet.write(row, 0, text, styles.notice)
     return row + 1

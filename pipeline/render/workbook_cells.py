@@ -6,13 +6,35 @@ written a cell at a time (Answer, Summary, Changes, Charts) go through a `Fitted
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.render.format import count, plural
+from pipeline.i18n import _
+from pipeline.render.format import count
 
 CELL_CHARS = 32_767  # Excel's limit of characters (UTF-16 code units) in one cell
+
+
+def text_width(text: str) -> int:
+    """How many columns of Excel's width `text` takes: 2 for a wide character (Hangul, CJK),
+    1 for any other (so an English text's width is its length)."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def header_width(width: float, header: str) -> float:
+    """A column's width in characters, widened to its header when the header is in wide
+    characters (a Korean run's); an English header leaves it as it is."""
+    return width if header.isascii() else max(width, text_width(header) + 2)
+
+
+def yes_no(flag: bool) -> str:
+    """'yes' or 'no', in the run's language."""
+    return _("yes") if flag else _("no")
 
 
 def fit_text(text: str) -> str:
@@ -98,7 +120,20 @@ class FittedSheet:
         """What the Summary says of this sheet's cuts (`whole`: where the texts are whole)."""
         if not self.cut:
             return []
+        values = {"sheet": self.name, "limit": count(CELL_CHARS), "whole": whole}
+        if self.cut == 1:
+            return [
+                _(
+                    "1 cell on the {sheet} sheet held more than Excel's {limit} characters and "
+                    "are cut there; {whole} has them whole.",
+                    **values,
+                )
+            ]
         return [
-            f"{plural(self.cut, 'cell')} on the {self.name} sheet held more than Excel's "
-            f"{count(CELL_CHARS)} characters and are cut there; {whole} has them whole."
+            _(
+                "{cells} cells on the {sheet} sheet held more than Excel's {limit} characters and "
+                "are cut there; {whole} has them whole.",
+                cells=count(self.cut),
+                **values,
+            )
         ]

@@ -8,28 +8,47 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pipeline.i18n import _
+from pipeline.render.answer import bound_word
 from pipeline.render.fleet_text import FLEET_POINTS, FLEET_SERIES, fleet_answers
 from pipeline.render.format import EXCEL, count
-from pipeline.render.workbook_cells import FittedSheet
+from pipeline.render.workbook_cells import FittedSheet, header_width, text_width, yes_no
 from pipeline.render.workbook_styles import Styles
 
 SHEET = "Fleet"
 # a fleet point's columns, then per chosen point three, then whether it fits in HBM:
-# (header, width in characters; None: as wide as its text, up to MAX_WIDTH)
+# (column, width in characters; None: as wide as its text, up to MAX_WIDTH); its header is
+# `header(column)`, in the run's language
 POINT_COLUMNS = (("hardware", None), ("dtype", 8), ("chips", 7))
 CHOSEN_COLUMNS = (("time", 12), ("× fastest", 10), ("bound", 10))
 FITS_COLUMN = ("fits in HBM", 12)
 MAX_WIDTH = 44
-INTRO = (
-    "Per fleet series (a scenario row listing several chips, dtypes or chip counts): how long "
-    "each of its fleet points (chip, dtype, chip count) takes at the first point of its sweep, "
-    "at its critical batch and at its last (or at its one point), fastest first where its "
-    "sentence says."
-)
-READING = (
-    "time: t_lower, the roofline's lower bound (the cells hold seconds); × fastest: the time "
-    "over the fastest fleet point's at that point; bound: what limits it there."
-)
+
+
+def header(column: str) -> str:
+    """A column of a fleet block as its header says it, in the run's language."""
+    return {
+        "hardware": _("hardware"), "dtype": "dtype", "chips": _("chips"), "time": _("time"),
+        "× fastest": _("× fastest"), "bound": _("bound"), "fits in HBM": _("fits in HBM"),
+    }[column]  # fmt: skip
+
+
+def intro() -> str:
+    """What the sheet shows, under its title."""
+    return _(
+        "Per fleet series (a scenario row listing several chips, dtypes or chip counts): how "
+        "long each of its fleet points (chip, dtype, chip count) takes at the first point of its "
+        "sweep, at its critical batch and at its last (or at its one point), fastest first where "
+        "its sentence says."
+    )
+
+
+def reading() -> str:
+    """How to read a block's columns."""
+    return _(
+        "time: t_lower, the roofline's lower bound (the cells hold seconds); × fastest: the time "
+        "over the fastest fleet point's at that point; bound: what limits it there."
+    )
 
 
 def write_fleet_sheet(book, styles: Styles, fleet: pd.DataFrame, whole: str) -> list[str]:
@@ -50,9 +69,10 @@ def write_fleet(sheet, styles: Styles, fleet: pd.DataFrame, limit: int = FLEET_S
     widest = max(len(a["columns"]) for a in answers)
     for col, width in enumerate(_widths(answers, widest)):
         sheet.set_column_width(col, width)
-    sheet.write(0, 0, "Fleet answer: which chip, precision and chip count is fastest", styles.title)
-    sheet.write(1, 0, INTRO, styles.text)
-    sheet.write(2, 0, READING, styles.text)
+    title = _("Fleet answer: which chip, precision and chip count is fastest")
+    sheet.write(0, 0, title, styles.title)
+    sheet.write(1, 0, intro(), styles.text)
+    sheet.write(2, 0, reading(), styles.text)
     row = 3
     total = fleet["series"].nunique()
     if total > len(answers):
@@ -60,8 +80,12 @@ def write_fleet(sheet, styles: Styles, fleet: pd.DataFrame, limit: int = FLEET_S
         sheet.write(
             row,
             0,
-            f"This sheet shows the first {count(len(answers))} of {count(total)} fleet series; "
-            "summary.json lists the rankings of the rest (fleet).",
+            _(
+                "This sheet shows the first {shown} of {total} fleet series; summary.json lists "
+                "the rankings of the rest (fleet).",
+                shown=count(len(answers)),
+                total=count(total),
+            ),
             styles.notice,
         )
     for answer in answers:  # at most `limit`: a few blocks, not the results
@@ -74,7 +98,9 @@ def write_fleet(sheet, styles: Styles, fleet: pd.DataFrame, limit: int = FLEET_S
 def point_header(column: dict) -> str:
     """A chosen point as its header names it: 'B = 256 (critical batch)'; 'its only point'
     for a series that sweeps nothing but its fleet axes."""
-    return f"{column['at']} ({column['point']})" if column["at"] else "its only point"
+    if not column["at"]:
+        return _("its only point")
+    return f"{column['at']} ({column['point']})"
 
 
 def _block(sheet, styles: Styles, answer: dict, row: int) -> int:
@@ -84,18 +110,18 @@ def _block(sheet, styles: Styles, answer: dict, row: int) -> int:
     sheet.write(row, 0, answer["series"], styles.section)
     sheet.write(row + 1, 0, answer["sentence"], styles.text)
     row += 2
-    sheet.merge_range(row, 0, row, len(POINT_COLUMNS) - 1, "fleet point", styles.header)
+    sheet.merge_range(row, 0, row, len(POINT_COLUMNS) - 1, _("fleet point"), styles.header)
     for k, column in enumerate(columns):
         first = len(POINT_COLUMNS) + len(CHOSEN_COLUMNS) * k
         sheet.merge_range(row, first, row, first + 2, point_header(column), styles.header)
     sheet.write(row, last, "", styles.header)
     row += 1
-    headers = [h for h, _ in POINT_COLUMNS] + [h for h, _ in CHOSEN_COLUMNS] * len(columns)
-    for col, header in enumerate([*headers, FITS_COLUMN[0]]):
-        cell = (styles.header_right if header in ("chips", "time", "× fastest")
-                else styles.header_words if header in ("bound", FITS_COLUMN[0])
+    names = [c for c, _w in POINT_COLUMNS] + [c for c, _w in CHOSEN_COLUMNS] * len(columns)
+    for col, column in enumerate([*names, FITS_COLUMN[0]]):
+        cell = (styles.header_right if column in ("chips", "time", "× fastest")
+                else styles.header_words if column in ("bound", FITS_COLUMN[0])
                 else styles.header)  # fmt: skip
-        sheet.write(row, col, header, cell)
+        sheet.write(row, col, header(column), cell)
     ratio = styles.column(EXCEL["ratio"], text=False)
     for point in answer["rows"]:
         row += 1
@@ -109,17 +135,22 @@ def _block(sheet, styles: Styles, answer: dict, row: int) -> int:
             sheet.write(row, col, cell["t_lower"], styles.time(cell["t_lower"]))
             sheet.write(row, col + 1, cell["ratio"], ratio)
             tint = styles.bound_words.get(cell["bound"], styles.words)
-            sheet.write(row, col + 2, cell["bound"], tint)
+            sheet.write(row, col + 2, bound_word(cell["bound"]), tint)
         fits = styles.words if point["fits"] else styles.not_fitting_words
-        sheet.write(row, last, "yes" if point["fits"] else "no", fits)
+        sheet.write(row, last, yes_no(point["fits"]), fits)
     if answer["more"]:
         row += 1
         at = point_header(columns[answer["lead"]])
         sheet.write(
             row,
             0,
-            f"... and {count(answer['more'])} more fleet points, slower at {at} than the "
-            f"{count(FLEET_POINTS)} above: summary.json lists them all (fleet).",
+            _(
+                "... and {more} more fleet points, slower at {at} than the {shown} above: "
+                "summary.json lists them all (fleet).",
+                more=count(answer["more"]),
+                at=at,
+                shown=count(FLEET_POINTS),
+            ),
             styles.text,
         )
     return row
@@ -129,6 +160,6 @@ def _widths(answers: list[dict], chosen: int) -> list[float]:
     """The sheet's column widths: hardware as wide as its longest name (up to MAX_WIDTH), the
     others fixed, for the block with the most chosen points."""
     names = [p["hardware"] for a in answers for p in a["rows"]]
-    longest = max(len(POINT_COLUMNS[0][0]), *(len(n) for n in names)) + 2
-    widths = [min(longest, MAX_WIDTH), *(w for _, w in POINT_COLUMNS[1:])]
-    return widths + [w for _, w in CHOSEN_COLUMNS] * chosen + [FITS_COLUMN[1]]
+    longest = max(text_width(header("hardware")), *(text_width(n) for n in names)) + 2
+    fixed = [(c, w) for c, w in POINT_COLUMNS[1:]] + [*CHOSEN_COLUMNS] * chosen + [FITS_COLUMN]
+    return [min(longest, MAX_WIDTH), *(header_width(w, header(c)) for c, w in fixed)]

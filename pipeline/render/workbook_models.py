@@ -6,28 +6,18 @@ format, shares as percentages; the names the user wrote as text cells
 
 from __future__ import annotations
 
+from pipeline.i18n import _
 from pipeline.record import Record
+from pipeline.render.answer import bound_word
 from pipeline.render.format import EXCEL, count
 from pipeline.render.models_table import models_table
-from pipeline.render.workbook_cells import FittedSheet
+from pipeline.render.workbook_cells import FittedSheet, header_width, yes_no
 from pipeline.render.workbook_styles import Styles
 
 SHEET = "Models"
-TITLE = "Models: per step, how long, what bounds it, does it fit"
-INTRO = (
-    "One line per step of a model (a transformer row, or a point of its sweep) or group total, "
-    "in file order; its ops follow on the Results sheet, named step/q_proj ... step/lm_head "
-    "(a group's rows: after its total)."
-)
-READING = (
-    "time per step: the sum of its ops' t_lower (the cells hold seconds); time per token: that "
-    "/ T; tokens/s: B·T / the step's time; bound: the bound of the ops taking the largest share "
-    "of the time, and that share; weights: every weight once; KV cache: the whole batch's; "
-    "fits in HBM: weights + KV cache + the largest activation on a chip (footprint) within its "
-    "HBM; max batch: the largest B that fits; most time: the op taking the largest share."
-)
 HEADER_ROW = 4
-# (header, the record's key, its kind, width in characters)
+# (column, the record's key, its kind, width in characters); its header is `header(column)`,
+# in the run's language
 COLUMNS = (
     ("step", "name", "text", 32),
     ("model", "model", "text", 16),
@@ -52,6 +42,19 @@ COLUMNS = (
 )
 
 
+def header(column: str) -> str:
+    """A column of the sheet as its header says it, in the run's language."""
+    return {
+        "step": _("step"), "model": _("model"), "hardware": _("hardware"), "chips": _("chips"),
+        "B": "B", "T": "T", "S": "S", "time per step": _("time per step"),
+        "time per token": _("time per token"), "tokens/s": _("tokens/s"), "bound": _("bound"),
+        "bound share": _("bound share"), "weights": _("weights"), "KV cache": _("KV cache"),
+        "fits in HBM": _("fits in HBM"), "footprint per chip": _("footprint per chip"),
+        "HBM per chip": _("HBM per chip"), "max batch": _("max batch"),
+        "most time": _("most time"), "its share": _("its share"),
+    }[column]  # fmt: skip
+
+
 def write_models_sheet(book, styles: Styles, analysis: Record) -> list[str]:
     """The Models sheet added to `book` when the analysis has steps; the notices of its cells
     cut to Excel's limit."""
@@ -66,35 +69,65 @@ def write_models_sheet(book, styles: Styles, analysis: Record) -> list[str]:
 def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv") -> None:
     """`table` (render.models_table) as the sheet: a title, what the columns mean, what the
     cap or the sample leaves out, the header and a line per step; printed landscape."""
-    for col, (*_, width) in enumerate(COLUMNS):
-        sheet.set_column_width(col, width)
-    sheet.write(0, 0, TITLE, styles.title)
-    sheet.write(1, 0, INTRO, styles.text)
-    sheet.write(2, 0, READING, styles.text)
-    if table["sampled"] or table["more"]:
-        shown = (
-            "the steps of the run's sample"
-            if table["sampled"]
-            else f"the first {count(len(table['rows']))} of {count(table['total'])} steps"
+    for col, (column, *_rest, width) in enumerate(COLUMNS):
+        sheet.set_column_width(col, header_width(width, header(column)))
+    sheet.write(0, 0, _("Models: per step, how long, what bounds it, does it fit"), styles.title)
+    sheet.write(
+        1,
+        0,
+        _(
+            "One line per step of a model (a transformer row, or a point of its sweep) or group "
+            "total, in file order; its ops follow on the Results sheet, named step/q_proj ... "
+            "step/lm_head (a group's rows: after its total)."
+        ),
+        styles.text,
+    )
+    sheet.write(
+        2,
+        0,
+        _(
+            "time per step: the sum of its ops' t_lower (the cells hold seconds); time per "
+            "token: that / T; tokens/s: B·T / the step's time; bound: the bound of the ops "
+            "taking the largest share of the time, and that share; weights: every weight once; "
+            "KV cache: the whole batch's; fits in HBM: weights + KV cache + the largest "
+            "activation on a chip (footprint) within its HBM; max batch: the largest B that "
+            "fits; most time: the op taking the largest share."
+        ),
+        styles.text,
+    )
+    if table["sampled"]:
+        said = _(
+            "This sheet shows the steps of the run's sample; {rows_in} has every step (op "
+            "transformer or group).",
+            rows_in=rows_in,
         )
-        said = f"This sheet shows {shown}; {rows_in} has every step (op transformer or group)."
+        sheet.write(3, 0, said, styles.notice)
+    elif table["more"]:
+        said = _(
+            "This sheet shows the first {shown} of {total} steps; {rows_in} has every step (op "
+            "transformer or group).",
+            shown=count(len(table["rows"])),
+            total=count(table["total"]),
+            rows_in=rows_in,
+        )
         sheet.write(3, 0, said, styles.notice)
     headers = {"text": styles.header, "bound": styles.header_words, "fits": styles.header_words}
-    for col, (header, _, kind, _) in enumerate(COLUMNS):
-        sheet.write(HEADER_ROW, col, header, headers.get(kind, styles.header_right))
+    for col, (column, _key, kind, _width) in enumerate(COLUMNS):
+        sheet.write(HEADER_ROW, col, header(column), headers.get(kind, styles.header_right))
     formats = {
         "count": styles.integer,
         "percent": styles.column(EXCEL["percent"], text=False),
         "size": styles.column(EXCEL["size"], text=False),
     }
     for row, step in enumerate(table["rows"], start=HEADER_ROW + 1):
-        for col, (_, key, kind, _) in enumerate(COLUMNS):
+        for col, (_column, key, kind, _width) in enumerate(COLUMNS):
             value = step[key]
             if kind == "fits":
                 cell = styles.words if value else styles.not_fitting_words
-                sheet.write(row, col, "yes" if value else "no", cell)
+                sheet.write(row, col, yes_no(value), cell)
             elif kind == "bound":
-                sheet.write(row, col, value, styles.bound_words.get(value, styles.words))
+                tint = styles.bound_words.get(value, styles.words)
+                sheet.write(row, col, bound_word(value), tint)
             elif kind == "text":
                 sheet.write(row, col, value, styles.text)
             elif value is None:  # not known (a sample without the step's ops): left blank

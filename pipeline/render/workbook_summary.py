@@ -9,9 +9,11 @@ from pathlib import Path
 
 from PIL import Image
 
-from pipeline.model.roofline import BOUNDS, CRITICAL_BATCH
+from pipeline.i18n import _
+from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render import format as fmt
+from pipeline.render.answer import bound_word, critical_batch_term
 from pipeline.render.charts import Chart
 from pipeline.render.workbook_styles import Styles
 
@@ -50,56 +52,62 @@ def write_summary(
     sheet.set_print_fit_to_pages(1, 0)  # printed: one page wide
     summary = analysis.summary
     out = _Lines(sheet, styles)
-    out.put((f"Roofline run: {run_name}", styles.title))
+    out.put((_("Roofline run: {run}", run=run_name), styles.title))
     out.skip()
-    out.put(("Run", styles.section))
-    rejected = "see the Errors sheet and errors.csv" if summary.rejected_rows else None
+    out.put((_("Run"), styles.section))
+    rejected = _("see the Errors sheet and errors.csv") if summary.rejected_rows else None
     for label, value, extra in (
-        ("Input file", analysis.source, None),
-        ("Input SHA-256", analysis.source_sha256 or "(rows given in memory)", None),
-        ("Started", analysis.started, None),
-        ("Tool version", analysis.tool_version, None),
-        ("Hardware catalog version", analysis.catalog_version, None),
-        ("Source rows", summary.source_rows, None),
-        ("Scenarios computed", summary.scenarios, None),
-        ("Rejected rows", summary.rejected_rows, rejected),
+        (_("Input file"), analysis.source, None),
+        (_("Input SHA-256"), analysis.source_sha256 or _("(rows given in memory)"), None),
+        (_("Started"), analysis.started, None),
+        (_("Tool version"), analysis.tool_version, None),
+        (_("Hardware catalog version"), analysis.catalog_version, None),
+        (_("Source rows"), summary.source_rows, None),
+        (_("Scenarios computed"), summary.scenarios, None),
+        (_("Rejected rows"), summary.rejected_rows, rejected),
     ):
         out.put(
             (label, styles.label), (value, styles.count) if isinstance(value, int) else value, extra
         )
     for title, texts in (
-        ("Warnings about the input", analysis.warnings),
-        ("Notices", list(notices)),
+        (_("Warnings about the input"), analysis.warnings),
+        (_("Notices"), list(notices)),
     ):
         if texts:
             out.skip()
             out.put((title, styles.section))
             for text in texts:
                 out.put((text, styles.notice))
-    for key, table in (("hardware", summary.per_hardware), ("op", summary.per_op)):
+    scenarios = fmt.count(summary.scenarios)
+    for title, key, table in (
+        (_("Bound per hardware (all {n} scenarios)", n=scenarios), _("hardware"),
+         summary.per_hardware),
+        (_("Bound per op (all {n} scenarios)", n=scenarios), "op", summary.per_op),
+    ):  # fmt: skip
         out.skip()
-        out.put((f"Bound per {key} (all {fmt.count(summary.scenarios)} scenarios)", styles.section))
+        out.put((title, styles.section))
         out.put(
             (key, styles.header),
-            *((b, styles.bound_header[b]) for b in BOUNDS),
-            ("not fitting", styles.header_right),
-            ("total", styles.header_right),
+            *((bound_word(b), styles.bound_header[b]) for b in BOUNDS),
+            (_("not fitting"), styles.header_right),
+            (_("total"), styles.header_right),
         )
         for name, row in table.iterrows():  # one line per chip or op: a handful
             out.put(str(name), *(int(row[c]) for c in (*BOUNDS, "not_fitting", "total")))
         if len(table) > 1:
             totals = table.sum()
             out.put(
-                ("all", styles.label), *(int(totals[c]) for c in (*BOUNDS, "not_fitting", "total"))
+                (_("all"), styles.label),
+                *(int(totals[c]) for c in (*BOUNDS, "not_fitting", "total")),
             )
     out.skip()
-    out.put(("Critical batch sizes", styles.section))
-    out.put(f"{CRITICAL_BATCH.capitalize()}.")
+    out.put((_("Critical batch sizes"), styles.section))
+    out.put(f"{critical_batch_term().capitalize()}.")
     batches = summary.critical_batches
     if len(batches):
         out.put(
-            *((h, styles.header) for h in ("series", "hardware", "op", "dtypes")),
-            ("batch", styles.header_right),
+            *((h, styles.header) for h in (_("series"), _("hardware"), "op", "dtypes")),
+            (_("batch"), styles.header_right),
         )
         for series, row in batches.head(CRITICAL_BATCH_LINES).iterrows():
             low, high = int(row["low"]), int(row["high"])
@@ -107,18 +115,25 @@ def write_summary(
             out.put(str(series), row["hardware"], row["op"], row["dtypes"], batch)
         if len(batches) > CRITICAL_BATCH_LINES:
             more = fmt.count(len(batches) - CRITICAL_BATCH_LINES)
-            out.put(f"... and {more} more series; filter critical_batch on the Results sheet.")
+            out.put(
+                _(
+                    "... and {more} more series; filter critical_batch on the Results sheet.",
+                    more=more,
+                )
+            )
     else:
-        out.put("No scenario in this run becomes compute-bound by growing its batch.")
+        out.put(_("No scenario in this run becomes compute-bound by growing its batch."))
     out.skip()
-    out.put(("How to read the Results sheet", styles.section))
+    out.put((_("How to read the Results sheet"), styles.section))
     for text in (
-        "Cells hold the SI values of results.csv; the number format only changes the display.",
-        "Times: seconds, three digits; below a second in engineering notation: "
-        "1.01E-3 s = 1.01 ms, 240E-6 s = 240 µs, 12.3E-9 s = 12.3 ns.",
-        "FLOP/s in TFLOP/s (GFLOP/s, MFLOP/s when smaller); FLOPs in TFLOP / GFLOP / MFLOP.",
-        "Bytes in GB / MB (1 GB = 1e9 bytes), whole bytes below 1 MB; bandwidth in GB/s.",
-        "flops is the op's total; every other count is per chip.",
+        _("Cells hold the SI values of results.csv; the number format only changes the display."),
+        _(
+            "Times: seconds, three digits; below a second in engineering notation: "
+            "1.01E-3 s = 1.01 ms, 240E-6 s = 240 µs, 12.3E-9 s = 12.3 ns."
+        ),
+        _("FLOP/s in TFLOP/s (GFLOP/s, MFLOP/s when smaller); FLOPs in TFLOP / GFLOP / MFLOP."),
+        _("Bytes in GB / MB (1 GB = 1e9 bytes), whole bytes below 1 MB; bandwidth in GB/s."),
+        _("flops is the op's total; every other count is per chip."),
     ):
         out.put(text)
     out.put(

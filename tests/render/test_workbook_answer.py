@@ -9,7 +9,7 @@ import pytest
 from pipeline.render.answer import MEANING, bottom_line
 from pipeline.render.fleet_text import first_sentences
 from pipeline.render.format import EXCEL, excel_seconds
-from pipeline.render.workbook_answer import COLUMNS, FLEET_POINTER, results_columns
+from pipeline.render.workbook_answer import COLUMNS, fleet_pointer, results_columns
 from pipeline.render.workbook_styles import BOUND_COLOURS, NOT_FITTING_COLOURS
 from tests.helpers import ROOT, analyze_file, analyze_rows, sheet_text, workbook_of
 
@@ -127,7 +127,7 @@ def test_each_fleet_series_is_answered_in_a_line_under_the_table(tmp_path):
     text = sheet_text(sheet)
     said = [f"Fleet {series}: {sentence}" for series, sentence in first_sentences(a.summary.fleet)]
     at = text.index(said[0])
-    assert len(said) == 7 and text[at : at + 8] == [*said, FLEET_POINTER]
+    assert len(said) == 7 and text[at : at + 8] == [*said, fleet_pointer()]
     assert text[at + 8] == "What the bound means"
     # the bounds the fleet lines name are explained too (the table's are network and mixed)
     meant = text[at + 9 : at + 9 + 8 : 2]

@@ -1,7 +1,8 @@
 """Charts: data (dataclasses, `data`) -> matplotlib Figure (`figure`) -> PNG bytes (`png`).
 
 `plan` decides which charts a run draws and names their files; `roofline`, `sweep` and
-`summary` draw one kind each; `style` holds what they share, `labels` the label placement.
+`summary` draw one kind each; `style` holds what they share, `labels` the label placement,
+`fonts` the Hangul font of Korean charts.
 """
 
 from __future__ import annotations

@@ -15,19 +15,23 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from pipeline.i18n import _, current_lang
 from pipeline.model.calibration import KINDS, relative_errors
 from pipeline.render import format as fmt
 from pipeline.render.charts.fleet import FLEET_COLORS
-from pipeline.render.charts.labels import chart_text
+from pipeline.render.charts.labels import chart_text, rows_text
 from pipeline.render.charts.style import (
     ROOF_COLOR,
+    in_chart_fonts,
     log_time_axis,
     new_figure,
     short_seconds,
     titles,
 )
 
-TITLE = "Predicted against measured time"
+# points between a panel's heading and its axes, over its error line: Hangul stands taller
+# than Latin letters of the same size, so a Korean heading needs a little more
+TITLE_PAD = (17, 20)
 SHOWN_GROUPS = 8  # groups with a colour and a legend entry, the largest; the rest grey
 # the fleet chart's colours but black, which would read as the line predicted = measured
 POINT_COLORS = tuple(c for c in FLEET_COLORS if c != "#000000")
@@ -69,7 +73,7 @@ class CalibrationChartData:
 
 
 def calibration_chart_data(
-    results: pd.DataFrame, t_estimate: np.ndarray, kinds: np.ndarray, title: str = TITLE
+    results: pd.DataFrame, t_estimate: np.ndarray, kinds: np.ndarray, title: str | None = None
 ) -> CalibrationChartData:
     """A calibration chart's data from results with `measured_seconds`, their estimates
     (calibration.estimate) and op kinds (calibration.op_kinds), one of each per row."""
@@ -91,7 +95,7 @@ def calibration_chart_data(
     before = _mean_error(t_lower[done], measured[done])
     after = _mean_error(t_estimate[done], measured[done])
     return CalibrationChartData(
-        title=chart_text(title, 120),
+        title=chart_text(_("Predicted against measured time") if title is None else title, 120),
         subtitle=_subtitle(len(measured), len(names), before, after),
         measured=measured,
         t_lower=t_lower,
@@ -128,15 +132,16 @@ def _mean_error(t: np.ndarray, measured: np.ndarray) -> float:
 
 
 def _subtitle(points: int, groups: int, before: float, after: float) -> str:
-    what = f"{fmt.plural(points, 'measured row')} in {fmt.plural(groups, 'group')} (chip × op kind)"
+    rows, groups = rows_text(points, "measured row"), rows_text(groups, "group")
     if np.isnan(after):
-        return f"{what}; no row calibrated"
-    return (
-        f"{what}; calibrating takes the mean |predicted / measured − 1| "
-        f"from {fmt.percent(before)} to {fmt.percent(after)}"
-    )
+        return _("{rows} in {groups} (chip × op kind); no row calibrated", rows=rows,
+                 groups=groups)  # fmt: skip
+    return _("{rows} in {groups} (chip × op kind); calibrating takes the mean |predicted / "
+             "measured − 1| from {before} to {after}", rows=rows, groups=groups,
+             before=fmt.percent(before), after=fmt.percent(after))  # fmt: skip
 
 
+@in_chart_fonts
 def calibration_figure(data: CalibrationChartData) -> Figure:
     """Predicted against measured time, log-log with the line predicted = measured: the
     roofline floor (before) and the calibrated estimate (after) side by side."""
@@ -155,21 +160,21 @@ def calibration_figure(data: CalibrationChartData) -> Figure:
     done = data.calibrated
     size, alpha = _marker(len(data.measured))
     panels = (
-        (before, data.t_lower, slice(None), "Before: the roofline floor",
-         "predicted: t_lower (roofline floor)", _error_line(data, after=False)),
-        (after, data.t_estimate, done, "After: the calibrated estimate",
-         "predicted: t_estimate (calibrated)",
+        (before, data.t_lower, slice(None), _("Before: the roofline floor"),
+         _("predicted: t_lower (roofline floor)"), _error_line(data, after=False)),
+        (after, data.t_estimate, done, _("After: the calibrated estimate"),
+         _("predicted: t_estimate (calibrated)"),
          _error_line(data, after=True)),
     )  # fmt: skip
     for ax, predicted, pick, heading, y_label, error in panels:
         _time_axes(ax, low, high)
         _points(ax, data.measured[pick], predicted[pick], data.group[pick], colors, size, alpha)
         ax.plot(ax.get_xlim(), ax.get_ylim(), color=ROOF_COLOR, lw=1.1, ls=(0, (5, 3)),
-                label="predicted = measured", zorder=4)  # fmt: skip
-        ax.set_title(heading, fontsize=10, loc="left", pad=17)
+                label=_("predicted = measured"), zorder=4)  # fmt: skip
+        ax.set_title(heading, fontsize=10, loc="left", pad=TITLE_PAD[current_lang() != "en"])
         ax.text(0, 1.02, error, transform=ax.transAxes, fontsize=9, color="#444",
                 va="bottom")  # fmt: skip
-        ax.set_xlabel("measured time")
+        ax.set_xlabel(_("measured time"))
         ax.set_ylabel(y_label)
     fig.legend(handles=_handles(data, shown), loc="lower left",
                bbox_to_anchor=(LEFT / WIDTH - 0.01, 0.08 / height), ncols=LEGEND_COLUMNS,
@@ -244,28 +249,31 @@ def _error_line(data: CalibrationChartData, after: bool) -> str:
     rows; when some are not, before says over which rows, after how many it leaves out."""
     error = data.error_after if after else data.error_before
     if np.isnan(error):
-        return "no row calibrated"
-    text = f"mean error {fmt.percent(error)}"
+        return _("no row calibrated")
+    error = fmt.percent(error)
     if not data.not_calibrated:
-        return text
+        return _("mean error {error}", error=error)
     if after:
-        return f"{text}; {fmt.plural(data.not_calibrated, 'row')} not calibrated"
-    return f"{text} over the {fmt.count(int(data.calibrated.sum()))} calibrated rows"
+        rows = rows_text(data.not_calibrated)
+        return _("mean error {error}; {rows} not calibrated", error=error, rows=rows)
+    n = fmt.count(int(data.calibrated.sum()))
+    return _("mean error {error} over the {n} calibrated rows", error=error, n=n)
 
 
 def _handles(data: CalibrationChartData, shown: np.ndarray) -> list:
     """Legend entries: the line, the coloured groups with their points, the rest counted."""
     rows = np.bincount(data.group, minlength=len(data.group_names))
     handles = [Line2D([], [], color=ROOF_COLOR, lw=1.1, ls=(0, (5, 3)),
-                      label="predicted = measured")]  # fmt: skip
+                      label=_("predicted = measured"))]  # fmt: skip
     for k, g in enumerate(shown):
-        label = f"{data.group_names[g]}: {fmt.plural(int(rows[g]), 'row')}"
+        label = f"{data.group_names[g]}: {rows_text(int(rows[g]))}"
         handles.append(Line2D([], [], ls="", marker="o", ms=6, mew=0, label=label,
                               color=POINT_COLORS[k % len(POINT_COLORS)]))  # fmt: skip
     rest = len(data.group_names) - len(shown)
     if rest:
         others = int(rows.sum() - rows[shown].sum())
-        label = f"and {fmt.plural(rest, 'more group')}: {fmt.plural(others, 'row')}"
+        label = _("and {groups}: {rows}", groups=rows_text(rest, "more group"),
+                  rows=rows_text(others))  # fmt: skip
         handles.append(Line2D([], [], ls="", marker="o", ms=6, mew=0, color=OTHER_COLOR,
                               label=label))  # fmt: skip
     return handles

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.i18n import _
 from pipeline.render import format as fmt
 from pipeline.render.charts.chips_data import ChipsData
 from pipeline.render.charts.labels import chart_text, fit_text
@@ -15,6 +16,7 @@ from pipeline.render.charts.style import (
     SERIES_STYLES,
     ChartFigure,
     axis_points,
+    in_chart_fonts,
     log_log_axes,
     new_figure,
     titles,
@@ -45,6 +47,7 @@ NOTE_IN = 0.22  # inches for the note on the chips left out, at the bottom
 LOWEST_INTENSITY = 1.0  # FLOP/byte: the chart starts at most here (decode-like ops sit there)
 
 
+@in_chart_fonts
 def chips_figure(data: ChipsData) -> ChartFigure:
     """The chips chart (see the module) as a Figure."""
     fig = new_figure()
@@ -58,8 +61,8 @@ def chips_figure(data: ChipsData) -> ChartFigure:
     decade = 10 ** np.floor(np.log10(low))  # down to it when near: the axis starts labelled
     ylim = (decade if low < 3 * decade else low, peaks.max() * 2.5)
     log_log_axes(ax, xlim, ylim, minor_grid=True)
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("attainable FLOP/s")
+    ax.set_xlabel(_("arithmetic intensity (FLOP/byte)"))
+    ax.set_ylabel(_("attainable FLOP/s"))
     lines = []
     for roof in data.roofs:
         i = roof.index

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_text
 
@@ -23,9 +24,12 @@ class ChipRoof:
 
     @property
     def label(self) -> str:
-        return (
-            f"{chart_text(self.name, 24)}: {fmt.flop_rate(self.peak)}, "
-            f"HBM {fmt.bandwidth(self.bandwidth)}, ridge {fmt.rounded(self.ridge)} FLOP/byte"
+        return _(
+            "{chip}: {peak}, HBM {bandwidth}, ridge {ridge} FLOP/byte",
+            chip=chart_text(self.name, 24),
+            peak=fmt.flop_rate(self.peak),
+            bandwidth=fmt.bandwidth(self.bandwidth),
+            ridge=fmt.rounded(self.ridge),
         )
 
 
@@ -39,13 +43,14 @@ class ChipsData:
 
     @property
     def title(self) -> str:
-        return (
-            f"{self.dtype} rooflines: {len(self.roofs)} chip{'' if len(self.roofs) == 1 else 's'}"
-        )
+        n = len(self.roofs)
+        if n == 1:
+            return _("{dtype} rooflines: {n} chip", dtype=self.dtype, n=n)
+        return _("{dtype} rooflines: {n} chips", dtype=self.dtype, n=n)
 
     @property
     def subtitle(self) -> str:
-        return (
+        return _(
             "min(dense peak, intensity × HBM bandwidth) per chip; at each ridge point "
             "(peak ÷ HBM bandwidth), its FLOP/byte"
         )
@@ -56,8 +61,11 @@ class ChipsData:
         if not self.left_out:
             return ""
         names = ", ".join(chart_text(n, 24) for n in self.left_out)
-        verb = "has" if len(self.left_out) == 1 else "have"
-        return f"not drawn: {names} ({verb} no {self.dtype} peak in the catalog)"
+        if len(self.left_out) == 1:
+            return _("not drawn: {names} (has no {dtype} peak in the catalog)", names=names,
+                     dtype=self.dtype)  # fmt: skip
+        return _("not drawn: {names} (have no {dtype} peak in the catalog)", names=names,
+                 dtype=self.dtype)  # fmt: skip
 
 
 def chips_data(table: pd.DataFrame, family: str) -> ChipsData:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.codes import bound_codes_of, fits
 from pipeline.model.grids import talks, with_flops
 from pipeline.model.roofline import BOUNDS
@@ -29,7 +30,7 @@ class Ceiling(Peak):
 
     @property
     def label(self) -> str:
-        return f"{self.family} peak {fmt.flop_rate(self.peak)}"
+        return _("{family} peak {rate}", family=self.family, rate=fmt.flop_rate(self.peak))
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,12 @@ def _drawn(roofs: Roofs, what: str) -> tuple[tuple, tuple, tuple]:
         DeratedRoof(
             bandwidth=d.bandwidth,
             peaks=d.peaks,
-            label=f"derated: compute {fmt.percent(d.compute)}, {what} {fmt.percent(d.rate)}",
+            label=_(
+                "derated: compute {compute}, {what} {rate}",
+                compute=fmt.percent(d.compute),
+                what=what,
+                rate=fmt.percent(d.rate),
+            ),  # fmt: skip
             rows=d.rows,
             efficiencies=(d.compute, d.rate),
             ridges=d.ridges,
@@ -264,7 +270,7 @@ def _labels(frame: pd.DataFrame, x: np.ndarray) -> tuple[tuple[Label, ...], tupl
 def subtitle(chip: dict, ceilings: tuple[Ceiling, ...], bandwidth_text: str) -> str:
     parts = [bandwidth_text]
     if chip.get("hbm_capacity"):
-        parts.append(f"{fmt.size(chip['hbm_capacity'])} HBM")
+        parts.append(_("{size} HBM", size=fmt.size(chip["hbm_capacity"])))
     parts += [f"{c.family} {fmt.flop_rate(c.peak)}" for c in ceilings]
     return " · ".join(parts)
 
@@ -290,7 +296,7 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
     collectives = int((~keep).sum())
     rows = rows[keep]
     roofs = hbm_roofs(rows, chip)
-    ((_, bw),) = roofs.slopes
+    ((_link, bw),) = roofs.slopes
     ceilings, ridges, derated = _drawn(roofs, "HBM")
     x = rows["intensity"].to_numpy(dtype=float)
     labels, trails = _labels(rows, x)
@@ -299,8 +305,8 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
         hardware=name,
         title=chart_title("roofline", name, len(rows)),
         subtitle=subtitle(chip, ceilings, f"HBM {fmt.bandwidth(bw)}"),
-        x_label="Arithmetic intensity (FLOP/byte)",
-        y_label="Attainable FLOP/s (per chip)",
+        x_label=_("Arithmetic intensity (FLOP/byte)"),
+        y_label=_("Attainable FLOP/s (per chip)"),
         slopes=(Slope(bw, f"HBM {fmt.bandwidth(bw)}"),),
         ceilings=ceilings,
         ridges=ridges,
@@ -335,8 +341,11 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
     if rows.empty:
         return None
     roofs = network_roofs(rows, chip)
-    slopes = [Slope(bw, f"{link.upper()} {fmt.bandwidth(bw)} one-way") for link, bw in roofs.slopes]
-    ceilings, ridges, derated = _drawn(roofs, "link")
+    slopes = [
+        Slope(bw, _("{link} {bandwidth} one-way", link=link.upper(), bandwidth=fmt.bandwidth(bw)))
+        for link, bw in roofs.slopes
+    ]
+    ceilings, ridges, derated = _drawn(roofs, _("link"))
     x = rows["network_intensity"].to_numpy(dtype=float)
     labels, trails = _labels(rows, x)
     return RooflineData(
@@ -344,8 +353,8 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
         hardware=name,
         title=chart_title("network", name, len(rows)),
         subtitle=subtitle(chip, ceilings, " · ".join(s.label for s in slopes)),
-        x_label="Network intensity (FLOP per byte sent between chips)",
-        y_label="Attainable FLOP/s (per chip)",
+        x_label=_("Network intensity (FLOP per byte sent between chips)"),
+        y_label=_("Attainable FLOP/s (per chip)"),
         slopes=tuple(slopes),
         ceilings=ceilings,
         ridges=ridges,

@@ -10,16 +10,18 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
 from pipeline.render.charts.fleet_data import FleetData
-from pipeline.render.charts.labels import chart_text, fit_text
+from pipeline.render.charts.labels import bound_text, chart_text, fit_text
 from pipeline.render.charts.style import (
     BOUND_COLORS,
     BOUND_MARKERS,
     DPI,
     FIGSIZE,
     SERIES_COLORS,
+    in_chart_fonts,
     log_time_axis,
     marker_handles,
     new_figure,
@@ -35,6 +37,7 @@ SUBTITLE_FONT = 9.0
 SUBTITLE_LINE = 0.18  # inches a second subtitle line takes
 
 
+@in_chart_fonts
 def fleet_figure(data: FleetData) -> Figure:
     """A fleet series' points: lines of time along its sweep, or bars of its ranking."""
     return _lines(data) if data.lines else _bars(data)
@@ -115,7 +118,10 @@ def _lines(data: FleetData) -> Figure:
             zorder=7,
         )
     handles += marker_handles(
-        bounds, unfit, "{bound}-bound at a ranked point", "does not fit in HBM"
+        bounds,
+        unfit,
+        lambda b: _("{bound} at a ranked point", bound=bound_text(b)),
+        _("does not fit in HBM"),
     )
     ax.set_xlabel(data.x_label)
     ax.set_ylabel(data.y_label)
@@ -126,9 +132,9 @@ def _lines(data: FleetData) -> Figure:
         ncols=ncols,
         fontsize=LEGEND_FONT,
         frameon=False,
-        title="Ranked at the critical batch, fastest first: time (× the fastest)"
+        title=_("Ranked at the critical batch, fastest first: time (× the fastest)")
         if data.guide is not None
-        else "Ranked fastest first: time (× the fastest)",
+        else _("Ranked fastest first: time (× the fastest)"),
         title_fontsize=8.5,
         alignment="left",
         handlelength=2.6,
@@ -193,9 +199,9 @@ def _bars(data: FleetData) -> Figure:
     ax.grid(True, axis="x", color="#e3e3e3", lw=0.6)
     ax.set_axisbelow(True)
     used = [b for b in BOUNDS if any(p.bound == b for p in points)]
-    handles = [Patch(color=BOUND_COLORS[b], label=f"{b}-bound") for b in used]
+    handles = [Patch(color=BOUND_COLORS[b], label=bound_text(b)) for b in used]
     if any(not p.fits for p in points):
-        handles.append(Patch(fc="#999", ec="white", hatch="////", label="does not fit in HBM"))
+        handles.append(Patch(fc="#999", ec="white", hatch="////", label=_("does not fit in HBM")))
     fig.legend(
         handles=handles,
         loc="upper left",

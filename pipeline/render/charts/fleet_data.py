@@ -10,15 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.ranking import POINT
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_text
 from pipeline.render.fleet_text import at_text, point_labels, sentence
 
 FLEET_CHARTS = 20  # fleet charts a run draws at most (the first fleet series, file order)
-# what a fleet point's varying part is called when counted in a title: '12 chips'
-NOUNS = {"model": ("model", "models"), "hardware": ("chip", "chips"),
-         "dtype": ("precision", "precisions"), "chips": ("chip count", "chip counts")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -103,15 +101,22 @@ def fleet_data(fleet: pd.DataFrame, curves: pd.DataFrame, series: str) -> FleetD
     base = {
         "series": series,
         "subtitle": sentence(lead_group),
-        "y_label": "Time per step (t_lower)",
+        "y_label": _("Time per step (t_lower)"),
         "points": points,
     }
     if mine.empty:
-        where = f" at {at_text(lead_at)}" if lead_at else ""
+        name = chart_text(series)
         return FleetData(
-            title=f"{chart_text(series)}: {compared} ranked by time{where}",
+            title=_(
+                "{series}: {compared} ranked by time at {at}",
+                series=name,
+                compared=compared,
+                at=at_text(lead_at),
+            )
+            if lead_at
+            else _("{series}: {compared} ranked by time", series=name, compared=compared),
             dim="",
-            x_label="Time per step (t_lower)",
+            x_label=_("Time per step (t_lower)"),
             **base,
         )
     dim = str(mine["line_dim"].iloc[0])
@@ -129,12 +134,19 @@ def fleet_data(fleet: pd.DataFrame, curves: pd.DataFrame, series: str) -> FleetD
     guide = _value(lead_at, dim) if groups[lead][0][0] == "critical batch" else None
     shown = fmt.size(guide) if dim == "bytes" else fmt.count(guide)
     return FleetData(
-        title=f"{chart_text(series)}: {compared} compared as {dim} grows",
+        title=_(
+            "{series}: {compared} compared as {dim} grows",
+            series=chart_text(series),
+            compared=compared,
+            dim=dim,
+        ),
         dim=dim,
-        x_label=f"{dim} (swept dimension)" if dim != "bytes" else "bytes (swept)",
+        x_label=_("{dim} (swept dimension)", dim=dim) if dim != "bytes" else _("bytes (swept)"),
         lines=tuple(lines),
         guide=guide,
-        guide_label=f"{dim} = {shown}: critical batch, ranked here" if guide else "",
+        guide_label=_("{dim} = {value}: critical batch, ranked here", dim=dim, value=shown)
+        if guide
+        else "",
         **base,
     )
 
@@ -187,8 +199,25 @@ def _looks(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def _compared(group: pd.DataFrame) -> str:
     """What a series compares, from what varies: '12 chips', '4 chips × 3 precisions'."""
-    parts = []
-    for c in _varying(group):
-        n = int(group[c].nunique())
-        parts.append(f"{n} {NOUNS[c][n != 1]}")
-    return " × ".join(parts) or fmt.plural(len(group), "fleet point")
+    parts = [_counted(c, int(group[c].nunique())) for c in _varying(group)]
+    if parts:
+        return " × ".join(parts)
+    n = len(group)
+    return _("{n} fleet point", n=fmt.count(n)) if n == 1 else _("{n} fleet points", n=fmt.count(n))
+
+
+def _counted(axis: str, n: int) -> str:
+    """A fleet point's varying part counted: '12 chips', '1 precision', '3 chip counts'."""
+    if n == 1:
+        return {
+            "model": _("{n} model", n=n),
+            "hardware": _("{n} chip", n=n),
+            "dtype": _("{n} precision", n=n),
+            "chips": _("{n} chip count", n=n),
+        }[axis]
+    return {
+        "model": _("{n} models", n=n),
+        "hardware": _("{n} chips", n=n),
+        "dtype": _("{n} precisions", n=n),
+        "chips": _("{n} chip counts", n=n),
+    }[axis]

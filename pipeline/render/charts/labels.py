@@ -7,23 +7,25 @@ cost; several placement orders are tried and the cheapest layout wins.
 
 from __future__ import annotations
 
-import functools
 import re
 
 import numpy as np
 
+from pipeline.i18n import _, current_lang
 from pipeline.render import format as fmt
 
 
 def chart_text(value: object, limit: int = 48) -> str:
     """Untrusted text for a chart: one line, bounded, '$' escaped so it is never mathtext,
-    and a character the chart font has no glyph for (an emoji) shown as a box, not left to
-    matplotlib's missing-glyph warnings."""
+    and a character the chart fonts have no glyph for (an emoji; Hangul in an English chart)
+    shown as a box, not left to matplotlib's missing-glyph warnings."""
     text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(value)).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     if not text.isascii():
-        glyphs = _font_glyphs()
+        from pipeline.render.charts.fonts import font_glyphs
+
+        glyphs = font_glyphs(current_lang())
         text = "".join(ch if ord(ch) in glyphs else MISSING_GLYPH for ch in text)
     return text.replace("$", r"\$")
 
@@ -60,14 +62,6 @@ def fit_text(fig, head: str, tail: str, width: float, fontsize: float) -> str:
     if head and fits("…" + tail):
         return cut(head, tail)
     return cut(head + tail, "")
-
-
-@functools.cache
-def _font_glyphs() -> frozenset[int]:
-    """Code points the charts' font (matplotlib's default, DejaVu Sans) can draw."""
-    from matplotlib import font_manager, ft2font
-
-    return frozenset(ft2font.FT2Font(font_manager.findfont("DejaVu Sans")).get_charmap())
 
 
 def _offsets() -> list[tuple[float, float, str, str]]:
@@ -243,16 +237,38 @@ def cluster_labels(ax, labels: list[dict]) -> list[dict]:
     out = []
     for m in merged:
         names = [chart_text(n, 36) for n in m["names"]]
-        text = "\n".join(names[:3]) + (f"\n+{len(names) - 3} more" if len(names) > 3 else "")
+        more = "\n" + _("+{n} more", n=len(names) - 3) if len(names) > 3 else ""
+        text = "\n".join(names[:3]) + more
         out.append({"text": text, "x": m["x"], "y": m["y"]})
     return out
 
 
 def chart_title(kind: str, name: str, scenarios: int) -> str:
     """A roofline's title: the chip and how many scenarios it places."""
-    what = (
-        ("network roofline", "multi-chip scenario")
-        if kind == "network"
-        else ("roofline", "scenario")
-    )
-    return f"{chart_text(name)} {what[0]}: {fmt.plural(scenarios, what[1])}"
+    chip, n = chart_text(name), fmt.count(scenarios)
+    if kind == "network":
+        if scenarios == 1:
+            return _("{chip} network roofline: {n} multi-chip scenario", chip=chip, n=n)
+        return _("{chip} network roofline: {n} multi-chip scenarios", chip=chip, n=n)
+    if scenarios == 1:
+        return _("{chip} roofline: {n} scenario", chip=chip, n=n)
+    return _("{chip} roofline: {n} scenarios", chip=chip, n=n)
+
+
+def rows_text(n: int, one: str = "row") -> str:
+    """'1 row', '2 rows' (fmt.plural) in the current language; `one` "row", "collective
+    row", "measured row", "group" or "more group"."""
+    c = fmt.count(n)
+    if n == 1:
+        return {"row": _("{n} row", n=c), "collective row": _("{n} collective row", n=c),
+                "measured row": _("{n} measured row", n=c), "group": _("{n} group", n=c),
+                "more group": _("{n} more group", n=c)}[one]  # fmt: skip
+    return {"row": _("{n} rows", n=c), "collective row": _("{n} collective rows", n=c),
+            "measured row": _("{n} measured rows", n=c), "group": _("{n} groups", n=c),
+            "more group": _("{n} more groups", n=c)}[one]  # fmt: skip
+
+
+def bound_text(bound: str) -> str:
+    """'compute-bound', 'memory-bound', 'network-bound' in the current language (the terms)."""
+    return {"compute": _("compute-bound"), "memory": _("memory-bound"),
+            "network": _("network-bound")}.get(bound, bound)  # fmt: skip

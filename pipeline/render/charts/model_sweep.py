@@ -10,12 +10,15 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
+from pipeline.render.charts.labels import bound_text
 from pipeline.render.charts.model_sweep_data import ModelSweepData
 from pipeline.render.charts.style import (
     BOUND_MARKERS,
     SERIES_COLORS,
+    in_chart_fonts,
     log_time_axis,
     marker_handles,
     new_figure,
@@ -31,6 +34,7 @@ LIMIT_STYLE = (0, (4, 3))
 WRITTEN_LINES = 3  # at most this many lines get their last fitting point written out
 
 
+@in_chart_fonts
 def model_sweep_figure(data: ModelSweepData) -> Figure:
     """Tokens/s and step time against the swept dim, side by side, a line per chip."""
     lines = data.lines
@@ -66,7 +70,10 @@ def model_sweep_figure(data: ModelSweepData) -> Figure:
         handles.append(Line2D([], [], color=SERIES_COLORS[0] if len(lines) == 1 else "#555",
                               lw=1.2, ls=LIMIT_STYLE, label=_limit_legend(data.dim)))  # fmt: skip
     handles += marker_handles(
-        bounds, unfit, "{bound}-bound step", "does not fit in HBM (weights + KV cache)"
+        bounds,
+        unfit,
+        lambda b: _("{bound} step", bound=bound_text(b)),
+        _("does not fit in HBM (weights + KV cache)"),
     )
     fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.06, 0.1 / height),
                ncols=ncols, fontsize=LEGEND_FONT, frameon=False, handlelength=2.6,
@@ -121,7 +128,7 @@ def _fit_text(left, right, ln, dim: str, color: str) -> None:
 
 
 def _limit_legend(dim: str) -> str:
-    return "largest batch that fits in HBM" if dim == "B" else "largest swept S that fits"
+    return _("largest batch that fits in HBM") if dim == "B" else _("largest swept S that fits")
 
 
 def _limit_text(ax, x: float, text: str) -> None:
@@ -146,7 +153,9 @@ def _x_axis(ax, data: ModelSweepData) -> None:
         a.xaxis.set_major_locator(LogLocator(base=2, numticks=11))
         a.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v)))
         a.xaxis.set_minor_formatter(NullFormatter())
-        a.set_xlabel({"B": "batch size B (sequences)", "S": "context S (positions)"}[data.dim])
+        a.set_xlabel(
+            _("batch size B (sequences)") if data.dim == "B" else _("context S (positions)")
+        )
         a.grid(True, which="major", color="#e3e3e3", lw=0.6)
         a.set_axisbelow(True)
 
@@ -164,8 +173,8 @@ def _rate_axis(ax, lines) -> None:
     ax.set_ylim(0, top * 1.12 if top > 0 else 1.0)
     ax.yaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.count(v)))
-    ax.set_ylabel("tokens per second")
-    ax.set_title("Throughput: tokens per second", fontsize=10, loc="left")
+    ax.set_ylabel(_("tokens per second"))
+    ax.set_title(_("Throughput: tokens per second"), fontsize=10, loc="left")
 
 
 def _time_axis(ax, lines) -> None:
@@ -173,5 +182,5 @@ def _time_axis(ax, lines) -> None:
     ys = np.concatenate([ln.t_lower for ln in lines])
     ys = ys[np.isfinite(ys) & (ys > 0)]
     log_time_axis(ax, ys.min(), ys.max(), short_seconds)
-    ax.set_title("Step time (log scale)", fontsize=10, loc="left")
+    ax.set_title(_("Step time (log scale)"), fontsize=10, loc="left")
     ax.grid(True, which="minor", axis="y", color="#f2f2f2", lw=0.4)

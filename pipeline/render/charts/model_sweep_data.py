@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.groups import GROUP, TOTAL_OPS
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import floats
@@ -108,15 +109,23 @@ def _line(rows: pd.DataFrame, label: str, dim: str) -> ModelLine:
     most = floats(rows["max_batch"])
     if dim == "B" and np.isnan(most).all():  # a group: no weights known, no largest batch
         limit = np.nan
-        text = "fits at every point" if fits.all() else f"fits at {fits.sum()} of {len(fits)}"
+        text = (
+            _("fits at every point")
+            if fits.all()
+            else _("fits at {n} of {total}", n=int(fits.sum()), total=len(fits))
+        )
     elif dim == "B":  # one chip's max_batch along B: the same at every point of the line
         limit = float(np.nanmax(most)) if len(rows) else np.nan
-        text = f"fits up to B = {fmt.count(limit)}" if limit >= 1 else "fits at no batch"
+        text = _("fits up to B = {b}", b=fmt.count(limit)) if limit >= 1 else _("fits at no batch")
         limit = limit if limit >= 1 else np.nan
     else:
         limit = float(x[fits].max()) if fits.any() else np.nan
         b = fmt.count(floats(rows["B"])[0])
-        text = f"B = {b} fits up to S = {fmt.count(limit)}" if fits.any() else "fits at no S"
+        text = (
+            _("B = {b} fits up to S = {s}", b=b, s=fmt.count(limit))
+            if fits.any()
+            else _("fits at no S")
+        )
     return ModelLine(
         label=label,
         x=x,
@@ -134,15 +143,15 @@ def _title(rows: pd.DataFrame, dim: str) -> str:
     """'llama3-8b decode on h100: tokens/s and step time vs B'."""
     model = _listed(rows["model"]) if "model" in rows.columns else ""
     t, s = _dim(rows, "T"), _dim(rows, "S")
-    phase = "decode" if (t == 1).all() else "prefill" if (t == s).all() else "step"
+    phase = _("decode") if (t == 1).all() else _("prefill") if (t == s).all() else _("step")
     if (rows["op"].astype(str) == GROUP).all():  # a group of the user's rows (model.groups)
-        phase = "(group)"
+        phase = _("(group)")
     chips = rows["chips"].to_numpy(dtype=float)
     where = _listed(rows["hardware"])
     if (chips > 1).all() and len(np.unique(chips)) == 1:
         where = f"{fmt.count(chips[0])} × {where}"
     what = f"{model} {phase}" if model else f"{chart_text(rows['series'].iloc[0])} {phase}"
-    return f"{what} on {where}: tokens/s and step time vs {dim}"
+    return _("{what} on {where}: tokens/s and step time vs {dim}", what=what, where=where, dim=dim)
 
 
 def _subtitle(rows: pd.DataFrame, series: str, dim: str, axes: tuple) -> str:
@@ -158,7 +167,7 @@ def _subtitle(rows: pd.DataFrame, series: str, dim: str, axes: tuple) -> str:
             parts.append(f"{d} = {fmt.count(v[0])}")
     dtype = _listed(rows["compute_dtype"])
     kv = _listed(rows["kv_dtype"]) if "kv_dtype" in rows.columns else ""
-    parts.append(f"{dtype}, KV cache {kv}" if kv and kv != dtype else dtype)
+    parts.append(_("{dtype}, KV cache {kv}", dtype=dtype, kv=kv) if kv and kv != dtype else dtype)
     return f"{series}: {', '.join(parts)}"
 
 
@@ -183,7 +192,9 @@ def model_cap_notice(frame: pd.DataFrame) -> str | None:
     names = model_series(frame)
     if len(names) <= MODEL_CHARTS:
         return None
-    return (
-        f"Drew model charts of the first {MODEL_CHARTS} of {len(names):,} swept transformer "
-        f"steps (at most {MODEL_CHARTS} a run); every step's total rows are in the results."
+    return _(
+        "Drew model charts of the first {shown} of {total} swept transformer steps (at most "
+        "{shown} a run); every step's total rows are in the results.",
+        shown=MODEL_CHARTS,
+        total=f"{len(names):,}",
     )

@@ -12,6 +12,7 @@ from functools import partial
 
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.names import slug
 from pipeline.render.charts.data import (
     COLUMNS,
@@ -31,6 +32,7 @@ from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import (
     BYTES,
     drawn_text,
+    page_of,
     pages,
     sweep_column,
     sweep_data,
@@ -38,14 +40,6 @@ from pipeline.render.charts.sweep_data import (
 )
 
 KIND_ORDER = ("summary", "fleet", "model", "roofline", "network", "sweep")
-KIND_NAMES = {
-    "summary": ("summary chart", "summary charts"),
-    "fleet": ("fleet chart", "fleet charts"),
-    "model": ("model chart", "model charts"),
-    "roofline": ("roofline", "rooflines"),
-    "network": ("network roofline", "network rooflines"),
-    "sweep": ("sweep chart", "sweep charts"),
-}
 
 
 @dataclass(frozen=True)
@@ -116,38 +110,46 @@ def plan_charts(
         path = f"{folder}/{_unique(stem, taken)}.png"
         planned.append(PlannedChart(Chart(kind, title, path, hw, tuple(series)), build, cost))
 
-    add("summary", "summary", "Bound per hardware", None, partial(summary_data, per_hardware), 0)
+    summary = partial(summary_data, per_hardware)
+    add("summary", "summary", _("Bound per hardware"), None, summary, 0)
     names = fleet_series(fleet) if fleet is not None else []
     for name in names[:FLEET_CHARTS]:  # every engine's Summary holds the whole answer
         build = partial(fleet_data, fleet, pd.DataFrame() if curves is None else curves, name)
-        add("fleet", f"fleet-{safe_stem(name)}", f"{name}: fleet ranking", None, build, 0, [name])
+        title = _("{series}: fleet ranking", series=name)
+        add("fleet", f"fleet-{safe_stem(name)}", title, None, build, 0, [name])
     for name in model_series(steps)[:MODEL_CHARTS] if steps is not None else []:
-        title = f"{name}: tokens/s and step time"
+        title = _("{series}: tokens/s and step time", series=name)
         add("model", f"model-{safe_stem(name)}", title, None,
             partial(model_sweep_data, steps, name), 0, [name])  # fmt: skip
     for hw, idx in by_chip.items():
         if not flops[idx].any():
             continue
         build = partial(_roofline, results, idx, records.get(hw), hw, overrides.get(hw, 0), grids)
-        add("roofline", f"roofline-{safe_stem(hw)}", f"{hw} roofline", hw, build, len(idx))
+        title = _("{chip} roofline", chip=hw)
+        add("roofline", f"roofline-{safe_stem(hw)}", title, hw, build, len(idx))
     for hw, idx in by_chip.items():
         multi = int(talking[idx].sum())
         if multi:
             build = partial(_network, results, idx, records.get(hw), hw, grids)
-            add("network", f"network-{safe_stem(hw)}", f"{hw} network roofline", hw, build, multi)
+            title = _("{chip} network roofline", chip=hw)
+            add("network", f"network-{safe_stem(hw)}", title, hw, build, multi)
     for (hw, dim), lines in sorted(sweep_lines(full).items()):
         split = pages(lines)
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
-            of = (f" ({i} of {len(split)})" if len(split) > 1 else "") + drawn_text(page)
+            of = page_of(i, len(split)) + drawn_text(page)
             rows = full[list(dict.fromkeys([*results.columns, sweep_column(dim)]))]
             build = partial(_sweep, rows, by_chip[hw], records.get(hw), hw, dim, page, i,
                             len(split))  # fmt: skip
             cost = sum(len(ln.rows) for ln in page)
             series = dict.fromkeys(ln.series for ln in page)
             stem = f"sweep-{safe_stem(hw)}-{dim.lower()}{part}"
-            what = "collective time" if dim == BYTES else "attainable FLOP/s"
-            add("sweep", stem, f"{hw}: {what} vs {dim}{of}", hw, build, cost, series)
+            title = (
+                _("{chip}: collective time vs {dim}", chip=hw, dim=dim)
+                if dim == BYTES
+                else _("{chip}: attainable FLOP/s vs {dim}", chip=hw, dim=dim)
+            )
+            add("sweep", stem, title + of, hw, build, cost, series)
     return planned
 
 
@@ -173,9 +175,11 @@ def fleet_cap_notice(fleet: pd.DataFrame) -> str | None:
     names = fleet_series(fleet)
     if len(names) <= FLEET_CHARTS:
         return None
-    return (
-        f"Drew fleet charts of the first {FLEET_CHARTS} of {len(names):,} fleet series (at "
-        f"most {FLEET_CHARTS} a run); every series' ranking is in summary.json."
+    return _(
+        "Drew fleet charts of the first {shown} of {total} fleet series (at most {shown} a "
+        "run); every series' ranking is in summary.json.",
+        shown=FLEET_CHARTS,
+        total=f"{len(names):,}",
     )
 
 
@@ -184,16 +188,43 @@ def left_out_notice(dropped: list[PlannedChart], max_charts: int, total: int) ->
     by_kind: dict[str, int] = {}
     for p in dropped:
         by_kind[p.chart.kind] = by_kind.get(p.chart.kind, 0) + 1
-    parts = [
-        f"{n:,} {KIND_NAMES[k][0] if n == 1 else KIND_NAMES[k][1]}"
-        for k in KIND_ORDER
-        if (n := by_kind.get(k, 0))
-    ]
-    what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    parts = [_kind_count(k, n) for k in KIND_ORDER if (n := by_kind.get(k, 0))]
+    what = (
+        parts[0]
+        if len(parts) == 1
+        else _("{first} and {last}", first=", ".join(parts[:-1]), last=parts[-1])
+    )
     names = ""
     if len(dropped) <= 5:
         names = " (" + ", ".join(p.chart.path.rsplit("/", 1)[-1] for p in dropped) + ")"
-    return (
-        f"Drew {total - len(dropped):,} of {total:,} charts (chart limit {max_charts:,}, "
-        f"--max-charts); left out {what}{names}."
+    return _(
+        "Drew {drawn} of {total} charts (chart limit {limit}, --max-charts); left out "
+        "{what}{names}.",
+        drawn=f"{total - len(dropped):,}",
+        total=f"{total:,}",
+        limit=f"{max_charts:,}",
+        what=what,
+        names=names,
     )
+
+
+def _kind_count(kind: str, n: int) -> str:
+    """'1 roofline', '3 sweep charts' in the current language."""
+    c = f"{n:,}"
+    if n == 1:
+        return {
+            "summary": _("{n} summary chart", n=c),
+            "fleet": _("{n} fleet chart", n=c),
+            "model": _("{n} model chart", n=c),
+            "roofline": _("{n} roofline", n=c),
+            "network": _("{n} network roofline", n=c),
+            "sweep": _("{n} sweep chart", n=c),
+        }[kind]
+    return {
+        "summary": _("{n} summary charts", n=c),
+        "fleet": _("{n} fleet charts", n=c),
+        "model": _("{n} model charts", n=c),
+        "roofline": _("{n} rooflines", n=c),
+        "network": _("{n} network rooflines", n=c),
+        "sweep": _("{n} sweep charts", n=c),
+    }[kind]

@@ -9,10 +9,17 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import LABEL_LIMIT, SCATTER_LIMIT, RooflineData
-from pipeline.render.charts.labels import chart_text, cluster_labels, place_labels
+from pipeline.render.charts.labels import (
+    bound_text,
+    chart_text,
+    cluster_labels,
+    place_labels,
+    rows_text,
+)
 from pipeline.render.charts.style import (
     BOUND_COLORS,
     BOUND_MARKERS,
@@ -20,6 +27,7 @@ from pipeline.render.charts.style import (
     SERIES_STYLES,
     axis_points,
     hollow,
+    in_chart_fonts,
     log_limits,
     log_log_axes,
     new_figure,
@@ -91,7 +99,7 @@ def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list
             obstacles.append(axis_points(ax, xs, np.array([peak, peak])))
         texts.append(
             ax.annotate(
-                f"{d.label} ({fmt.plural(d.rows, 'row')})",
+                f"{d.label} ({rows_text(d.rows)})",
                 (xlim[1], top_d),
                 xytext=(-6, -3),
                 textcoords="offset points",
@@ -114,7 +122,7 @@ def _draw_roofs(ax, data: RooflineData, xlim: tuple[float, float]) -> tuple[list
         last_px = px[0]
         ridges.append(
             ax.annotate(
-                f"ridge {fmt.rounded(r.x)} FLOP/byte ({r.family})",
+                _("ridge {x} FLOP/byte ({family})", x=fmt.rounded(r.x), family=r.family),
                 (r.x, ylo),
                 xytext=(3 if right else -3, 4),
                 textcoords="offset points",
@@ -142,7 +150,7 @@ def _draw_points(ax, data: RooflineData, xlim, ylim) -> tuple[list, str]:
     size, alpha = (40, 0.95) if few else (12, 0.55)
     for code, bound in enumerate(BOUNDS):
         color = BOUND_COLORS[bound]
-        label = f"{bound}-bound ({fmt.count(data.counts[bound])})"
+        label = f"{bound_text(bound)} ({fmt.count(data.counts[bound])})"
         if dense:
             handles.append(Patch(facecolor=color, alpha=0.8, label=label))
             continue
@@ -168,15 +176,16 @@ def _draw_points(ax, data: RooflineData, xlim, ylim) -> tuple[list, str]:
                 ms=6 if dense else 7,
                 markerfacecolor="none",
                 markeredgecolor="#222",
-                label=f"does not fit in HBM ({fmt.count(data.not_fitting)})",
+                label=_("does not fit in HBM ({n})", n=fmt.count(data.not_fitting)),
             )
         )
     if data.trails:  # named in the legend: their own sweep charts show them in full
         names = [chart_text(t.text, 24) for t in data.trails]
-        shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
-        handles.append(Line2D([], [], color="#999", lw=1.5, label=f"sweep: {shown}"))
+        more = " " + _("+{n} more", n=len(names) - 3) if len(names) > 3 else ""
+        shown = ", ".join(names[:3]) + more
+        handles.append(Line2D([], [], color="#999", lw=1.5, label=_("sweep: {names}", names=shown)))
     if dense:
-        handles.append(Patch(facecolor="#999", alpha=0.35, label="lighter = fewer scenarios"))
+        handles.append(Patch(facecolor="#999", alpha=0.35, label=_("lighter = fewer scenarios")))
     return handles, ("dense" if dense else "few" if few else "scatter")
 
 
@@ -210,6 +219,7 @@ def _draw_density(ax, p, xlim, ylim) -> None:
         ax.scatter(cx, cy, s=10, marker="x", color="#222", linewidths=0.6, alpha=0.8, zorder=6)
 
 
+@in_chart_fonts
 def roofline_figure(data: RooflineData) -> Figure:
     """An HBM or network roofline (see the module) as a Figure."""
     fig = new_figure()
@@ -235,19 +245,22 @@ def roofline_figure(data: RooflineData) -> Figure:
     legend.set_zorder(8)
     notes = []
     if data.overridden:
-        n = data.overridden
+        n = fmt.count(data.overridden)
         notes.append(
-            f"{fmt.plural(n, 'row')} {'gives its' if n == 1 else 'give their'} own peak, HBM "
-            f"or link numbers (drawn at {'its' if n == 1 else 'their'} own values; the roofs "
-            "are the catalog's)"
-        )
+            _("{n} row gives its own peak, HBM or link numbers (drawn at its own values; the "
+              "roofs are the catalog's)", n=n)
+            if data.overridden == 1
+            else _("{n} rows give their own peak, HBM or link numbers (drawn at their own "
+                   "values; the roofs are the catalog's)", n=n)
+        )  # fmt: skip
     if p.hidden:
-        notes.append(f"{fmt.plural(p.hidden, 'row')} not drawn (no bytes or no FLOPs)")
+        notes.append(_("{rows} not drawn (no bytes or no FLOPs)", rows=rows_text(p.hidden)))
     if data.collectives:
+        rows = rows_text(data.collectives, "collective row")
         notes.append(
-            f"{fmt.plural(data.collectives, 'collective row')} not on a roofline (no FLOPs; "
-            "see the tables and the sweep chart of bytes)"
-        )
+            _("{rows} not on a roofline (no FLOPs; see the tables and the sweep chart of bytes)",
+              rows=rows)
+        )  # fmt: skip
     if notes:
         fig.text(0.01, 0.012, "; ".join(notes), fontsize=7.5, color="#555", va="bottom")
     titles(fig, data.title, data.subtitle)

@@ -1,12 +1,16 @@
 """What every chart shares: the bound colours and markers, figure size, titles, axes, and the
 PNG encoding. Figures are matplotlib `Figure` objects on the Agg canvas, never pyplot state;
-they show themselves in a notebook (ChartFigure)."""
+they show themselves in a notebook (ChartFigure), and are built and drawn in their language's
+fonts (in_chart_fonts)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 
 import numpy as np
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -14,6 +18,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from PIL import Image
 
 from pipeline.render import format as fmt
+from pipeline.render.charts.fonts import chart_rc
 from pipeline.render.charts.labels import chart_text
 
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies); the marker
@@ -38,6 +43,24 @@ class ChartFigure(Figure):
         return png_bytes(self), {"width": width}
 
 
+def in_chart_fonts(build):
+    """A figure builder run in the current language's fonts (fonts.chart_rc: Korean adds a
+    Hangul fallback): every text it makes keeps them, and png_bytes draws with them too.
+    English builds as it always has, with no rcParams touched."""
+
+    @functools.wraps(build)
+    def built(*args, **kwargs):
+        rc = chart_rc()
+        if not rc:
+            return build(*args, **kwargs)
+        with rc_context(rc):
+            fig = build(*args, **kwargs)
+        fig.chart_rc = rc
+        return fig
+
+    return built
+
+
 def new_figure(height: float = FIGSIZE[1]) -> ChartFigure:
     """A chart-sized Figure on the Agg canvas."""
     fig = ChartFigure(figsize=(FIGSIZE[0], height), dpi=DPI)
@@ -49,8 +72,10 @@ def png_bytes(fig: Figure) -> bytes:
     """The figure as a 256-colour PNG: about a quarter of the bytes of full colour, with no
     visible change on flat chart colours, so reports with many charts stay small enough to
     mail. No date or software metadata: the same chart gives the same bytes."""
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
+    rc = getattr(fig, "chart_rc", None)  # in_chart_fonts': the fonts it was built with
+    with rc_context(rc) if rc else contextlib.nullcontext():
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
     image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba())
     palette = image.convert("RGB").quantize(
         colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
@@ -147,11 +172,11 @@ def log_time_axis(ax, low: float, high: float, seconds=fmt.seconds) -> None:
     ax.tick_params(axis="y", which="minor", labelsize=8, labelcolor="#555")
 
 
-def marker_handles(bounds, unfit: bool, bound_label: str, unfit_label: str) -> list:
-    """Legend entries for the marker shapes of `bounds` ('{bound}' in `bound_label` named)
+def marker_handles(bounds, unfit: bool, bound_label, unfit_label: str) -> list:
+    """Legend entries for the marker shapes of `bounds` (`bound_label(bound)` their text)
     and, when some point does not fit in HBM, for a hollow one (`unfit_label`)."""
     handles = [Line2D([], [], ls="", marker=BOUND_MARKERS[b], color="#555", ms=6,
-                      label=bound_label.format(bound=b)) for b in bounds]  # fmt: skip
+                      label=bound_label(b)) for b in bounds]  # fmt: skip
     if unfit:
         handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="#555", ms=6,
                               label=unfit_label))  # fmt: skip

@@ -7,13 +7,15 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
-from pipeline.render.charts.labels import chart_text
-from pipeline.render.charts.style import BOUND_COLORS, DPI, FIGSIZE, new_figure
+from pipeline.render.charts.labels import bound_text, chart_text
+from pipeline.render.charts.style import BOUND_COLORS, DPI, FIGSIZE, in_chart_fonts, new_figure
 from pipeline.render.charts.summary_data import SummaryData
 
 
+@in_chart_fonts
 def summary_figure(data: SummaryData) -> Figure:
     """Stacked bars: compute-, memory- and network-bound scenario counts per hardware."""
     names = data.hardware
@@ -35,7 +37,7 @@ def summary_figure(data: SummaryData) -> Figure:
             left=left,
             color=BOUND_COLORS[bound],
             height=0.62,
-            label=f"{bound}-bound ({fmt.count(vals.sum())})",
+            label=f"{bound_text(bound)} ({fmt.count(vals.sum())})",
         )
         for y, v, x0 in zip(pos, vals, left, strict=True):
             if v / biggest >= 0.07:
@@ -62,7 +64,7 @@ def summary_figure(data: SummaryData) -> Figure:
     widest = max(t.get_window_extent(renderer).width for t in ax.get_yticklabels())
     left_margin = min((widest + 24) / (FIGSIZE[0] * DPI), 0.45)
     fig.subplots_adjust(left=left_margin)
-    ax.set_xlabel("Scenarios (count)")
+    ax.set_xlabel(_("Scenarios (count)"))
     ax.grid(True, axis="x", color="#e3e3e3", lw=0.6)
     ax.set_axisbelow(True)
     fig.legend(

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from pipeline.i18n import _
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import SweepData, SweepLine
 from pipeline.render.charts.labels import fit_text
@@ -18,6 +19,7 @@ from pipeline.render.charts.style import (
     SERIES_STYLES,
     flops_axis,
     hollow,
+    in_chart_fonts,
     new_figure,
     titles,
 )
@@ -29,6 +31,7 @@ LEGEND_SPACING = {"borderaxespad": 0.5, "borderpad": 0.4, "columnspacing": 2.0,
                   "handlelength": 2.5, "handletextpad": 0.8}  # fmt: skip
 
 
+@in_chart_fonts
 def sweep_figure(data: SweepData) -> Figure:
     """Attainable FLOP/s against a swept dim, one line per series (the book's Q3 figure)."""
     lines = data.lines
@@ -116,7 +119,9 @@ def sweep_figure(data: SweepData) -> Figure:
             ax.plot([crit], [ln.critical_y], marker="o", ms=6, color=color, zorder=6)
     _critical_labels(fig, ax, lines, dim, value, time)
     if unfit:
-        ax.scatter([], [], facecolors="none", edgecolors="#333", s=18, label="does not fit in HBM")
+        ax.scatter(
+            [], [], facecolors="none", edgecolors="#333", s=18, label=_("does not fit in HBM")
+        )
     ax.set_xlabel(data.x_label)
     ax.set_ylabel(data.y_label)
     fig.legend(
@@ -146,9 +151,9 @@ def _legend_texts(
         if ln.reach or time:
             reach = ln.reach
         elif ln.critical is not None:
-            reach = f"compute-bound from {dim} = {fmt.count(ln.critical)}"
+            reach = _("compute-bound from {dim} = {value}", dim=dim, value=fmt.count(ln.critical))
         else:
-            reach = "never compute-bound here"
+            reach = _("never compute-bound here")
         detail = f" ({ln.detail})" if ln.detail else ""
         detail = detail if ln.label.endswith(detail) else ""
         head = ln.label[: len(ln.label) - len(detail)]
@@ -176,7 +181,7 @@ def _critical_labels(fig, ax, lines, dim: str, value, time: bool) -> None:
         shared = sum(ln.critical == crit for ln in lines) > 1
         for step in range(len(points) + 1):
             ann = ax.annotate(
-                f"knee {value(crit)}" if time else f"{dim} = {value(crit)}",
+                _("knee {value}", value=value(crit)) if time else f"{dim} = {value(crit)}",
                 (crit, y),
                 xytext=(0, 7 + 13 * step),
                 textcoords="offset points",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.codes import fits
 from pipeline.model.ops import FLEET
 from pipeline.model.roofs import links_used
@@ -153,7 +154,12 @@ def _spread(run: list[LinePlan], n: int) -> list[int]:
 def drawn_text(lines: list[LinePlan]) -> str:
     """A chart's note of the lines pages() left out: ' (10 of 54 lines)', else ''."""
     of = max((ln.of for ln in lines), default=0)
-    return f" ({len(lines)} of {of} lines)" if of else ""
+    return " " + _("({n} of {of} lines)", n=len(lines), of=of) if of else ""
+
+
+def page_of(page: int, of: int) -> str:
+    """A chart's page among its sweep's: ' (2 of 3)', else ''."""
+    return " " + _("({page} of {of})", page=page, of=of) if of > 1 else ""
 
 
 def sweep_data(
@@ -175,15 +181,16 @@ def sweep_data(
     out_lines = []
     for ln, turn, (part, order, x, y) in zip(lines, turns.to_dict("records"), ordered, strict=True):
         out_lines.append(_line(ln, part, order, x, y, *_turn(turn, dim, x, y, log_x)))
-    page_text = (f" ({page} of {of})" if of > 1 else "") + drawn_text(lines)
+    page_text = page_of(page, of) + drawn_text(lines)
     bw = chip.get("hbm_bandwidth")
     return SweepData(
         hardware=hw,
         dim=dim,
-        title=f"{chart_text(hw)}: attainable FLOP/s as {dim} grows{page_text}",
+        title=_("{chip}: attainable FLOP/s as {dim} grows", chip=chart_text(hw), dim=dim)
+        + page_text,
         subtitle=subtitle(chip, ceilings, f"HBM {fmt.bandwidth(bw)}") if bw else "",
-        x_label=f"{dim} (swept dimension)",
-        y_label="Attainable FLOP/s (per chip)",
+        x_label=_("{dim} (swept dimension)", dim=dim),
+        y_label=_("Attainable FLOP/s (per chip)"),
         log_x=log_x,
         ceilings=ceilings,
         lines=tuple(out_lines),
@@ -202,9 +209,10 @@ def _turn(turn: dict, dim: str, x: np.ndarray, y: np.ndarray, log_x: bool = True
     if not turn["compute"]:
         return None, None, ""
     if turn["bound"] == "compute":
-        return None, None, "compute-bound throughout"
-    counts = [f"{fmt.count(turn[b])} {b}" for b in ("compute", "memory", "network") if turn[b]]
-    return None, None, "mixed: " + ", ".join(counts)
+        return None, None, _("compute-bound throughout")
+    terms = {"compute": _("compute"), "memory": _("memory"), "network": _("network")}
+    counts = [_("{n} {bound}", n=fmt.count(turn[b]), bound=t) for b, t in terms.items() if turn[b]]
+    return None, None, _("mixed: {counts}", counts=", ".join(counts))
 
 
 def _on_line(x: np.ndarray, y: np.ndarray, at: float, log_x: bool) -> float:
@@ -260,32 +268,36 @@ def _time_data(
         if np.isnan(knees).any():
             reach = ""  # no hop latency known for the link: no knee to mark
         elif not len(past):
-            reach = "latency-bound throughout"
+            reach = _("latency-bound throughout")
         elif past[0] == 0:
-            reach = "bandwidth-bound throughout"
+            reach = _("bandwidth-bound throughout")
         else:  # the first point past the knee: the line is drawn through the knee, on the floor
             i = int(past[0])
             knee, knee_y = float(knees[i]), float(floor[i])
             per_chip = knee / float(floats(part["chips"])[order][i])
-            reach = f"latency-bound below {fmt.size(knee)} ({fmt.size(per_chip)} per chip)"
+            reach = _("latency-bound below {size} ({per_chip} per chip)", size=fmt.size(knee),
+                      per_chip=fmt.size(per_chip))  # fmt: skip
         out_lines.append(_line(ln, part, order, x, y, knee, knee_y, reach))
     links = links_used(results.iloc[np.concatenate([ln.rows for ln in lines])])
-    page_text = (f" ({page} of {of})" if of > 1 else "") + drawn_text(lines)
+    page_text = page_of(page, of) + drawn_text(lines)
     parts = []
     for lk in links:
         bw, lat = chip.get(f"{lk}_bandwidth"), chip.get(f"{lk}_latency")
         if bw:
+            values = {"link": lk.upper(), "bandwidth": fmt.bandwidth(bw)}
             parts.append(
-                f"{lk.upper()} {fmt.bandwidth(bw)} one-way"
-                + (f", {fmt.seconds(lat)} per hop" if lat else "")
-            )
+                _("{link} {bandwidth} one-way, {latency} per hop", latency=fmt.seconds(lat),
+                  **values)
+                if lat
+                else _("{link} {bandwidth} one-way", **values)
+            )  # fmt: skip
     return SweepData(
         hardware=hw,
         dim=BYTES,
-        title=f"{chart_text(hw)}: collective time as bytes grows{page_text}",
+        title=_("{chip}: collective time as bytes grows", chip=chart_text(hw)) + page_text,
         subtitle=" · ".join(parts),
-        x_label="bytes (V, the whole array)",
-        y_label="Time (t_network)",
+        x_label=_("bytes (V, the whole array)"),
+        y_label=_("Time (t_network)"),
         log_x=True,
         ceilings=(),
         lines=tuple(out_lines),
