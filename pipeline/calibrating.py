@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import analyze
 from pipeline.errors import InvalidResults, OutputError, printable
+from pipeline.i18n import _
 from pipeline.model.calibration import Calibration, estimate, op_kinds
 from pipeline.model.calibration_file import write_calibration
 from pipeline.model.groups import TOTAL_OPS
@@ -116,8 +117,9 @@ def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tup
     from pipeline.render.charts.calibration import calibration_chart_data, calibration_figure
     from pipeline.render.charts.style import png_bytes
 
-    t, _ = estimate(rows, calibration)
-    data = calibration_chart_data(rows, t, op_kinds(rows), title=f"Calibration {out.name}")
+    t, _unused = estimate(rows, calibration)
+    title = _("Calibration {name}", name=out.name)
+    data = calibration_chart_data(rows, t, op_kinds(rows), title=title)
     png = png_bytes(calibration_figure(data))
     chart = out.with_suffix(".png")
     with atomic_file(chart) as tmp:
@@ -155,34 +157,41 @@ def calibration_record(calibration: Calibration) -> dict:
 
 
 def calibration_text(calibration: Calibration) -> str:
-    """The calibration as the terminal shows it: one line per chip and kind, then the errors."""
+    """The calibration as the terminal shows it, in the current language: one line per chip
+    and kind, then the errors (a group's reason, the fit's, stays English)."""
     from pipeline.render import format as fmt
 
+    pct = fmt.percent
     lines = []
     for g in calibration_record(calibration)["groups"]:
-        where = f"{g['hardware']} {g['kind']}"
+        where, rows = f"{g['hardware']} {g['kind']}", f"{g['rows']:,}"
         if not g["fitted"]:
-            lines.append(f"  {where}: not fitted ({g['rows']:,} rows): {g['reason']}")
+            lines.append("  " + _("{where}: not fitted ({rows} rows): {reason}", where=where,
+                                  rows=rows, reason=g["reason"]))  # fmt: skip
             continue
         effs = ", ".join(
-            f"{label} {fmt.percent(g[c])}"
+            f"{label} {pct(g[c])}"
             for label, c in (
-                ("compute", "compute_efficiency"),
+                (_("compute"), "compute_efficiency"),
                 ("HBM", "hbm_efficiency"),
-                ("network", "network_efficiency"),
+                (_("network"), "network_efficiency"),
             )  # fmt: skip
             if g[c] != 1.0
         )
-        lines.append(
-            f"  {where}: {effs or 'efficiencies 100%'}, overhead "
-            f"{fmt.seconds(g['overhead_seconds'])}; {g['rows']:,} rows, error "
-            f"{fmt.percent(g['error_before'])} → {fmt.percent(g['error_after'])} (held out "
-            f"{fmt.percent(g['heldout_error'])})" + (f"; {g['reason']}" if g["reason"] else "")
-        )
-    overall = (
-        f"error {fmt.percent(calibration.error_before)} → {fmt.percent(calibration.error_after)}"
-        f" (held out {fmt.percent(calibration.heldout_error)})"
-        if np.isfinite(calibration.heldout_error)
-        else "no group fitted"
-    )
-    return "\n".join([f"calibration of {calibration.source}: {overall}", *lines])
+        values = {"where": where, "effs": effs or _("efficiencies 100%"), "rows": rows,
+                  "overhead": fmt.seconds(g["overhead_seconds"]), "before": pct(g["error_before"]),
+                  "after": pct(g["error_after"]), "heldout": pct(g["heldout_error"])}  # fmt: skip
+        if g["reason"]:
+            line = _("{where}: {effs}, overhead {overhead}; {rows} rows, error {before} → {after} "
+                     "(held out {heldout}); {reason}", reason=g["reason"], **values)  # fmt: skip
+        else:
+            line = _("{where}: {effs}, overhead {overhead}; {rows} rows, error {before} → {after} "
+                     "(held out {heldout})", **values)  # fmt: skip
+        lines.append("  " + line)
+    overall = _("no group fitted")
+    if np.isfinite(calibration.heldout_error):
+        before, after = pct(calibration.error_before), pct(calibration.error_after)
+        overall = _("error {before} → {after} (held out {heldout})", before=before, after=after,
+                    heldout=pct(calibration.heldout_error))  # fmt: skip
+    head = _("calibration of {source}: {overall}", source=calibration.source, overall=overall)
+    return "\n".join([head, *lines])

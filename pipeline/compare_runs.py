@@ -14,6 +14,7 @@ import pandas as pd
 
 from pipeline.compare import Comparison, compare, write_changes_folder
 from pipeline.errors import InvalidResults, printable
+from pipeline.i18n import _
 from pipeline.model.changes import COLUMNS, DEFAULT_THRESHOLD, KINDS, Changes, compare_results
 from pipeline.render import format as fmt
 from pipeline.render.changes import render_changes_sections
@@ -60,17 +61,23 @@ class RunsComparison:
         inputs one run lacks."""
         counts = self.counts
         total = sum(counts.values())
-        compared = sum(c.changes.compared for _, c in self.inputs)
+        compared = sum(c.changes.compared for _name, c in self.inputs)
         found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in KINDS if counts[k])
-        text = f"{fmt.plural(len(self.inputs), 'input')}, {fmt.count(compared)} compared: " + (
-            f"{fmt.plural(total, 'change')} ({found})" if total else "no changes"
-        )
+        changes = _("{n} change ({kinds})") if total == 1 else _("{n} changes ({kinds})")
+        n, compared = fmt.count(len(self.inputs)), fmt.count(compared)
+        changes = changes.format(n=fmt.count(total), kinds=found) if total else _("no changes")
+        values = {"n": n, "compared": compared, "changes": changes}
+        if len(self.inputs) == 1:
+            text = _("{n} input, {compared} compared: {changes}", **values)
+        else:
+            text = _("{n} inputs, {compared} compared: {changes}", **values)
         changed = [n for n, c in self.inputs if sum(c.changes.counts.values())]
         if changed:
-            text += f"; changed: {', '.join(changed)}"
-        for how in ("added", "removed"):
-            if names := [n for n, w in self.whole.items() if w == how]:
-                text += f"; {how}: {', '.join(names)}"
+            text += _("; changed: {inputs}", inputs=", ".join(changed))
+        if names := [n for n, w in self.whole.items() if w == "added"]:
+            text += _("; added: {inputs}", inputs=", ".join(names))
+        if names := [n for n, w in self.whole.items() if w == "removed"]:
+            text += _("; removed: {inputs}", inputs=", ".join(names))
         return printable(text)
 
     def __repr__(self) -> str:
@@ -79,8 +86,8 @@ class RunsComparison:
     def write(self, out_dir: str | Path, *, force: bool = False) -> tuple[Path, Path]:
         """Write out_dir/changes.csv, changes.html and manifest.json, as Comparison.write
         does (never into or over a compared run); returns the CSV's and the page's paths."""
-        runs = (*self.runs, *(run for _, c in self.inputs for run in c.runs))
-        title = f"Changes: {self.old_label} \u2192 {self.new_label}"
+        runs = (*self.runs, *(run for _name, c in self.inputs for run in c.runs))
+        title = _("Changes: {old} → {new}", old=self.old_label, new=self.new_label)
         sections = [(name, c.changes, c.old_label, c.new_label) for name, c in self.inputs]
         html = render_changes_sections(sections, title, (self.old_label, self.new_label))
         tables = [c.changes.table.loc[:, list(COLUMNS)].assign(input=name)

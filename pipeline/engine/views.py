@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.engine.sample import sample_plan
+from pipeline.i18n import _
 from pipeline.model.catalog import Catalog, catalog_records
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import Partial, chips_counted, computed
@@ -66,15 +67,25 @@ def dask_notice(record: Record, partitions: int) -> str:
     """What the report and the workbook say first of a Dask run: what they summarize."""
     s = record.summary
     head = (
-        f"Computed by the Dask engine in {fmt.plural(partitions, 'partition')}: "
-        f"{fmt.plural(s.scenarios, 'scenario')}, every one in {ROWS_IN}."
+        _("Computed by the Dask engine in {n} partition: {scenarios}, every one in {rows}.")
+        if partitions == 1
+        else _("Computed by the Dask engine in {n} partitions: {scenarios}, every one in {rows}.")
+    )
+    head = head.format(
+        n=fmt.count(partitions),
+        scenarios=(_("{n} scenario") if s.scenarios == 1 else _("{n} scenarios")).format(
+            n=fmt.count(s.scenarios)
+        ),
+        rows=ROWS_IN,
     )
     if not record.sampled:
         return head
-    return (
-        f"{head} The counts, series, critical batches, findings and the rooflines' density "
-        f"cover all {fmt.count(s.scenarios)}; the scenario tables, the Results sheet, the "
-        f"sweep charts and their tables show a sample of {fmt.count(len(record.results))}, "
-        "spread over each sweep (evenly, and on a log scale over long ranges; first and last "
-        "values kept)."
-    )
+    return _(
+        "{head} The counts, series, critical batches, findings and the rooflines' density "
+        "cover all {total}; the scenario tables, the Results sheet, the sweep charts and "
+        "their tables show a sample of {sample}, spread over each sweep (evenly, and on a log "
+        "scale over long ranges; first and last values kept).",
+        head=head,
+        total=fmt.count(s.scenarios),
+        sample=fmt.count(len(record.results)),
+    )  # fmt: skip

@@ -8,18 +8,47 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.i18n import _, use_lang
 from pipeline.model.change_groups import ChangeGroups
 from pipeline.render import format as fmt
+from pipeline.render.answer import bound_word
 
-ORIGIN_TITLES = {
-    "edit": "Edits to the scenarios",
-    "catalog": "Hardware numbers (the catalog or a --hardware file)",
-    "calibration": "The calibration (--calibration): the estimates only",
-    "model": "No input differs (the model or its version changed)",
-    "added": "Added",
-    "removed": "Removed",
-}
-FIT = {"True": "fits", "False": "does not fit", "": fmt.DASH}
+
+def origin_titles() -> dict[str, str]:
+    """What each origin of a change is called, in the current language."""
+    return {
+        "edit": _("Edits to the scenarios"),
+        "catalog": _("Hardware numbers (the catalog or a --hardware file)"),
+        "calibration": _("The calibration (--calibration): the estimates only"),
+        "model": _("No input differs (the model or its version changed)"),
+        "added": _("Added"),
+        "removed": _("Removed"),
+    }
+
+
+def fit_words() -> dict[str, str]:
+    """changes.csv's fits values ('True', 'False', '') as words, in the current language."""
+    return {"True": _("fits"), "False": _("does not fit"), "": fmt.DASH}
+
+
+def kind_word(kind: str) -> str:
+    """A kind of change of the data (changes.csv's `change`: 'bound', 't_lower', ...) as
+    shown to people (a card's label, a row's kind), in the current language."""
+    words = {
+        "bound": _("bound"),
+        "fits": _("fits"),
+        "critical_batch": _("critical_batch"),
+        "t_lower": _("t_lower"),
+        "t_estimate": _("t_estimate"),
+        "added": _("added"),
+        "removed": _("removed"),
+    }
+    return words.get(kind, kind)
+
+
+with use_lang("en"):  # the English texts, for what keeps them (the language is chosen later)
+    ORIGIN_TITLES = origin_titles()
+    FIT = fit_words()
 
 
 def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
@@ -31,6 +60,7 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
     worded = _worded_parts(parts)
     starts = np.searchsorted(parts["group"].to_numpy(), np.arange(len(groups) + 1))
     origins: list[dict] = []
+    titles = origin_titles()
     for at, g in enumerate(groups.itertuples(index=False)):
         own = worded[starts[at] : starts[at + 1]]
         for part in own:
@@ -38,7 +68,7 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
         line = {
             "input": g.input,
             "series": g.series,
-            "hardware": g.hardware if g.chips_named == 1 else fmt.plural(g.chips_named, "chip"),
+            "hardware": g.hardware if g.chips_named == 1 else _chips(g.chips_named),
             "scenarios": int(g.scenarios),
             "span": g.span,
             "example": g.example if g.scenarios == 1 and g.example != g.series else "",
@@ -48,7 +78,7 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
             p["text"] + (f" ({p['where']})" if p["where"] else "") for p in own
         )
         if not origins or origins[-1]["origin"] != g.origin:
-            origins.append({"origin": g.origin, "title": ORIGIN_TITLES[g.origin], "blocks": []})
+            origins.append({"origin": g.origin, "title": titles[g.origin], "blocks": []})
         blocks = origins[-1]["blocks"]
         if not blocks or blocks[-1]["block"] != g.block:
             blocks.append(_block(g))
@@ -68,8 +98,8 @@ def _block(g) -> dict:
         "chip": chip,  # whose numbers moved
         "inputs": inputs,  # the inputs that differ, old → new
         "cause": " ".join(filter(None, (chip, inputs))),  # the two in one text
-        "scenarios": fmt.plural(int(g.block_scenarios), "scenario"),
-        "series": f"{fmt.count(int(g.block_series))} series",  # one series, two series
+        "scenarios": _scenarios(int(g.block_scenarios)),
+        "series": _("{n} series", n=fmt.count(int(g.block_series))),  # one series, two series
         "lines": [],
     }
 
@@ -78,43 +108,61 @@ def _where(part: dict, scenarios: int) -> str:
     """'14 of 512: B = 123…136' for a part that moved some of its series' scenarios only."""
     if part["scenarios"] == scenarios:
         return ""
-    some = f"{fmt.count(part['scenarios'])} of {fmt.count(scenarios)}"
-    return f"{some}: {part['span']}" if part["span"] else some
+    n, total = fmt.count(part["scenarios"]), fmt.count(scenarios)
+    if part["span"]:
+        return _("{n} of {total}: {span}", n=n, total=total, span=part["span"])
+    return _("{n} of {total}", n=n, total=total)
+
+
+def _scenarios(n: int) -> str:
+    return _("{n} scenario", n=fmt.count(n)) if n == 1 else _("{n} scenarios", n=fmt.count(n))
+
+
+def _chips(n: int) -> str:
+    return _("{n} chip", n=fmt.count(n)) if n == 1 else _("{n} chips", n=fmt.count(n))
 
 
 def _worded_parts(parts) -> list[dict]:
     """Each part as a record: its kind, old and new (a state's), its count and span, and its
-    words: 'memory → compute', 'time 4.45 ms → 2.57 ms (0.579×)', 'critical batch 137 → 123'."""
+    words: 'memory → compute', 'time 4.45 ms → 2.57 ms (0.579×)', 'critical batch 137 → 123'
+    (old_word and new_word: a bound's old and new as shown, in the current language)."""
+    fit = fit_words()
     return [
         {
             "kind": p.change,
             "old": p.old or fmt.DASH,
             "new": p.new or fmt.DASH,
+            "old_word": bound_word(p.old or fmt.DASH),
+            "new_word": bound_word(p.new or fmt.DASH),
             "scenarios": int(p.scenarios),
             "span": p.span,
-            "text": _words(p),
+            "text": _words(p, fit),
         }
         for p in parts.itertuples(index=False)
     ]
 
 
-def _words(p) -> str:
+def _words(p, fit: dict[str, str]) -> str:
     arrow = " \u2192 "
     if p.change == "bound":
-        return f"{p.old or fmt.DASH}{arrow}{p.new or fmt.DASH}"
+        return f"{bound_word(p.old or fmt.DASH)}{arrow}{bound_word(p.new or fmt.DASH)}"
     if p.change == "fits":
-        return f"{FIT.get(p.old, p.old)}{arrow}{FIT.get(p.new, p.new)}"
+        return f"{fit.get(p.old, p.old)}{arrow}{fit.get(p.new, p.new)}"
     if p.change in ("t_lower", "t_estimate"):
-        what = "time" if p.change == "t_lower" else "estimate"
         if p.scenarios == 1:
-            return f"{what} {fmt.seconds(p.old_min)}{arrow}{fmt.seconds(p.new_min)} " + (
-                f"({fmt.ratio(p.ratio_min)})"
-            )
-        return f"{what} {_range(p.ratio_min, p.ratio_max, fmt.ratio)}"
+            old, new = fmt.seconds(p.old_min), fmt.seconds(p.new_min)
+            ratio = fmt.ratio(p.ratio_min)
+            if p.change == "t_lower":
+                return _("time {old} → {new} ({ratio})", old=old, new=new, ratio=ratio)
+            return _("estimate {old} → {new} ({ratio})", old=old, new=new, ratio=ratio)
+        ratios = _range(p.ratio_min, p.ratio_max, fmt.ratio)
+        if p.change == "t_lower":
+            return _("time {ratios}", ratios=ratios)
+        return _("estimate {ratios}", ratios=ratios)
     if p.change == "critical_batch":
         old, new = _range(p.old_min, p.old_max), _range(p.new_min, p.new_max)
-        return f"critical batch {old}{arrow}{new}"
-    return p.change  # added, removed
+        return _("critical batch {old} → {new}", old=old, new=new)
+    return kind_word(p.change)  # added, removed
 
 
 def _range(low: float, high: float, shown=fmt.count) -> str:

@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.i18n import _
 from pipeline.model.change_groups import group_changes, merge_changes
 from pipeline.model.changes import COLUMNS, KINDS, Changes
 from pipeline.render import format as fmt
-from pipeline.render.change_lines import group_lines
+from pipeline.render.answer import bound_word
+from pipeline.render.change_lines import group_lines, kind_word
 from pipeline.render.tables import write_csv
 from pipeline.render.templates import environment
 
@@ -35,6 +37,8 @@ def write_changes_csv(changes: Changes, path: Path) -> Path:
 
 
 def _rows(frame: pd.DataFrame, times: bool = False) -> list[dict]:
+    """The shown rows of a section: changes.csv's values (a bound's also as its word, and
+    the kind of change as its word, in the current language), times formatted."""
     rows = []
     for r in frame.head(SHOWN_ROWS).itertuples(index=False):
         old, new = r.old, r.new
@@ -45,8 +49,11 @@ def _rows(frame: pd.DataFrame, times: bool = False) -> list[dict]:
                 "name": r.name,
                 "hardware": r.hardware,
                 "change": r.change,
+                "change_word": kind_word(r.change),
                 "old": old or fmt.DASH,
                 "new": new or fmt.DASH,
+                "old_word": bound_word(old or fmt.DASH),
+                "new_word": bound_word(new or fmt.DASH),
                 "ratio": fmt.ratio(r.ratio),
                 "causes": r.causes,
             }
@@ -78,7 +85,8 @@ def _section(frame: pd.DataFrame, times: bool = False) -> dict:
 
 
 def _counts(changes: Changes) -> list[dict]:
-    return [{"kind": k, "n": changes.counts[k], "shown": fmt.count(changes.counts[k])}
+    return [{"kind": k, "label": kind_word(k), "n": changes.counts[k],
+             "shown": fmt.count(changes.counts[k])}
             for k in KINDS if k != "t_estimate" or changes.counts[k]]  # fmt: skip
 
 
@@ -139,5 +147,5 @@ def render_changes_sections(
 
 def render_changes_html(changes: Changes, old_label: str, new_label: str) -> str:
     """The self-contained changes.html page of one comparison."""
-    title = f"Changes: {old_label} \u2192 {new_label}"
+    title = _("Changes: {old} → {new}", old=old_label, new=new_label)
     return render_changes_sections([("", changes, old_label, new_label)], title)

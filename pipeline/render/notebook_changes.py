@@ -6,8 +6,10 @@ groups and flips only: `.table` has every change."""
 
 from __future__ import annotations
 
+from pipeline.i18n import _
 from pipeline.model.change_groups import group_changes
 from pipeline.model.changes import Changes
+from pipeline.render.answer import bound_word
 from pipeline.render.change_lines import group_lines
 from pipeline.render.report_changes import KINDS, LABELS
 from pipeline.render.templates import environment
@@ -15,7 +17,6 @@ from pipeline.render.templates import environment
 NOTEBOOK_CHANGES_TEMPLATE = "notebook_changes.html.j2"
 NOTEBOOK_GROUPS = 12  # groups (a series and a cause each) a cell shows
 NOTEBOOK_FLIPS = 10  # bound flips a cell shows
-NO_CAUSE = "no input differs"
 
 
 def comparison_data(changes: Changes, old_label: str, new_label: str) -> dict:
@@ -35,9 +36,9 @@ def comparison_data(changes: Changes, old_label: str, new_label: str) -> dict:
             {
                 "name": r.name,
                 "hardware": r.hardware,
-                "old": r.old,
-                "new": r.new,
-                "cause": r.causes or NO_CAUSE,
+                "old": bound_word(r.old),
+                "new": bound_word(r.new),
+                "cause": r.causes or _("no input differs"),
             }
             for r in flips.head(NOTEBOOK_FLIPS).itertuples(index=False)
         ],  # fmt: skip

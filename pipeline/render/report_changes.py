@@ -6,6 +6,7 @@ groups only: changes.csv has every change. Numbers are formatted by render.forma
 
 from __future__ import annotations
 
+from pipeline.i18n import _
 from pipeline.model.change_groups import group_changes
 from pipeline.render import format as fmt
 from pipeline.render.change_lines import group_lines
@@ -23,6 +24,28 @@ LABELS = {
 MAX_GROUPS = 12  # group lines the report shows; changes.csv has every change
 
 
+def count_text(kind: str, n: int) -> str:
+    """'3 bound flips', '1 fit change', '2 added': `n` changes of `kind`, in the current
+    language (the templates word the same texts with the number in bold: _change_groups)."""
+    one = n == 1
+    shown = fmt.count(n)
+    if kind == "bound":
+        return _("{n} bound flip", n=shown) if one else _("{n} bound flips", n=shown)
+    if kind == "fits":
+        return _("{n} fit change", n=shown) if one else _("{n} fit changes", n=shown)
+    if kind == "critical_batch":
+        if one:
+            return _("{n} critical-batch change", n=shown)
+        return _("{n} critical-batch changes", n=shown)
+    if kind == "t_lower":
+        return _("{n} time change", n=shown) if one else _("{n} time changes", n=shown)
+    if kind == "t_estimate":
+        return _("{n} estimate change", n=shown) if one else _("{n} estimate changes", n=shown)
+    if kind == "added":
+        return _("{n} added", n=shown)
+    return _("{n} removed", n=shown)
+
+
 def changes_summary(baseline, limit: int | None = MAX_GROUPS) -> dict:
     """The records of a comparison (a run.baseline.Baseline: .path and .changes): the counts,
     a line of them, and the first `limit` groups (None: all) as change_lines words them."""
@@ -31,10 +54,7 @@ def changes_summary(baseline, limit: int | None = MAX_GROUPS) -> dict:
     if not counts["t_estimate"]:  # a run without a calibration has no estimate to change
         del counts["t_estimate"]
     total = sum(counts.values())
-    parts = [
-        fmt.plural(n, LABELS[k]) if k not in ("added", "removed") else f"{fmt.count(n)} {k}"
-        for k, n in counts.items()
-    ]
+    parts = [count_text(k, n) for k, n in counts.items()]
     grouped = group_changes(changes)
     return {
         "baseline": str(baseline.path),

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.errors import OutputError, printable
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render.index_page import render_index
@@ -33,7 +34,7 @@ def index_entry(analysis: Record, written: Written) -> dict:
         **{b: s.bounds[b] for b in BOUNDS},
         "not_fitting": s.not_fitting,
         "rejected": s.rejected_rows,
-        "status": "rows rejected" if s.rejected_rows else "ok",
+        "status": _("rows rejected") if s.rejected_rows else _("ok"),  # words, not data
         **changes,
     }
 
@@ -48,7 +49,7 @@ def failed_entry(source: str, run_name: str, message: str) -> dict:
         **dict.fromkeys(BOUNDS, 0),
         "not_fitting": 0,
         "rejected": 0,
-        "status": f"failed: {message}",
+        "status": _("failed: {message}", message=message),
     }
 
 
