@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import InvalidScenarios, described, printable, quoted, text_list
-from pipeline.i18n import use_lang
+from pipeline.i18n import _, use_lang
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_MAX_ROWS,
@@ -54,12 +54,24 @@ class Analysis(Record):
 
     def __repr__(self) -> str:
         s = self.summary
-        bounds = ", ".join(f"{b} {count(n)}" for b, n in s.bounds.items())
+        words = {"compute": _("compute"), "memory": _("memory"), "network": _("network")}
+        bounds = ", ".join(f"{words[b]} {count(n)}" for b, n in s.bounds.items())
         chips = ", ".join(str(h["name"]) for h in self.hardware)
-        return (
-            f"<Analysis of {self.source}: {plural(s.scenarios, 'scenario')} ({bounds}) on "
-            f"{chips or '-'}; {plural(s.rejected_rows, 'rejected row')}, "
-            f"{plural(len(self.warnings), 'warning')}>"
+        rejected, warned = s.rejected_rows, len(self.warnings)
+        return _(
+            "<Analysis of {source}: {scenarios} ({bounds}) on {chips}; {rejected}, {warnings}>",
+            source=self.source,
+            scenarios=(_("{n} scenario") if s.scenarios == 1 else _("{n} scenarios")).format(
+                n=count(s.scenarios)
+            ),
+            bounds=bounds,
+            chips=chips or "-",
+            rejected=(_("{n} rejected row") if rejected == 1 else _("{n} rejected rows")).format(
+                n=count(rejected)
+            ),
+            warnings=(_("{n} warning") if warned == 1 else _("{n} warnings")).format(
+                n=count(warned)
+            ),
         )
 
     def _repr_html_(self) -> str:
