@@ -25,6 +25,7 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
     MAX_ROWS_LIMIT,
 )
+from pipeline.model.calibration import unused_warnings
 from pipeline.model.calibration_file import calibration_from
 from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from, catalog_records
 from pipeline.model.chips import chips as chips_table
@@ -224,7 +225,8 @@ def analyze(
         started=started,
         hardware=records,
         summary=summary,
-        warnings=(*catalog.warnings, *loaded.warnings),  # the user's hardware files', the rows'
+        # the user's hardware files', the rows', a calibration that fits none of them
+        warnings=(*catalog.warnings, *loaded.warnings, *unused_warnings(summary.calibration)),
         timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
         _loaded=loaded,
         _read=(*read, *catalog.files),

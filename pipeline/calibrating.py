@@ -37,6 +37,7 @@ class Calibrated:
     calibration: Calibration
     rows: pd.DataFrame
     files: tuple[Path, ...] = ()
+    problems: tuple = ()  # the rows of `measured` refused (RowProblem), not fitted to
 
     def __repr__(self) -> str:
         return calibration_text(self.calibration)
@@ -52,7 +53,7 @@ def calibrate(
     analyze. The rows of a transformer step's or a group's total are left out (their ops
     are fitted); a chip and kind with too few rows, or too little spread, is said, not
     guessed (docs/model.md#calibration)."""
-    results, source, digest = _measured_results(measured, hardware, models, sheet)
+    results, source, digest, problems = _measured_results(measured, hardware, models, sheet)
     total = results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
     rows = results[~total & results["measured_seconds"].notna().to_numpy()]
     rows = rows.reset_index(drop=True)
@@ -67,11 +68,12 @@ def calibrate(
     files: tuple[Path, ...] = ()
     if out is not None:
         files = write_report(calibration, rows, Path(out))
-    return Calibrated(calibration, rows, files)
+    return Calibrated(calibration, rows, files, problems)
 
 
-def _measured_results(measured, hardware, models, sheet) -> tuple[pd.DataFrame, str, str]:
-    """The results of `measured`, what it is called and its SHA-256 ('' for rows in memory)."""
+def _measured_results(measured, hardware, models, sheet) -> tuple[pd.DataFrame, str, str, tuple]:
+    """The results of `measured`, what it is called, its SHA-256 ('' for rows in memory) and
+    the problems of its rows refused (a run's folder: none, its rows were checked then)."""
     if isinstance(measured, str | Path) and Path(measured).is_dir():
         folder = Path(measured)
         found = results_in(folder)
@@ -80,11 +82,13 @@ def _measured_results(measured, hardware, models, sheet) -> tuple[pd.DataFrame, 
                 f"{printable(folder)} has no results (results.parquet or results/part-*): "
                 "give a run's output folder, or the scenario file with measured_seconds"
             )
-        return _read_results(found), str(folder), file_sha256(found) if found.is_file() else ""
+        digest = file_sha256(found) if found.is_file() else ""
+        return _read_results(found), str(folder), digest, ()
     a = analyze(measured, hardware=hardware, models=models, sheet=sheet)
+    problems = tuple(a.problem_list)
     if isinstance(measured, str | Path):
-        return a.results, str(measured), a.source_sha256 or ""
-    return a.results, "rows", ""
+        return a.results, str(measured), a.source_sha256 or "", problems
+    return a.results, "rows", "", problems
 
 
 def _read_results(path: Path) -> pd.DataFrame:

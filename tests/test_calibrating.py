@@ -141,3 +141,46 @@ def test_a_calibration_change_is_the_cause_of_the_estimates_change(measured, tmp
     cause = changes.table["causes"].iloc[0]
     assert cause.startswith("calibration cal.toml ") and " → other.toml " in cause
     assert set(group_changes(changes).groups["origin"]) == {"calibration"}
+
+
+def test_refused_measured_rows_are_said_and_not_fitted(measured, tmp_path):
+    path, _, done = measured
+    frame = pd.read_csv(path)
+    frame.loc[0, "measured_seconds"] = -1.0
+    bad = tmp_path / "bad.csv"
+    frame.to_csv(bad, index=False)
+    again = pipeline.calibrate(bad)
+    assert [(p.line, p.column) for p in again.problems] == [(2, "measured_seconds")]
+    assert len(again.rows) == len(done.rows) - 1
+    said = invoke("calibrate", bad, "-o", tmp_path / "c.toml")
+    assert said.exit_code == 1
+    assert f"{bad}:2: column measured_seconds: '-1.0' is not a positive number" in said.stderr
+    # what calibrate returns is what analyze takes
+    r = pipeline.analyze(path, calibration=again).results
+    assert r["t_estimate"].notna().all()
+
+
+def test_a_calibration_that_fits_none_of_the_runs_chips_is_said(measured, tmp_path):
+    _, toml, _ = measured
+    other = tmp_path / "elsewhere.toml"
+    other.write_text(toml.read_text().replace("[h100.", "[b200."))
+    a = pipeline.analyze([{"name": "m", "op": "matmul", "hardware": "h100", "B": 8, "D": 64,
+                           "F": 64}], calibration=other)  # fmt: skip
+    assert a.results["t_estimate"].isna().all()
+    assert (
+        a.warnings[-1].startswith("calibration elsewhere.toml ")
+        and "gives no row an estimate: it has no fitted table for this run's chips"
+        in a.warnings[-1]
+    )
+    from pipeline.render.answer import calibration_sentence
+
+    assert calibration_sentence(a.summary.calibration).startswith("No estimate: calibration ")
+
+
+def test_losing_the_calibration_is_a_change_of_every_estimate(measured):
+    path, toml, _ = measured
+    old = pipeline.analyze(path, calibration=toml).results
+    new = pipeline.analyze(path).results
+    changes = compare_results(old, new)
+    assert changes.counts["t_estimate"] == len(new) and not changes.skipped
+    assert changes.table["causes"].iloc[0].endswith(" → none")

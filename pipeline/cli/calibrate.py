@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     LANG_OPTION,
     MODELS_OPTION,
     SHEET_OPTION,
+    echo_problems,
     errors,
 )
 from pipeline.cli_support import escaped
@@ -51,13 +52,17 @@ def calibrate(measured: Path, output: Path, hardware_files, models_files, sheet)
       pipeline calibrate output/nightly-profile/ -o h100.toml
       pipeline run scenarios/q1-q5.csv --calibration calibration.toml
 
-    Exit status: 0 written; 1 an error (no measured row, an unreadable file).
+    Exit status: 0 written; 1 rows refused (said on stderr as by `pipeline validate`; the
+    others fitted and written) or an error (no measured row, an unreadable file).
     """
     with errors() as failed:
         hardware = list(hardware_files) or None
         models = list(models_files) or None
         done = pipeline.calibrate(measured, output, hardware=hardware, models=models,
                                   sheet=sheet)  # fmt: skip
+        echo_problems(done.problems, ())
         click.echo(escaped(repr(done)))
         click.echo(escaped("-> " + ", ".join(str(f) for f in done.files)))
+        if done.problems:
+            failed.append("rows refused")
     sys.exit(1 if failed else 0)

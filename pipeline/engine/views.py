@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from pipeline.engine.sample import sample_plan
 from pipeline.i18n import _
+from pipeline.model.calibration import unused_warnings
 from pipeline.model.catalog import Catalog, catalog_records
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import Partial, chips_counted, computed
@@ -47,6 +48,7 @@ def dask_record(
     summary = finish(
         merged, list(records), loaded.source_rows, rejected, len(problems), catalog.calibration
     )
+    warnings = (*warnings, *unused_warnings(summary.calibration))
     record = Record(
         **provenance(loaded, catalog.version),
         started=started,

@@ -181,12 +181,18 @@ def apply_parameters(
     return top + overhead * count, bound
 
 
-def calibration_summary(calibration: Calibration | None) -> dict | None:
+def calibration_summary(calibration: Calibration | None, lines=None) -> dict | None:
     """What a run says of the calibration it applied (summary.json's `calibration`, the
     report's and the workbook's line): its label, date, source, errors (mean |t / measured
-    - 1| before, after and held out) and each fitted group's values; None without one."""
+    - 1| before, after and held out), each fitted group's values, and whether any of the
+    run's series (`lines`, model.series) got an estimate from it; None without one."""
     if calibration is None:
         return None
+    estimated = (
+        lines is not None
+        and "e_max" in lines.columns
+        and bool(np.isfinite(lines["e_max"].to_numpy(dtype=float)).any())
+    )
     groups = calibration.groups
     fitted = groups[groups["fitted"].astype(bool)]
     return {
@@ -201,7 +207,21 @@ def calibration_summary(calibration: Calibration | None) -> dict | None:
         ],
         "unfitted": [f"{h} {k}" for h, k in groups.loc[~groups["fitted"].astype(bool),
                                                         ["hardware", "kind"]].to_numpy()],
+        "estimated": estimated,  # False: no row of the run has a chip and kind it fitted
     }  # fmt: skip
+
+
+def unused_warnings(said: dict | None) -> tuple[str, ...]:
+    """The warning of a run whose calibration (calibration_summary's) gave no row an
+    estimate: it has no fitted table for the run's chips and op kinds."""
+    if not said or said["estimated"]:
+        return ()
+    fitted = ", ".join(f"{g['hardware']} {g['kind']}" for g in said["groups"]) or "none"
+    return (
+        f"calibration {said['label']} gives no row an estimate: it has no fitted table for "
+        f"this run's chips and op kinds (fitted: {fitted}); the times are the floor "
+        "(t_lower) alone",
+    )
 
 
 def _number(value: float) -> float | None:

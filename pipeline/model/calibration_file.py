@@ -253,6 +253,8 @@ def calibration_from(given) -> tuple[Calibration, Path | None]:
     """The Calibration `calibration=` asks for and the file it was read from: a Calibration
     as it is (None), else a path read (InvalidCalibrationFile when it is not one), labelled
     with the file's name and the start of its SHA-256 (what results say was applied)."""
+    if isinstance(getattr(given, "calibration", None), Calibration):
+        given = given.calibration  # what pipeline.calibrate returns (pipeline.Calibrated)
     if isinstance(given, Calibration):
         return given, None
     if not isinstance(given, str | Path):

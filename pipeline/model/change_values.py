@@ -82,3 +82,14 @@ def text_differs(a: pd.Series, a_at: np.ndarray, b: pd.Series, b_at: np.ndarray)
     (ia, ta), (ib, tb) = coded
     at = np.flatnonzero(ia != ib)
     return at, ta[at], tb[at]
+
+
+def calibrated_alike(old: pd.DataFrame, new: pd.DataFrame):
+    """A run with a calibration against one without: the other gets an empty estimate and
+    calibration `none`, so losing (or gaining) the estimates is a change of each, caused by
+    the calibration (a nightly job that forgot --calibration fails --fail-on t_estimate)."""
+    has = ["t_estimate" in f.columns for f in (old, new)]
+    if has[0] == has[1]:
+        return old, new
+    nothing = {"t_estimate": np.nan, "calibration": "none"}
+    return (old, new.assign(**nothing)) if has[0] else (old.assign(**nothing), new)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from pipeline.errors import InvalidResults, described, printable, quoted
 from pipeline.model.change_values import (
+    calibrated_alike,
     exact_texts,
     plain_text,
     same_values,
@@ -122,6 +123,7 @@ def compare_results(
     old = typed_results(_checked(old, "baseline"), _rows_of("the baseline results"))
     new = typed_results(_checked(new, "new"), _rows_of("the new results"))
     _check_one_sided(old, new)
+    old, new = calibrated_alike(old, new)
     one_sided = set(compared_columns(old.columns)) ^ set(compared_columns(new.columns))
     skipped = tuple(sorted(one_sided - {"series"}))  # read to group by, never compared
     old_names = old["name"].astype(str).to_numpy(dtype=object)

@@ -122,7 +122,7 @@ def finish(
         fleet=fleet,
         fleet_curves=curves,
         grids=merged.grids,
-        calibration=calibration_summary(calibration),
+        calibration=calibration_summary(calibration, merged.lines),
     )
 
 

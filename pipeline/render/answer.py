@@ -178,6 +178,16 @@ def calibration_sentence(calibration) -> str | None:
     source = Path(calibration["source"]).name if calibration["source"] else _("its measurements")
     unfitted = calibration["unfitted"]
     label, created = calibration["label"], calibration["created"]
+    if calibration["groups"] and not calibration.get("estimated", True):
+        return _(
+            "No estimate: calibration {label} ({created}, fitted to {source}) fits none of this "
+            "run's chips and op kinds (it fits {fitted}), so the times are the roofline's floor "
+            "(t_lower).",
+            label=label,
+            created=created,
+            source=source,
+            fitted=", ".join(f"{g['hardware']} {g['kind']}" for g in calibration["groups"]),
+        )
     if not calibration["groups"]:  # nothing fitted: the times are the floor's alone
         return _(
             "No estimate: calibration {label} ({created}, fitted to {source}) fits no chip and "
