@@ -84,6 +84,9 @@ def _measured_results(measured, hardware, models, sheet) -> tuple[pd.DataFrame, 
             )
         digest = file_sha256(found) if found.is_file() else ""
         return _read_results(found), str(folder), digest, ()
+    if isinstance(measured, str | Path) and Path(measured).suffix == ".parquet":
+        path = Path(measured)  # a run's results.parquet (or one Dask part), not its folder
+        return _read_results(path), str(path), file_sha256(path), ()
     a = analyze(measured, hardware=hardware, models=models, sheet=sheet)
     problems = tuple(a.problem_list)
     if isinstance(measured, str | Path):

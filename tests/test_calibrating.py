@@ -54,6 +54,8 @@ def test_a_runs_folder_gives_the_same_fit_as_its_scenario_file(measured, tmp_pat
     again = pipeline.calibrate(tmp_path / "run")
     pd.testing.assert_frame_equal(again.calibration.groups, done.calibration.groups)
     assert again.files == () and again.calibration.source == str(tmp_path / "run")
+    parquet = pipeline.calibrate(tmp_path / "run" / "results.parquet")  # the file itself
+    pd.testing.assert_frame_equal(parquet.calibration.groups, done.calibration.groups)
 
 
 def test_rows_without_a_measurement_are_an_error_saying_what_to_give(tmp_path):
