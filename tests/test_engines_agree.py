@@ -215,13 +215,19 @@ def test_groups_cut_anywhere_are_the_local_ones(tmp_path):
         "a,matmul,v5e,8,1024,1024,blk,,,\n"
         "b,custom,v5e,,,,blk,,1e9,1e6\n"
     )
+    path, catalog, local = local_run(tmp_path, scenario)
+    assert (local.results["op"].astype(str) == "group").sum() == 7 + 1
+    cuts_agree(path, catalog, local, ([0.1], [0.2, 0.5, 0.51, 0.9], [0.99]))
+
+
+def local_run(tmp_path, scenario: str):
+    """`scenario` written to a file, the catalog, and the local engine's run of it (no problem)."""
     path = tmp_path / "s.csv"
     path.write_text(scenario)
     catalog = load_catalog()
     local = pipeline.analyze(path, hardware=catalog)
     assert not local.problem_list
-    assert (local.results["op"].astype(str) == "group").sum() == 7 + 1
-    cuts_agree(path, catalog, local, ([0.1], [0.2, 0.5, 0.51, 0.9], [0.99]))
+    return path, catalog, local
 
 
 def cuts_agree(path, catalog, local, cuts_list) -> None:
@@ -260,9 +266,5 @@ def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):
         "tp,transformer,llama3-70b,h100,8,N,64,1,8192,tensor parallel\n"
         "m,transformer,mixtral-8x7b,h100|b200,,,1..64*4,1,1024,moe\n"
     )
-    path = tmp_path / "s.csv"
-    path.write_text(scenario)
-    catalog = load_catalog()
-    local = pipeline.analyze(path, hardware=catalog)
-    assert not local.problem_list
+    path, catalog, local = local_run(tmp_path, scenario)
     cuts_agree(path, catalog, local, ([0.5], [0.1, 0.33, 0.9]))

@@ -76,9 +76,10 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     batch dim), with the swept values as text (`at`: 'B=64', 'B=1, D=8192'; '' for none)."""
     marks = facts["marks"].to_numpy(dtype=np.int16) if len(facts) else np.empty(0, np.int16)
     fleet = (marks & FLEET_POINT) != 0
-    if "in_step" in facts.columns and len(facts):  # of a step or a group, its total alone
+    inside = facts["in_step"].to_numpy(dtype=bool) if "in_step" in facts.columns else None
+    if inside is not None and inside.any():  # of a step or a group, its total alone
         op = (~results["op"].astype(str).isin(TOTAL_OPS)).to_numpy(dtype=bool)
-        fleet &= ~(facts["in_step"].to_numpy(dtype=bool) & op)
+        fleet &= ~(inside & op)
     take = np.flatnonzero(fleet)
     if not len(take):
         return _empty(ROW_COLUMNS)
