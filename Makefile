@@ -2,19 +2,28 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
+# make run installs what running needs; make test adds the test, lint and Dask tools
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: run test soak lint format bench clean
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(VENV)/bin/pip install --quiet -e '.[dev,dask]'
 	touch $(STAMP)
 
-run: $(STAMP)
-	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv scenarios/models.csv
-	$(VENV)/bin/pipeline calibrate scenarios/measured.csv -o output/calibration.toml
+run: $(RUN_STAMP)
+	mkdir -p output
+	$(VENV)/bin/pipeline calibrate scenarios/measured.csv -o output/calibration.toml --force
 	$(VENV)/bin/pipeline run scenarios/measured.csv --calibration output/calibration.toml
+	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv scenarios/models.csv
+	@echo
+	@echo "Open output/index.html in a browser: it links every report above and the calibration."
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -33,7 +33,7 @@ from pipeline.model.model_catalog import models_from
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import chips_counted, computed, merge
 from pipeline.model.summary import finish
-from pipeline.names import slug
+from pipeline.names import folder_name
 from pipeline.record import Record, provenance
 from pipeline.render.catalog_text import chips_html, compare_lines
 from pipeline.render.format import count, plural
@@ -130,8 +130,9 @@ class Analysis(Record):
 
 
 def sanitize_name(text: str) -> str:
-    """A file-system-safe name: only [a-z0-9._-], never empty, never a dot-file or '..'."""
-    return slug(text, keep="._-", strip="-.") or "run"
+    """A file-system-safe folder name keeping the letters of any script (names.folder_name):
+    never empty, never a dot-file or '..', a path separator, a control or a reserved name."""
+    return folder_name(text)
 
 
 def output_name(path: Path) -> str:

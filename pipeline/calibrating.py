@@ -1,12 +1,14 @@
 """`pipeline.calibrate(measured, out)`: fit a calibration to measured times (DESIGN.md §20,
 docs/model.md#calibration) and write it with its report: the calibration file (TOML), a
 predicted-vs-measured chart before and after (`<out>.png`) and a small page with both
-(`<out>.html`), each written atomically. `measured` is a scenario file (CSV or .xlsx) or rows
-with `measured_seconds`, or a run's output folder whose results carry them."""
+(`<out>.html`), each written atomically, never over a file there unless `force`, never over
+an input or into a folder this tool wrote (check_targets). `measured` is a scenario file (CSV
+or .xlsx) or rows with `measured_seconds`, or a run's output folder whose results carry them."""
 
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,14 +17,22 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from pipeline.analysis import analyze
-from pipeline.errors import InvalidResults, OutputError, printable
+from pipeline.errors import (
+    InvalidResults,
+    InvalidScenarios,
+    OutputError,
+    described,
+    printable,
+    quoted,
+)
 from pipeline.i18n import _
 from pipeline.model.calibration import Calibration, estimate, op_kinds
 from pipeline.model.calibration_file import write_calibration
 from pipeline.model.groups import TOTAL_OPS
 from pipeline.render.templates import environment
 from pipeline.run.baseline import results_in
-from pipeline.textfile import atomic_file, file_sha256
+from pipeline.run.manifest import read_manifest
+from pipeline.textfile import atomic_file, check_file_place, file_sha256, refuse_existing
 
 # what a fit reads of a run's results (a run of a calibrated run's too: its estimate unread)
 COLUMNS = ("name", "op", "einsum", "hardware", "collective", "t_math", "t_hbm", "t_network",
@@ -38,37 +48,148 @@ class Calibrated:
     rows: pd.DataFrame
     files: tuple[Path, ...] = ()
     problems: tuple = ()  # the rows of `measured` refused (RowProblem), not fitted to
+    warnings: tuple[str, ...] = ()  # doubts about the measurements (their unit: unit_warnings)
 
     def __repr__(self) -> str:
         return calibration_text(self.calibration)
 
 
 def calibrate(
-    measured, out=None, *, hardware=None, models=None, sheet=None, folds: int = 5
+    measured,
+    out=None,
+    *,
+    force: bool = False,
+    hardware=None,
+    models=None,
+    sheet=None,
+    folds: int = 5,
 ) -> Calibrated:
     """Fit the efficiencies and overhead per chip and op kind that bring the roofline to the
     `measured_seconds` of `measured` (a scenario file or rows, as pipeline.analyze takes
-    them, or a run's output folder) and, given `out` (a .toml path), write the calibration
-    there with `<out>.png` and `<out>.html` beside it. `hardware`, `models`, `sheet`: as for
-    analyze. The rows of a transformer step's or a group's total are left out (their ops
-    are fitted); a chip and kind with too few rows, or too little spread, is said, not
-    guessed (docs/model.md#calibration)."""
+    them, or a run's output folder) and, given `out` (a .toml path in a folder that exists),
+    write the calibration there with `<out>.png` and `<out>.html` beside it: a file there is
+    replaced only with `force`, an input or a run's folder never (OutputError before any
+    fit). `hardware`, `models`, `sheet`: as for analyze. The rows of a transformer step's or
+    a group's total are left out (their ops are fitted); a chip and kind with too few rows,
+    or too little spread, is said, not guessed (docs/model.md#calibration)."""
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False, not {described(force)}")
+    if out is not None:
+        check_targets(Path(out), _input_paths(measured, hardware, models), force)
     results, source, digest, problems = _measured_results(measured, hardware, models, sheet)
     total = results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
     rows = results[~total & results["measured_seconds"].notna().to_numpy()]
     rows = rows.reset_index(drop=True)
+    steps = _measured_steps(results, total)
+    if not len(rows) and steps:
+        raise InvalidResults(f"{source}: no row to fit: {steps}")
     if not len(rows):
-        raise InvalidResults(
-            f"{source}: no row has a measured_seconds: a calibration is fitted to measured "
-            "times (give the rows a measured_seconds column, in seconds)"
-        )
-    from pipeline.model.calibration_fit import fit  # SciPy: imported when a fit is asked for
+        _nothing_to_fit(source, problems, int((~total).sum()))
+    # SciPy: imported when a fit is asked for
+    from pipeline.model.calibration_fit import fit, unit_warnings
 
     calibration = fit(rows, source=source, source_sha256=digest, folds=folds)
     files: tuple[Path, ...] = ()
     if out is not None:
         files = write_report(calibration, rows, Path(out))
-    return Calibrated(calibration, rows, files, problems)
+    said = (*([steps] if steps else []), *unit_warnings(rows, calibration))
+    return Calibrated(calibration, rows, files, problems, said)
+
+
+def _measured_steps(results: pd.DataFrame, total: np.ndarray) -> str:
+    """What is said of the transformer steps given a measured_seconds ('' for none): left
+    out, as a step's time is its ops' together and a fit is per op kind (their op rows
+    carry no measured time: model.transformer)."""
+    measured = total & results["measured_seconds"].notna().to_numpy()
+    if not measured.any():
+        return ""
+    names = results["name"].astype(str).to_numpy(dtype=object)[measured]
+    shown = ", ".join(quoted(n) for n in names[:3])
+    more = f" and {len(names) - 3:,} more" if len(names) > 3 else ""
+    return (
+        f"{len(names):,} transformer step{'s' if len(names) != 1 else ''} with a "
+        f"measured_seconds left out ({shown}{more}): a calibration is fitted per chip and op "
+        "kind to ops' times, and a step's time is its ops' together; give the ops' measured "
+        "times as rows of their own"
+    )
+
+
+def _nothing_to_fit(source: str, problems: tuple, computed: int) -> None:
+    """Raise the error of a fit with no row: the rows refused and why (the first; every one
+    in the error's `problems`), else what a calibration needs."""
+    if not problems:
+        raise InvalidResults(
+            f"{source}: no row has a measured_seconds: a calibration is fitted to measured "
+            "times (give the rows a measured_seconds column, in seconds)"
+        )
+    lines = len({p.line for p in problems})
+    rows = f"{lines:,} row{'s' if lines != 1 else ''}"
+    if computed:
+        said = (
+            f"the {computed:,} rows computed have no measured_seconds, and {rows} "
+            f"{'was' if lines == 1 else 'were'} refused (the first: {problems[0]})"
+        )
+    else:
+        said = f"every row was refused ({rows}; the first: {problems[0]})"
+    raise InvalidScenarios(f"{source}: no row to fit: {said}", problems)
+
+
+def check_targets(out: Path, inputs: list[Path], force: bool) -> tuple[Path, Path, Path]:
+    """The files a calibration at `out` writes (`out`, `<out>.png`, `<out>.html`); OutputError
+    unless `out` ends in .toml and is not inside a folder this tool wrote (a run's, a
+    comparison's: replaced whole by the next), none is an input (or inside a folder given as
+    one), its folder exists and, unless `force`, none is there yet."""
+    name = printable(out)
+    if out.suffix.lower() != ".toml":
+        raise OutputError(
+            f"{name}: a calibration is a TOML file; name it *.toml (its chart .png and page "
+            ".html are written beside it)"
+        )
+    targets = (out, out.with_suffix(".png"), out.with_suffix(".html"))
+    for folder in _folders_of(out):
+        if read_manifest(folder) is not None:
+            raise OutputError(
+                f"{name} is inside {printable(folder)}, a folder this tool wrote and replaces "
+                "whole; write the calibration elsewhere (e.g. -o calibration.toml)"
+            )
+    for target in targets:
+        held = _held(target, inputs)
+        if held is not None:
+            raise OutputError(
+                f"{printable(target)} is an input of this calibration"
+                + ("" if held == target else f" (inside {printable(held)})")
+                + "; it is never written over: give another -o"
+            )
+    check_file_place(out, "calibration.toml")
+    for target in targets:
+        refuse_existing(target, force)
+    return targets
+
+
+def _input_paths(measured, hardware, models) -> list[Path]:
+    """The files (and folders) a calibration reads: never among those it writes."""
+    given = [measured]
+    for more in (hardware, models):
+        given.extend(more if isinstance(more, list | tuple) else [more])
+    return [Path(g) for g in given if isinstance(g, str | os.PathLike)]
+
+
+def _held(target: Path, inputs: list[Path]) -> Path | None:
+    """The input `target` is (by its resolved path or as given), or a folder input holding it."""
+    places = {target.resolve(), Path(os.path.abspath(target))}
+    for path in inputs:
+        for where in {path.resolve(), Path(os.path.abspath(path))}:
+            if where in places:
+                return target
+            if path.is_dir() and any(where in p.parents for p in places):
+                return path
+    return None
+
+
+def _folders_of(out: Path) -> list[Path]:
+    """Every folder `out` is inside, as given and resolved (a link to a run's folder too)."""
+    folders = dict.fromkeys([*Path(os.path.abspath(out)).parents, *out.resolve().parents])
+    return list(folders)
 
 
 def _measured_results(measured, hardware, models, sheet) -> tuple[pd.DataFrame, str, str, tuple]:
@@ -112,13 +233,6 @@ def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tup
     """`out` (the calibration), `<out>.png` (the chart) and `<out>.html` (the chart and the
     groups' table), each atomically; their paths."""
     out = Path(out)
-    try:  # as `run -o` makes its folder
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(
-            f"{printable(out.parent)}: cannot make the folder for the calibration: "
-            f"{exc.strerror or exc}"
-        ) from None
     write_calibration(calibration, out)
     # matplotlib only when a chart is drawn (`import pipeline` never loads it)
     from pipeline.render.charts.calibration import calibration_chart_data, calibration_figure
@@ -128,10 +242,8 @@ def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tup
     title = _("Calibration {name}", name=out.name)
     data = calibration_chart_data(rows, t, op_kinds(rows), title=title)
     png = png_bytes(calibration_figure(data))
-    chart = out.with_suffix(".png")
-    with atomic_file(chart) as tmp:
-        tmp.write_bytes(png)
-    page = out.with_suffix(".html")
+    chart, page = out.with_suffix(".png"), out.with_suffix(".html")
+    _write(chart, png)
     html = (
         environment()
         .get_template("calibration.html.j2")
@@ -141,9 +253,16 @@ def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tup
             chart=base64.b64encode(png).decode("ascii"),
         )
     )
-    with atomic_file(page) as tmp:
-        tmp.write_text(html, encoding="utf-8")
+    _write(page, html.encode("utf-8"))
     return out, chart, page
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        with atomic_file(path) as tmp:
+            tmp.write_bytes(data)
+    except OSError as exc:
+        raise OutputError(f"{printable(path)}: cannot write: {exc.strerror or exc}") from exc
 
 
 def calibration_record(calibration: Calibration) -> dict:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from pipeline.cli_support import Checked, input_line, warnings_line
+from pipeline.cli_support import Checked, index_line, input_line, warnings_line
 from pipeline.engine.cluster import DEFAULT_WORKER_WAIT, Progress, scheduler_problem
 from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
 from pipeline.errors import printable
@@ -33,7 +33,8 @@ ENGINE_OPTIONS = (
      f"{fmt.count(MIN_PARTITION_ROWS)} in a run of more scenarios than that."}),
     ("--worker-wait", {"above": 0, "default": DEFAULT_WORKER_WAIT, "metavar": "SECONDS",
      "help": "With --engine dask: how long the run waits while the scheduler has no worker "
-     "(none started yet, or all killed), the wait shown, before it stops with an error."}),
+     "(none started yet, or all killed), the wait shown, before it stops with an error; also "
+     "the longest wait for a finished partition's result or the scheduler's answer."}),
     ("--csv", {"is_flag": True, "help": "With --engine dask: also results/part-NNNNN.csv."}),
 )  # fmt: skip
 DASK_ONLY = ("scheduler", "partition_rows", "worker_wait", "csv")
@@ -127,7 +128,7 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
         with errors() as failed:
             index = write_index(output_dir, runs, protect=protect)
             if not how["quiet"]:
-                say(f"index of {fmt.plural(len(runs), 'run')} -> {printable(index)}")
+                say(index_line(len(runs), printable(index)))
         status = 1 if failed else status
     return status
 

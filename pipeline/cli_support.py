@@ -4,9 +4,13 @@ folder name per input, each input's baseline folder, SIGTERM taken as Ctrl-C, an
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import signal
 import threading
+from collections import Counter
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +21,11 @@ from pipeline.errors import OutputError, PipelineError, printable, quoted
 from pipeline.i18n import _
 from pipeline.model.chips import peak_dtype
 from pipeline.model.roofline import BOUNDS
+from pipeline.names import FOLDER_BYTES, fit_bytes
 from pipeline.render import format as fmt
-from pipeline.run.baseline import LATEST, check_baseline_dir, latest_run
-from pipeline.textfile import atomic_file
+from pipeline.run.baseline import check_baseline_dir
+from pipeline.run.earlier import LATEST, newest_run, pair_runs, runs_in
+from pipeline.textfile import atomic_file, check_file_place
 
 
 def change_kinds(value: str | None) -> tuple[str, ...] | None:
@@ -49,19 +55,50 @@ def changed(changes: dict, kinds: tuple[str, ...]) -> bool:
     return any(changes["counts"].get(k, 0) for k in kinds)
 
 
-def chosen_baseline(value: str | None, output_dir: Path) -> tuple[Path | None, str | None]:
+# the files of a run that show its changes since the baseline, in the order a failure names them
+CHANGES_HELD_IN = ("changes.csv", "report.html", "workbook.xlsx")
+
+
+def failed_line(source, changes: dict, kinds: tuple[str, ...], folder: Path, files) -> str:
+    """What `pipeline run --fail-on KINDS` prints of an input that fails on them, with or
+    without -q (a cron mail must say it): which kinds changed and how many, since which
+    baseline, and the files that list the changes."""
+    counts = changes["counts"]
+    found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in kinds if counts.get(k))
+    other = ", ".join(f"{k} {fmt.count(n)}" for k, n in counts.items() if n and k not in kinds)
+    names = {Path(f).name for f in files}
+    held = [n for n in CHANGES_HELD_IN if n in names]
+    where = f"{printable(folder)}/{', '.join(held)}" if held else f"{printable(folder)}/"
+    return _(
+        "{source}: changed since {baseline}: {changes} (--fail-on {kinds}{also}) -> {where}",
+        source=printable(source),
+        baseline=printable(changes["baseline"]),
+        changes=found,
+        kinds=",".join(kinds),
+        also=_("; also {changes}", changes=other) if other else "",
+        where=where,
+    )
+
+
+def chosen_baseline(
+    value: str | None, output_dir: Path, warn: Callable[[str], None] | None = None
+) -> tuple[Path | None, str | None]:
     """run's --baseline as a folder, and a note to print: `latest` is the newest finished run
-    beside OUTPUT_DIR (run.baseline.latest_run); none there yet (the first night) is a note,
-    not an error. Any other value is the folder it names, as given."""
+    beside OUTPUT_DIR (run.earlier.newest_run; `warn` hears of the runs it skips), named with
+    its start time; none there yet (the first night) is a note, not an error. Any other value
+    is the folder it names, as given."""
     if value is None:
         return None, None
     if value != LATEST:
         return Path(value), None
-    found = latest_run(output_dir)
+    found = newest_run(output_dir, warn)
     if found is not None:
-        return found, f"note: baseline latest: {printable(found)}"
+        folder, started = found
+        return folder, _("note: baseline latest: {folder} (started {started})",
+                         folder=printable(folder), started=printable(started))  # fmt: skip
     under = printable(Path(os.path.abspath(output_dir)).parent)
-    return None, f"note: baseline latest: first run under {under}/: nothing to compare"
+    return None, _("note: baseline latest: first run under {folder}/: nothing to compare",
+                   folder=under)  # fmt: skip
 
 
 def escaped(message: str) -> str:
@@ -70,32 +107,46 @@ def escaped(message: str) -> str:
 
 
 def output_names(paths: list[Path]) -> list[str]:
-    """One output folder name per input: its sanitized stem (a run's own workbook.xlsx: its
-    run's name and -rerun, pipeline.analysis.output_name), made unique with -2, -3, ..."""
+    """One output folder name per input: its stem in any script, made safe (a run's own
+    workbook.xlsx: its run's name and -rerun; pipeline.analysis.output_name). Inputs whose
+    names meet (Plan.csv, plan.csv; a/plan.csv, b/plan.csv) each get their own folder, the
+    same whatever the order: the one whose stem is already the folder name keeps it, each
+    other one gets `-` and 6 hex digits of its path's SHA-256 (plan-3f9a1c); distinct in
+    lower case too, for a case-insensitive file system."""
     from pipeline.analysis import output_name
 
+    bases = [output_name(path) for path in paths]
+    inputs = dict(zip(paths, bases, strict=True))  # a path given twice is one input
+    met = Counter(inputs.values())
+    own = Counter(b for path, b in inputs.items() if path.stem == b)
     names: list[str] = []
-    for path in paths:
-        base = output_name(path)
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}-{k}", k + 1
+    for path, base in zip(paths, bases, strict=True):
+        name = base
+        if met[base] > 1 and not (path.stem == base and own[base] == 1):
+            tag = f"-{hashlib.sha256(path.as_posix().encode()).hexdigest()[:6]}"
+            name = fit_bytes(base, FOLDER_BYTES - len(tag)).rstrip("-.") + tag
+        first, k = name, 2
+        while name.casefold() in {n.casefold() for n in names}:  # the same path twice
+            name, k = f"{first}-{k}", k + 1
         names.append(name)
     return names
 
 
-def baseline_folders(folder: Path | None, names: list[str]) -> list[Path | None]:
-    """Each output name's baseline, `folder`/<name>/ (None where there is none, or no
+def baseline_folders(folder: Path | None, paths: list[Path], names: list[str]) -> list[Path | None]:
+    """Each input's baseline: its own run in `folder`, paired by the input's name as the
+    runs' manifests record it (run.earlier.pair_runs; None where there is none, or no
     `folder`); BaselineError when `folder` is missing or unreadable (before any write)."""
     if folder is None:
         return [None] * len(names)
     root = check_baseline_dir(folder)
-    return [root / name if (root / name).is_dir() else None for name in names]
+    wanted = [(str(path), name) for path, name in zip(paths, names, strict=True)]
+    return pair_runs(wanted, runs_in(root))
 
 
 def no_baseline_note(path: Path, folder: Path) -> str:
     """What `run --baseline` says of an input its baseline folder has no run of."""
-    return f"note: {printable(path)}: no baseline {printable(folder)}/; not compared"
+    return _("note: {input}: no run of it in the baseline {folder}/; not compared",
+             input=printable(path), folder=printable(folder))  # fmt: skip
 
 
 @contextmanager
@@ -139,6 +190,11 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
 def counted(n: int, one: str, many: str) -> str:
     """`n` with its noun, one or many (texts of the catalog: '1 scenario', '2 scenarios')."""
     return (one if n == 1 else many).format(n=fmt.count(n))
+
+
+def index_line(runs: int, index: str) -> str:
+    """The line after several inputs: the index page over their runs."""
+    return counted(runs, _("index of {n} run"), _("index of {n} runs")) + f" -> {index}"
 
 
 def input_line(source, scenarios: int, bounds, rejected: int, folder: Path, files: str,
@@ -223,15 +279,40 @@ def quiet_line(analysis, written) -> str | None:
 
 
 def warnings_line(source, warnings, folder: Path, files) -> str | None:
-    """An input's warnings in one line, on either engine: how many, and which of the files
-    written (`files`: paths or names) list them; None when it has none."""
+    """An input's warnings in one line, on either engine: how many, what the first say (their
+    first words), and which of the files written (`files`: paths or names) list them; None
+    when it has none."""
     if not warnings:
         return None
     names = {Path(f).name for f in files}
     held = [n for n in WARNINGS_HELD_IN if n in names] or ["manifest.json"]
-    listed = held[0] if len(held) == 1 else f"{', '.join(held[:-1])} and {held[-1]}"
-    count = fmt.plural(len(warnings), "warning")
-    return f"{printable(source)}: {count}, in {printable(folder)}/{listed}"
+    listed = held[0] if len(held) == 1 else _("{first} and {last}", first=", ".join(held[:-1]),
+                                               last=held[-1])  # fmt: skip
+    said = [first_words(w, source) for w in warnings[:GIST_WARNINGS]]
+    if len(warnings) > GIST_WARNINGS:
+        said.append("…")
+    return _(
+        "{source}: {warnings} ({said}), in {folder}/{files}",
+        source=printable(source),
+        warnings=counted(len(warnings), _("{n} warning"), _("{n} warnings")),
+        said="; ".join(said),
+        folder=printable(folder),
+        files=listed,
+    )
+
+
+GIST_WARNINGS = 2  # warnings whose first words `run -q` shows
+GIST_CHARACTERS = 60  # of each
+
+
+def first_words(warning: str, source) -> str:
+    """A warning's first words (at most GIST_CHARACTERS, cut between words), without the
+    `FILE:LINE:` its line already says."""
+    text = " ".join(printable(warning).split())
+    text = re.sub(rf"^{re.escape(printable(source))}(?::\d+)?:\s*", "", text)
+    if len(text) <= GIST_CHARACTERS:
+        return text
+    return text[:GIST_CHARACTERS].rsplit(" ", 1)[0].rstrip(",;:(") + "…"
 
 
 def hardware_usage(names: tuple[str, ...], compare: bool, chart, dtype) -> str | None:
@@ -292,11 +373,7 @@ def write_chips_chart(path: Path, catalog, names: list[str], dtype: str | None) 
 
 def write_file(path: Path, data: bytes) -> None:
     """`data` at `path`, written beside it first and renamed over it: never half written."""
-    if path.is_dir():
-        raise OutputError(f"{printable(path)} is a folder; give a file name")
-    folder = path.absolute().parent
-    if not folder.is_dir():
-        raise OutputError(f"folder {printable(folder)} does not exist; create it first")
+    check_file_place(path)
     try:
         with atomic_file(path) as temp:
             temp.write_bytes(data)

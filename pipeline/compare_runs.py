@@ -1,6 +1,7 @@
 """`pipeline compare` of two whole runs (README "What changed since last night"): two folders
-`run -o` wrote for several inputs, their inputs paired by stem (the <stem>/ sub-folders);
-an input only one run has is `added` or `removed` as a whole (every scenario of it). One
+`run -o` wrote for several inputs, their inputs (the <stem>/ sub-folders) paired by the
+input's own name as each run's manifest records it (run.earlier.pair_runs); an input only
+one run has is `added` or `removed` as a whole (every scenario of it). One
 changes.csv (an `input` column first), one changes.html (the changes of every input grouped
 first, then a section per input) and one exit status for the night."""
 
@@ -20,6 +21,8 @@ from pipeline.render import format as fmt
 from pipeline.render.changes import render_changes_sections
 from pipeline.render.tables import write_csv
 from pipeline.run.baseline import read_results_file, results_in
+from pipeline.run.earlier import input_file, pair_runs
+from pipeline.run.manifest import read_manifest
 
 
 def inputs_of(folder: Path) -> dict[str, Path]:
@@ -116,18 +119,34 @@ def compare_runs(
                 f"the {role} {printable(folder)} holds no run of an input (<stem>/ folders "
                 "with results): give two folders `pipeline run -o` wrote, or two inputs' folders"
             )
+    pairs = _paired(old_inputs, new_inputs)
     inputs, whole = [], {}
-    for name in [n for n in new_inputs if n in old_inputs]:
-        inputs.append((name, compare(old_inputs[name].parent, new_inputs[name].parent, threshold)))
+    for name, old_name in pairs.items():
+        if old_name is not None:
+            old_run, new_run = old_inputs[old_name].parent, new_inputs[name].parent
+            inputs.append((name, compare(old_run, new_run, threshold)))
+    gone = set(old_inputs) - set(pairs.values())
     for name, path, how in [
-        *((n, p, "added") for n, p in new_inputs.items() if n not in old_inputs),
-        *((n, p, "removed") for n, p in old_inputs.items() if n not in new_inputs),
+        *((n, p, "added") for n, p in new_inputs.items() if pairs[n] is None),
+        *((n, p, "removed") for n, p in old_inputs.items() if n in gone),
     ]:
+        if name in new_inputs and how == "removed":  # another input's folder name tonight
+            name = _("{input} (baseline)", input=name)
         inputs.append((name, _one_sided(path, how, threshold)))
         whole[name] = how
     runs = (("baseline", Path(os.path.abspath(old))), ("new", Path(os.path.abspath(new))))
     return RunsComparison(printable(os.fspath(old)), printable(os.fspath(new)), tuple(inputs),
                           whole, runs)  # fmt: skip
+
+
+def _paired(old: dict[str, Path], new: dict[str, Path]) -> dict[str, str | None]:
+    """Each new input's folder name -> its baseline's (None: the baseline has none), paired
+    by the input's own name as the manifests record it (run.earlier.pair_runs), not by the
+    folder's name: Plan.csv's folder may be plan one night and plan-3f9a1c the next."""
+    there = {path.parent: input_file(read_manifest(path.parent)) for path in old.values()}
+    wanted = [(input_file(read_manifest(path.parent)), name) for name, path in new.items()]
+    runs = pair_runs(wanted, there)
+    return {name: None if run is None else run.name for name, run in zip(new, runs, strict=True)}
 
 
 def _one_sided(path: Path, how: str, threshold: float) -> Comparison:

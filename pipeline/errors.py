@@ -78,12 +78,15 @@ _CONTROL = re.compile(
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def printable(text: object) -> str:
+def printable(text: object, keep: str = "") -> str:
     """`text` on one line, every control character written as an escape (`\\n`, `\\x00`,
-    `\\u202e`), so a value can never forge a line of its own in a message, or reorder one."""
+    `\\u202e`), so a value can never forge a line of its own in a message, or reorder one;
+    the characters of `keep` stay as they are (a page's line breaks: render.templates)."""
 
     def escape(m: re.Match) -> str:
         ch = m.group(0)
+        if ch in keep:
+            return ch
         if ch in _NAMED:
             return _NAMED[ch]
         return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"

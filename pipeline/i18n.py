@@ -26,19 +26,52 @@ NAMES = {"en": "English", "ko": "한국어"}  # what the languages call themselv
 _lang: str | None = None  # use_lang's, while it lasts
 
 
+SPELLINGS = "any case; a locale such as ko_KR.UTF-8 names its language"
+ENGLISH_LOCALES = ("c", "posix")  # the POSIX locales, in English
+
+
+def lang_code(lang: str) -> str | None:
+    """The language code of LANGS `lang` names, or None: a code in any case (`KO`), or a
+    POSIX locale (`ko_KR.UTF-8`, `ko-KR`, `C.UTF-8`): its language, before the territory,
+    codeset and modifier."""
+    text = lang.strip().lower().partition("@")[0].partition(".")[0]
+    code = text.replace("-", "_").partition("_")[0]
+    code = "en" if code in ENGLISH_LOCALES else code
+    return code if code in LANGS else None
+
+
 def check_lang(lang: object) -> str:
-    """`lang` as a language code of LANGS; ValueError naming them otherwise."""
-    text = str(lang).strip().lower() if isinstance(lang, str) else lang
-    if text not in LANGS:
-        raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
-    return text
+    """`lang` as a language code of LANGS (lang_code's spellings); ValueError naming them
+    otherwise."""
+    code = lang_code(lang) if isinstance(lang, str) else None
+    if code is None:
+        raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)} ({SPELLINGS})")
+    return code
+
+
+def environment_lang() -> str:
+    """PIPELINE_LANG's language (English when it is unset or empty); ValueError naming the
+    variable and the languages when it names none."""
+    value = os.environ.get("PIPELINE_LANG") or "en"
+    code = lang_code(value)
+    if code is None:
+        raise ValueError(
+            f"PIPELINE_LANG is {value!r}, not a language of this tool: give "
+            f"{' or '.join(LANGS)} ({SPELLINGS}), or unset it"
+        )
+    return code
 
 
 def current_lang() -> str:
     """The language texts are in now: use_lang's, else PIPELINE_LANG's, else English."""
     if _lang is not None:
         return _lang
-    return check_lang(os.environ.get("PIPELINE_LANG") or "en")
+    return environment_lang()
+
+
+def chosen_lang() -> str | None:
+    """The language set_lang or use_lang chose, None when PIPELINE_LANG decides."""
+    return _lang
 
 
 def set_lang(lang: str | None) -> None:

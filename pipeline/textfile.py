@@ -1,6 +1,6 @@
 """Files: reading a user's text file (regular files only, UTF-8 only, and when not, a message
 that says what the file looks like and where decoding failed), a file's SHA-256, and writing
-a file in one step."""
+a file in one step, never over a user's file unasked."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from pipeline.errors import PipelineError, printable
+from pipeline.errors import OutputError, PipelineError, printable
 
 SNIFF_BYTES = 4096  # what is looked at to recognize UTF-16/32 without a byte-order mark
 _BOMS = (
@@ -61,6 +61,33 @@ def file_sha256(path: Path) -> str:
     """Hex SHA-256 of a file's bytes, read in blocks (any size)."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def refuse_existing(path: Path, force: bool) -> None:
+    """OutputError when a file (or a link) is at `path` and not `force`: a command never
+    writes over a user's file unasked (`template`, `hardware --chart`, `calibrate`); a
+    folder there is check_file_place's to say."""
+    path = Path(path)
+    if (path.is_symlink() or path.exists() and not path.is_dir()) and not force:
+        raise OutputError(
+            f"{printable(path)} already exists; give another name, or pass --force to replace it"
+        )
+
+
+def check_file_place(path: Path, example: str = "") -> None:
+    """OutputError when `path` is a folder, or its folder is not there (it is never made:
+    a mistyped folder name is said, not created)."""
+    path = Path(path)
+    if path.is_dir():
+        such = f" such as {example}" if example else ""
+        raise OutputError(f"{printable(path)} is a folder; give a file name{such}")
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        if folder.exists():
+            raise OutputError(
+                f"{printable(folder)} is a file, not a folder; give a file name in a folder"
+            )
+        raise OutputError(f"folder {printable(folder)} does not exist; create it first")
 
 
 @contextmanager

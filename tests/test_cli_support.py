@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +27,12 @@ def test_escaped_keeps_line_breaks_between_lines_only():
 
 
 def test_output_names_are_unique_stems():
+    """Inputs whose names meet each get `-` and 6 hex digits of their path's SHA-256 (the same
+    whatever the order), unless one alone is already the folder name."""
     paths = [Path("a/s.csv"), Path("b/s.xlsx"), Path("S.csv"), Path("x/My Plan.xlsx")]
-    assert output_names(paths) == ["s", "s-2", "s-3", "my-plan"]
+    assert output_names(paths) == ["s-352b3a", "s-781cc7", "s-175e53", "my-plan"]
+    assert output_names([Path("S.csv"), Path("s.csv")]) == ["s-175e53", "s"]
+    assert output_names([Path("s.csv"), Path("s.csv")]) == ["s", "s-2"]  # one path, twice
 
 
 def test_output_names_name_a_runs_workbook_after_its_run(tmp_path):
@@ -39,12 +44,17 @@ def test_output_names_name_a_runs_workbook_after_its_run(tmp_path):
     assert output_names([book, plan, book]) == ["q1-rerun", "plan", "q1-rerun-2"]
 
 
-def test_baseline_folders_one_per_name_none_where_missing(tmp_path):
-    assert baseline_folders(None, ["a", "b"]) == [None, None]
-    (tmp_path / "a").mkdir()
-    assert baseline_folders(tmp_path, ["a", "b"]) == [tmp_path / "a", None]
+def test_baseline_folders_one_per_input_none_where_missing(tmp_path):
+    paths = [Path("a.csv"), Path("b.csv")]
+    assert baseline_folders(None, paths, ["a", "b"]) == [None, None]
+    (tmp_path / "a").mkdir()  # no manifest: paired by its folder's name
+    assert baseline_folders(tmp_path, paths, ["a", "b"]) == [tmp_path / "a", None]
+    (tmp_path / "x").mkdir()  # a run of b.csv, whatever its folder's name
+    manifest = {"tool": "roofline-pipeline", "input_path": "old/b.csv", "files": []}
+    (tmp_path / "x" / "manifest.json").write_text(json.dumps(manifest))
+    assert baseline_folders(tmp_path, paths, ["a", "b"]) == [tmp_path / "a", tmp_path / "x"]
     with pytest.raises(BaselineError, match="does not exist"):
-        baseline_folders(tmp_path / "nowhere", ["a"])
+        baseline_folders(tmp_path / "nowhere", paths[:1], ["a"])
 
 
 def test_the_input_line_is_one_for_both_engines():
@@ -62,11 +72,13 @@ def test_the_warnings_line_names_the_files_written_that_list_them():
     folder = Path("out/q")
     every = [folder / n for n in ("results.csv", "workbook.xlsx", "report.html", "manifest.json")]
     assert warnings_line("q.csv", ["w"] * 3, folder, every) == (
-        "q.csv: 3 warnings, in out/q/manifest.json, report.html and workbook.xlsx"
+        "q.csv: 3 warnings (w; w; …), in out/q/manifest.json, report.html and workbook.xlsx"
     )
     dask = ("results/part-00000.parquet", "report.html", "manifest.json")  # the manifest's names
-    assert warnings_line("q.csv", ["w"], folder, dask) == (
-        "q.csv: 1 warning, in out/q/manifest.json and report.html"
+    long = "q.csv:7: column 'x' is also an output column; it is carried through as 'input_x'"
+    assert warnings_line("q.csv", [long], folder, dask) == (
+        "q.csv: 1 warning (column 'x' is also an output column; it is carried through…), "
+        "in out/q/manifest.json and report.html"
     )
     assert warnings_line("q.csv", [], folder, every) is None  # nothing to say
 

@@ -1,6 +1,6 @@
 """compare_runs.py: two whole runs (folders `run -o` wrote for several inputs) compared input
-by input, paired by stem; an input only one run has is added or removed as a whole; one
-changes.csv, one changes.html, one exit status (a flip in any input fails the night)."""
+by input, paired by the input's name; an input only one run has is added or removed as a
+whole; one changes.csv, one changes.html, one exit status (a flip in any input fails)."""
 
 from __future__ import annotations
 

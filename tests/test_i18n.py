@@ -84,7 +84,7 @@ def test_the_language_is_use_langs_else_the_environments(monkeypatch):
     with use_lang("en"):
         assert current_lang() == "en"
     monkeypatch.setenv("PIPELINE_LANG", "fr")
-    with pytest.raises(ValueError, match="unknown language 'fr': one of en, ko"):
+    with pytest.raises(ValueError, match="PIPELINE_LANG is 'fr', not a language of this tool"):
         current_lang()
     assert check_lang(" KO ") == "ko"
 

@@ -128,7 +128,11 @@ SMALL = {"op": "matmul", "B": 1, "D": 4096, "F": 4096, "hardware": "v5e"}  # mem
         ("GGG", "3 collective rows: network-bound by nature", "0 scenarios"),
         ("CGG", "every other scenario (1) is compute-bound", "None: every scenario"),
         ("MMM", "3 scenarios (3 memory, 0 network)", "None"),
-        ("CMG", "1 scenario (1 memory, 0 network)", "None"),
+        (
+            "CMG",
+            "1 scenario (1 memory, 0 network; 1 collective row, network-bound by nature, counted apart)",
+            "None",
+        ),
     ],
 )
 def test_r09_findings_sentence_is_true(kinds, says, never):

@@ -180,7 +180,7 @@ def test_p15_a_threshold_that_is_no_number_is_a_usage_error(runs, tmp_path):
     result = invoke("compare", old, new, "-o", tmp_path / "c", "--threshold", "nan")
     assert result.exit_code == 2
     assert _error_line(result) == (
-        "Error: Invalid value for '--threshold': is not a number; give a fraction in [0, 1), "
+        "Error: Invalid value for '--threshold': 'nan' is not a fraction in [0, 1); give one, "
         "e.g. 0.05"
     )
     assert not (tmp_path / "c").exists()

@@ -28,13 +28,16 @@ from pipeline.cli_support import escaped
     type=click.Path(dir_okay=False, path_type=Path),
     default="calibration.toml",
     show_default=True,
-    help="The calibration file to write; its chart (.png) and page (.html) go beside it.",
+    help="The calibration file to write (*.toml, in a folder that exists); its chart (.png) "
+    "and page (.html) go beside it.",
 )
+@click.option("--force", is_flag=True, help="Replace --output and its .png and .html when there.")
 @HARDWARE_OPTION
 @MODELS_OPTION
 @SHEET_OPTION
 @LANG_OPTION
-def calibrate(measured: Path, output: Path, hardware_files, models_files, sheet) -> None:
+def calibrate(measured: Path, output: Path, force: bool, hardware_files, models_files,
+              sheet) -> None:  # fmt: skip
     """Fit a calibration to the measured times of MEASURED: a scenario file (CSV or .xlsx)
     whose rows have measured_seconds, or a run's output folder.
 
@@ -44,7 +47,8 @@ def calibrate(measured: Path, output: Path, hardware_files, models_files, sheet)
     the rows used, the error before and after, the held-out error (k-fold), the date and
     the input's SHA-256. A chip and kind with too few rows or too little spread to fit is
     said, not guessed. Give the file to `pipeline run --calibration FILE`: the results gain
-    t_estimate beside t_lower.
+    t_estimate beside t_lower. The three files replace files there only with --force, and
+    never an input or a file in a run's folder.
 
     \b
     Examples:
@@ -58,9 +62,9 @@ def calibrate(measured: Path, output: Path, hardware_files, models_files, sheet)
     with errors() as failed:
         hardware = list(hardware_files) or None
         models = list(models_files) or None
-        done = pipeline.calibrate(measured, output, hardware=hardware, models=models,
-                                  sheet=sheet)  # fmt: skip
-        echo_problems(done.problems, ())
+        done = pipeline.calibrate(measured, output, force=force, hardware=hardware,
+                                  models=models, sheet=sheet)  # fmt: skip
+        echo_problems(done.problems, done.warnings)
         click.echo(escaped(repr(done)))
         click.echo(escaped("-> " + ", ".join(str(f) for f in done.files)))
         if done.problems:

@@ -9,10 +9,18 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import HARDWARE_OPTION, echo_problems, errors, hardware_catalog
+from pipeline.cli.options import (
+    HARDWARE_OPTION,
+    LANG_OPTION,
+    echo_problems,
+    errors,
+    hardware_catalog,
+)
 from pipeline.cli_support import escaped
-from pipeline.errors import PipelineError, UnknownHardware, printable
+from pipeline.errors import OutputError, PipelineError, UnknownHardware, printable
+from pipeline.i18n import _
 from pipeline.render.catalog_text import catalog_lines
+from pipeline.textfile import refuse_existing
 
 
 @click.command()
@@ -25,6 +33,7 @@ from pipeline.render.catalog_text import catalog_lines
               "chart to this PNG.")  # fmt: skip
 @click.option("--dtype", help="The chart's dtype (default bf16), e.g. fp8.")
 @click.option("--force", is_flag=True, help="Replace the --chart file when it exists.")
+@LANG_OPTION
 def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, force: bool) -> None:
     """List the hardware catalog; every field of chip NAME, with units and sources; or, with
     --compare, chips NAMES side by side (the flag anywhere, the names as arguments).
@@ -66,11 +75,11 @@ def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, forc
 def _refuse_existing(path: Path | None, force: bool) -> None:
     """A file this command writes (hardware --chart) is refused when one is there, unless
     --force, as `template` refuses its PATH: a scenario file named *.png is never lost."""
-    there = path is not None and (path.is_symlink() or path.exists() and not path.is_dir())
-    if there and not force:
-        raise click.ClickException(
-            f"{printable(path)} already exists; give another name, or pass --force to replace it"
-        )
+    if path is not None:
+        try:
+            refuse_existing(path, force)
+        except OutputError as exc:
+            raise click.ClickException(escaped(str(exc))) from exc
 
 
 def _template_path(ctx, param, value: str) -> Path:
@@ -83,6 +92,7 @@ def _template_path(ctx, param, value: str) -> Path:
 @click.argument("path", default="scenarios.xlsx", callback=_template_path)
 @click.option("--force", is_flag=True, help="Replace PATH when it exists.")
 @HARDWARE_OPTION
+@LANG_OPTION
 def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
     """Write a starter workbook at PATH (default scenarios.xlsx): the book's examples on its
     Scenarios sheet, drop-down lists, a note on each column, the catalog on a Hardware sheet
@@ -94,4 +104,4 @@ def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
         pipeline.write_template(path, force=force, hardware=catalog)
     except PipelineError as exc:
         raise click.ClickException(escaped(str(exc))) from exc
-    click.echo(f"{printable(path)}: written; fill in its Scenarios sheet, then run it")
+    click.echo(_("{path}: written; fill in its Scenarios sheet, then run it", path=printable(path)))

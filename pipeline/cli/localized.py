@@ -7,8 +7,9 @@ keyed by its lines joined with single spaces (rewrapping the docstring keeps its
 `\\b` block (kept as written) by its lines as written, without the `\\b`. The language is the
 one `--lang` asks for anywhere on the command line (`run --help --lang ko` too: `--help` is
 eager and may be processed first), else the current one (PIPELINE_LANG), else English; an
-unknown PIPELINE_LANG leaves the help English instead of failing. In English the help is
-byte for byte click's own (tests/test_cli_localized.py)."""
+unknown PIPELINE_LANG leaves the help English instead of failing (a command it would run is
+refused: LocalizedCommand.invoke). In English the help is byte for byte click's own
+(tests/test_cli_localized.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 import click
 
 from pipeline import i18n
-from pipeline.i18n import LANGS, _, current_lang, use_lang
+from pipeline.i18n import _, chosen_lang, current_lang, environment_lang, lang_code, use_lang
 
 __all__ = ["LocalizedCommand", "LocalizedGroup", "help_texts", "localize"]
 
@@ -89,7 +90,8 @@ def _asked_lang(command: click.Command, ctx: click.Context, args: list[str]) -> 
         opts, _args, _order = command.make_parser(ctx).parse_args(args=list(args))
     except click.UsageError:
         return None
-    return opts.get("lang") if opts.get("lang") in LANGS else None
+    asked = opts.get("lang")
+    return lang_code(asked) if isinstance(asked, str) else None
 
 
 def _help_lang(ctx: click.Context) -> str:
@@ -110,6 +112,16 @@ class LocalizedCommand(click.Command):
         if (asked := _asked_lang(self, ctx, args)) is not None:
             ctx.meta[ASKED] = asked  # before --help, which may come first and exits
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        """The command run, once PIPELINE_LANG is known to name a language when --lang does
+        not choose one: else a usage error naming the variable (exit 2), before anything."""
+        if not isinstance(self, click.Group) and chosen_lang() is None:
+            try:
+                environment_lang()
+            except ValueError as exc:
+                raise click.UsageError(str(exc), ctx) from None
+        return super().invoke(ctx)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with use_lang(_help_lang(ctx)):

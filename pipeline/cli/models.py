@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import MODELS_OPTION, echo_problems
+from pipeline.cli.options import LANG_OPTION, MODELS_OPTION, echo_problems
 from pipeline.cli_support import escaped
 from pipeline.errors import PipelineError
 from pipeline.render.model_text import model_lines, model_list_lines
@@ -17,6 +17,7 @@ from pipeline.render.model_text import model_lines, model_list_lines
 @click.command()
 @click.argument("name", required=False)
 @MODELS_OPTION
+@LANG_OPTION
 def models(name: str | None, models_files: tuple[Path, ...]) -> None:
     """List the model catalog (decoder-only transformers: their dims, experts, parameters),
     or every field of model NAME with what its dims give and its source.

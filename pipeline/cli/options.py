@@ -17,7 +17,7 @@ from pipeline.analysis import with_calibration
 from pipeline.cli_engine import ENGINE_OPTIONS
 from pipeline.cli_support import escaped
 from pipeline.errors import PipelineError, printable, quoted
-from pipeline.i18n import LANGS, _, set_lang
+from pipeline.i18n import LANGS, SPELLINGS, _, lang_code, set_lang
 from pipeline.limits import DEFAULT_MAX_ROWS, MAX_ROWS_LIMIT
 
 HARDWARE_OPTION = click.option(
@@ -42,9 +42,45 @@ CALIBRATION_OPTION = click.option(
     help="A calibration file (`pipeline calibrate` writes one): results gain t_estimate, the "
     "floor's time with the fitted efficiencies and overhead, beside t_lower.",
 )
+
+
+class LangChoice(click.Choice):
+    """--lang's values: a language of LANGS, spelt as PIPELINE_LANG may spell it (i18n.lang_code:
+    `KO`, `ko_KR.UTF-8`); shown as click shows a choice."""
+
+    def convert(self, value, param, ctx) -> str:
+        code = lang_code(value) if isinstance(value, str) else None
+        if code is None:
+            choices = ", ".join(quoted(c) for c in LANGS)
+            self.fail(f"{quoted(value)} is not one of {choices} ({SPELLINGS})", param, ctx)
+        return code
+
+
+class Fraction(click.FloatRange):
+    """A fraction in [0, 1) (compare's --threshold): anything else, NaN and infinities too, is
+    a usage error quoting the value as given and naming what is valid."""
+
+    def __init__(self, example: float):
+        super().__init__(0, 1, max_open=True)
+        self.example = example
+
+    def convert(self, value, param, ctx) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if not 0 <= number < 1:  # False for NaN
+            self.fail(
+                f"{quoted(value)} is not a fraction in [0, 1); give one, e.g. {self.example}",
+                param,
+                ctx,
+            )
+        return number
+
+
 LANG_OPTION = click.option(
     "--lang",
-    type=click.Choice(LANGS),
+    type=LangChoice(LANGS),
     default=None,
     expose_value=False,
     is_eager=True,

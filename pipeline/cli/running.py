@@ -26,7 +26,13 @@ from pipeline.cli.options import (
     output_folder,
 )
 from pipeline.cli_engine import dask_checked, run_on_dask, run_usage
-from pipeline.cli_support import escaped, output_names, sigterm_as_interrupt, summary_lines
+from pipeline.cli_support import (
+    escaped,
+    index_line,
+    output_names,
+    sigterm_as_interrupt,
+    summary_lines,
+)
 from pipeline.errors import PipelineError, printable
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
@@ -34,7 +40,6 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
 )
-from pipeline.render import format as fmt
 
 
 @click.command()
@@ -87,8 +92,9 @@ from pipeline.render import format as fmt
               show_default=True, help="Rows of each per-hardware table in report.html; "
               "results.csv always has all.")  # fmt: skip
 @click.option("--baseline", metavar="DIR|latest", help="An earlier run's OUTPUT_DIR: compare "
-              "each input with its <stem>/ there. `latest`: the newest finished run beside "
-              "OUTPUT_DIR (nightly/<date> folders; none yet is a note, not an error).")  # fmt: skip
+              "each input with its own run there (paired by the input's name). `latest`: the "
+              "newest finished run beside OUTPUT_DIR, by start time (nightly/<date> folders; "
+              "none yet is a note, not an error).")  # fmt: skip
 @click.option("--fail-on", metavar="KINDS", help="With --baseline: exit 1 when an input has "
               "a change of these kinds (e.g. bound,fits), after writing everything.")  # fmt: skip
 @engine_options
@@ -159,10 +165,11 @@ def run(
         try:  # a baseline folder missing or unreadable: an error before anything is written
             baselines = [None] * len(names)
             if engine["engine"] != "dask":
-                baseline, note = pipeline.cli_support.chosen_baseline(baseline, output_dir)
+                warn = lambda text: click.echo(text, err=True)  # noqa: E731 (even with -q)
+                baseline, note = pipeline.cli_support.chosen_baseline(baseline, output_dir, warn)
                 if note and not quiet:
                     click.echo(note, err=True)
-                baselines = pipeline.cli_support.baseline_folders(baseline, names)
+                baselines = pipeline.cli_support.baseline_folders(baseline, paths, names)
         except PipelineError as exc:
             raise click.ClickException(escaped(str(exc))) from exc
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
@@ -185,7 +192,7 @@ def run(
         status, runs = 0, []
         for path, name, old in zip(paths, names, baselines, strict=True):
             if baseline is not None and old is None and not quiet:
-                click.echo(pipeline.cli_support.no_baseline_note(path, baseline / name), err=True)
+                click.echo(pipeline.cli_support.no_baseline_note(path, baseline), err=True)
             write["baseline"] = old
             with errors() as failed:
                 analysis = pipeline.analyze(
@@ -196,13 +203,18 @@ def run(
                     written = analysis.write(output_dir / name, progress=step, **write)
                 runs.append(pipeline.index_entry(analysis, written))
                 status = max(status, 1 if analysis.problem_list else 0)
-                if kinds is not None and old is not None and written.changes is not None:
-                    changes = pipeline.cli_support.changed(written.changes, kinds)
-                    status = max(status, 1 if changes else 0)
+                failing = kinds is not None and old is not None and written.changes is not None
+                failing = failing and pipeline.cli_support.changed(written.changes, kinds)
+                status = max(status, 1 if failing else 0)
                 if not quiet:
                     click.echo("\n".join(summary_lines(path, analysis, written, verbose)))
                 elif line := pipeline.cli_support.quiet_line(analysis, written):
-                    click.echo(line, err=True)  # how many warnings, and where they are
+                    click.echo(line, err=True)  # how many warnings, what they say, where
+                if failing:  # with or without -q: a failing night's mail says why
+                    line = pipeline.cli_support.failed_line(
+                        path, written.changes, kinds, written.folder, written.files
+                    )
+                    click.echo(line, err=True)
             if failed:
                 status = 1
                 runs.append(pipeline.failed_entry(str(path), name, failed[0]))
@@ -210,7 +222,7 @@ def run(
             with errors() as failed:
                 index = pipeline.write_index(output_dir, runs, protect=protect)
                 if not quiet:
-                    click.echo(f"index of {fmt.plural(len(runs), 'run')} -> {printable(index)}")
+                    click.echo(index_line(len(runs), printable(index)))
             status = 1 if failed else status
     sys.exit(status)
 

@@ -8,6 +8,8 @@ Dask is imported here only when this engine runs: the local engine needs none of
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import os
 import time
@@ -153,9 +155,11 @@ def compute_partitions(
     excluded; `submit(k, lo, hi)` makes its future), at most IN_FLIGHT per worker thread
     submitted at a time, and `merge` each result as it completes; the number of
     partitions. `progress(done, of, wait_left)`: after each change, `wait_left` the seconds
-    left while no worker is there. EngineError when no worker
-    is there for `worker_wait` seconds, a partition kills the workers that run it, or the
-    scheduler (`where`; None: the run's own) is lost."""
+    left while no worker is there. EngineError when no worker is there for `worker_wait`
+    seconds (a finished partition's worker lost before its result came: the same), a
+    finished partition's result is not sent within `worker_wait` seconds, a partition kills
+    the workers that run it, or the scheduler (`where`; None: the run's own) is lost or
+    does not answer for `worker_wait` seconds: every wait on the cluster is bounded."""
     count = len(cuts) - 1  # a run of no scenario: one, empty ([0, 0])
     in_flight: dict = {}
     done = submitted = 0
@@ -163,7 +167,9 @@ def compute_partitions(
     show = progress or (lambda done, of, wait_left: None)
     try:
         while done < count:
-            threads = _threads(client, where, done, count)
+            threads = _threads(client, where, done, count, worker_wait)
+            if threads:
+                alone_since = None
             while submitted < count and len(in_flight) < IN_FLIGHT * max(threads, 1):
                 lo, hi = int(cuts[submitted]), int(cuts[submitted + 1])
                 in_flight[submit(submitted, lo, hi)] = submitted
@@ -174,8 +180,6 @@ def compute_partitions(
                 wait_left = worker_wait - (time.monotonic() - alone_since)
                 if wait_left <= 0:
                     raise EngineError(_no_worker(where, worker_wait, done, count))
-            else:
-                alone_since = None
             show(done, count, wait_left)
             try:
                 finished, _ = module.wait(list(in_flight), timeout=POLL,
@@ -185,13 +189,20 @@ def compute_partitions(
             except (OSError, CancelledError):  # the scheduler's connection closed, and the
                 raise EngineError(_lost(where, done, count)) from None  # futures with it
             for future in finished:
-                k = in_flight.pop(future)
-                try:
-                    got = future.result()
+                k = in_flight[future]
+                try:  # bounded: the worker holding it may die before it is sent
+                    got = _fetched(future, _fetch(client, future), worker_wait,
+                                   lambda n=done: _threads(client, where, n, count, worker_wait),
+                                   lambda left, n=done: show(n, count, left))  # fmt: skip
+                except _Stalled as stalled:
+                    if stalled.held:  # a worker holds it and does not send it
+                        raise EngineError(_unfetched(k, count, cuts, worker_wait)) from None
+                    raise EngineError(_no_worker(where, worker_wait, done, count)) from None
                 except module.KilledWorker as exc:
                     raise EngineError(_killed(k, count, cuts, exc)) from None
                 except CancelledError:  # the futures of a client whose scheduler is lost
                     raise EngineError(_lost(where, done, count)) from None
+                del in_flight[future]
                 merge(got)
                 future.release()  # the client keeps the aggregates, never the rows
                 done += 1
@@ -202,11 +213,63 @@ def compute_partitions(
     return count
 
 
-def _threads(client, where: str | None, done: int, count: int) -> int:
-    """The worker threads the scheduler has now."""
+class _Stalled(Exception):
+    """A finished partition's result did not come for the wait: `held`, a worker holds it
+    and does not send it; else its worker was lost and no other is there to compute it."""
+
+    def __init__(self, held: bool):
+        super().__init__(held)
+        self.held = held
+
+
+def _fetched(future, fetch, wait: float, threads: Callable[[], int],
+             show: Callable[[float | None], None]) -> dict:  # fmt: skip
+    """The result of `future`, a finished partition, as `fetch` (_fetch's) brings it, looked
+    at every POLL seconds, never waited for unbounded: if the worker holding it dies first,
+    Dask computes it again on a worker still there (its status no longer finished), and
+    `show(wait_left)` says the wait while `threads()` says there is none. _Stalled when it
+    is held and not sent, or has no worker, for `wait` seconds; the partition's own error
+    (Dask's KilledWorker) or CancelledError (a lost scheduler) as they come."""
+    since = time.monotonic()  # since when it has been held unsent, or has had no worker
     try:
-        return sum(client.nthreads().values())
-    except (OSError, CancelledError):  # the connection closed, the client with it
+        while True:
+            try:
+                got = fetch.result(timeout=POLL)
+                break
+            except TimeoutError:
+                pass
+            held = future.status == "finished"
+            alone = not held and threads() == 0
+            if not held and not alone:  # being computed again, on a worker that is there
+                since = time.monotonic()
+            left = wait - (time.monotonic() - since)
+            if left <= 0:
+                raise _Stalled(held)
+            show(left if alone else None)
+    finally:
+        fetch.cancel()  # a fetch given up stops: none left running on the client's loop
+    if got is None:  # gathered with errors="skip": its task failed, or was cancelled
+        return future.result(timeout=wait)  # done: raises its error at once
+    return got
+
+
+def _fetch(client, future) -> concurrent.futures.Future:
+    """`future`'s result as it is fetched on the client's own event loop: a concurrent
+    Future, waited for in steps, never cancelled midway (a Dask result() given a timeout
+    cancels its gather, leaving tasks that log "Task exception was never retrieved"); its
+    error is kept on `future` ("skip": gathered as None)."""
+    coro = client.gather(future, errors="skip", asynchronous=True)
+    return asyncio.run_coroutine_threadsafe(coro, client.loop.asyncio_loop)
+
+
+def _threads(client, where: str | None, done: int, count: int, wait: float) -> int:
+    """The worker threads the scheduler has now (EngineError when it does not say within
+    `wait` seconds)."""
+    try:
+        return sum(client.nthreads(callback_timeout=wait).values())
+    except TimeoutError:  # a scheduler there and not answering (stopped, or overloaded)
+        raise EngineError(_lost(where, done, count, wait)) from None
+    except (OSError, CancelledError, asyncio.CancelledError):  # the connection closed
         raise EngineError(_lost(where, done, count)) from None
 
 
@@ -222,12 +285,25 @@ def _no_worker(where: str | None, wait: float, done: int, count: int) -> str:
     )
 
 
-def _lost(where: str | None, done: int, count: int) -> str:
+def _lost(where: str | None, done: int, count: int, wait: float | None = None) -> str:
     at = f"at {printable(where)}" if where else "of the run's local cluster"
+    how = "mid-run" if wait is None else f"mid-run (no answer for {wait:g} s)"
     return (
-        f"lost the Dask scheduler {at} mid-run, with {fmt.count(done)} of "
+        f"lost the Dask scheduler {at} {how}, with {fmt.count(done)} of "
         f"{fmt.plural(count, 'partition')} done; nothing written: check that the scheduler "
         "is running (and reachable), then run again"
+        + ("" if wait is None else ", or give a longer --worker-wait")
+    )
+
+
+def _unfetched(k: int, count: int, cuts: Sequence[int], wait: float) -> str:
+    lo, hi = int(cuts[k]), int(cuts[k + 1])
+    return (
+        f"partition {fmt.count(k + 1)} of {fmt.count(count)} (scenarios {fmt.count(lo + 1)} to "
+        f"{fmt.count(hi)}) finished on a Dask worker, but its result could not be fetched from "
+        f"it for {wait:g} s (the worker unreachable from this machine, or too busy); nothing "
+        "written: check that every worker is reachable from here, or give a longer "
+        "--worker-wait"
     )
 
 

@@ -34,7 +34,7 @@ from pipeline.engine.cluster import (
     scheduler_problem,
 )
 from pipeline.engine.merge import Merged, merge_partition
-from pipeline.engine.partition import FolderUnseen, compute_partition, part_name
+from pipeline.engine.partition import FolderUnseen, compute_partition, part_name, send_part
 from pipeline.engine.views import dask_notice, dask_record
 from pipeline.errors import RowProblem, described, printable, quoted
 from pipeline.model.catalog import Catalog, catalog_from
@@ -146,18 +146,23 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
         (tmp / "results").mkdir()  # before any task: a task never makes a folder (partition)
         with connected(module, scheduler, args["workers"], args["timeout"]) as client:
             token = uuid.uuid4().hex[:8]  # a run's own task keys, on a shared scheduler
+            sent: dict[int, str] = {}  # partition -> the file its rows were sent in
 
             def submit(k: int, lo: int, hi: int):
                 part, a, b = plan.part(lo, hi)  # built as it is submitted, never all at once
-                return client.submit(compute_partition, part, a, b, k, str(tmp), csv,
-                                     catalog.calibration,
+                sent[k] = send_part(tmp, k, part, catalog.calibration)  # not in the graph
+                return client.submit(compute_partition, sent[k], a, b, k, str(tmp), csv,
                                      key=f"roofline-{token}-{part_name(k)}", retries=RETRIES,
                                      pure=False)  # fmt: skip
+
+            def merge(got: dict) -> None:
+                merge_partition(merged, got)
+                Path(sent.pop(got["number"])).unlink(missing_ok=True)  # done with its rows
 
             cuts = plan.cuts(rows)  # every `rows` scenarios, never inside a group
             try:
                 partitions = compute_partitions(
-                    client, module, cuts, submit, lambda got: merge_partition(merged, got),
+                    client, module, cuts, submit, merge,
                     worker_wait=args["worker_wait"], progress=args["progress"], where=scheduler,
                 )  # fmt: skip
             except FolderUnseen as exc:

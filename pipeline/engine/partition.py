@@ -1,10 +1,12 @@
 """One partition of a Dask run, on a worker: its scenarios expanded from the source rows it
-touches, computed by the local engine's model, written as results/part-NNNNN.parquet, and
-reduced to its Partial (model.partial: every statistic of the run), which the client merges."""
+touches (sent through the run's folder, never inside Dask's task graph), computed by the local
+engine's model, written as results/part-NNNNN.parquet, and reduced to its Partial
+(model.partial: every statistic of the run), which the client merges."""
 
 from __future__ import annotations
 
 import os
+import pickle
 import socket
 from pathlib import Path
 
@@ -24,10 +26,25 @@ def part_name(number: int) -> str:
     return f"part-{number:05d}"
 
 
+def send_part(folder: Path, number: int, part: Planned, calibration=None) -> str:
+    """Write what partition `number` needs (Planned.part's rows, the calibration) into
+    `folder`/results, a hidden file the worker reads (compute_partition given its path): the
+    task graph then holds a path, not the rows, which can be hundreds of MB (Dask warns of a
+    graph past 10 MB, and its scheduler keeps each task's graph while it runs), and a worker
+    lost midway leaves it there for the next. Written whole (a temporary name, renamed); the
+    client removes it once the partition is merged, and the manifest lists none left."""
+    path = Path(folder) / "results" / f".{part_name(number)}.input.pickle"
+    with atomic_file(path, path.with_name(f"{path.name}.{os.getpid()}.tmp")) as tmp:
+        with open(tmp, "wb") as f:
+            pickle.dump((part, calibration), f, protocol=pickle.HIGHEST_PROTOCOL)
+    return str(path)
+
+
 def compute_partition(
-    part: Planned, lo: int, hi: int, number: int, folder: str, csv: bool, calibration=None
+    part: Planned | str, lo: int, hi: int, number: int, folder: str, csv: bool, calibration=None
 ) -> dict:
-    """Compute scenarios lo..hi of `part` (Planned.part's), write them into `folder`/results
+    """Compute scenarios lo..hi of `part` (Planned.part's, or the path send_part wrote it and
+    the calibration to), write them into `folder`/results
     (under a temporary name, then renamed; the client lists only the files of the partitions
     it merged, and removes any other) and return its number, the files' SHA-256, the rows'
     Partial (their statistics, refusals and chart grids) and the idle-chip table. The client
@@ -37,6 +54,12 @@ def compute_partition(
     out = Path(folder) / "results"
     if not out.is_dir():
         raise FolderUnseen(str(out), socket.gethostname())
+    if isinstance(part, str):  # sent through the run's folder (send_part)
+        try:
+            with open(part, "rb") as f:
+                part, calibration = pickle.load(f)
+        except FileNotFoundError:  # the folder went since the look above: the run ended
+            raise FolderUnseen(str(out), socket.gethostname()) from None
     frame = part.rows(lo, hi)
     results, _, partial, _ = computed(frame, grids=True, calibration=calibration)
     files = {}

@@ -4,6 +4,11 @@ roofline floor to measured times, and the estimate they give (DESIGN.md §20; is
     t_estimate = max(t_math / e_compute, t_hbm / e_hbm, t_network / e_network)
                  + overhead_seconds x count
 
+What a calibration may say keeps every estimate finite (docs/promises.md: no result is ever
+inf): each efficiency from MIN_EFFICIENCY to 1, each overhead from 0 to MAX_OVERHEAD_SECONDS
+(an hour per op; a row's count is at most 2^53), and an estimate that float64 cannot hold
+all the same (a floor past 1e302 s, derated) is none, never inf.
+
 The three times are the results' own (already n x one op's for a row with a `count`, and
 already derated by any efficiency columns the row was given: a calibration's efficiencies
 are relative to them). The network term's latency floor is scaled with its bandwidth time.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 import numpy as np
 import pandas as pd
@@ -25,6 +31,8 @@ __all__ = [
     "EFFICIENCIES",
     "GROUP_COLUMNS",
     "KINDS",
+    "MAX_OVERHEAD_SECONDS",
+    "MIN_EFFICIENCY",
     "Calibration",
     "estimate",
     "group_table",
@@ -39,6 +47,9 @@ MATMUL, CUSTOM = 0, 1
 # the parameter of each roofline term, in the order of BOUNDS (compute, memory, network)
 EFFICIENCIES = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 TIMES = ("t_math", "t_hbm", "t_network")
+# the range of what a calibration may say (fitted or in a file): see the module
+MIN_EFFICIENCY = 1e-6  # a term a million times slower than its roof: past it, a unit mistake
+MAX_OVERHEAD_SECONDS = 3600.0  # an hour per op
 ERRORS = ("error_before", "error_after", "heldout_error")
 # one row per hardware x kind, in this order and with these dtypes (group_table)
 GROUP_COLUMNS = {
@@ -196,7 +207,7 @@ def calibration_summary(calibration: Calibration | None, lines=None) -> dict | N
     groups = calibration.groups
     fitted = groups[groups["fitted"].astype(bool)]
     return {
-        "label": calibration.label or calibration.source,
+        "label": calibration_label(calibration),  # short: the source is said once, below
         "created": calibration.created,
         "source": calibration.source,
         "source_sha256": calibration.source_sha256,
@@ -209,6 +220,21 @@ def calibration_summary(calibration: Calibration | None, lines=None) -> dict | N
                                                         ["hardware", "kind"]].to_numpy()],
         "estimated": estimated,  # False: no row of the run has a chip and kind it fitted
     }  # fmt: skip
+
+
+LABEL_LIMIT = 120  # characters of a label made from a source's name
+
+
+def calibration_label(calibration: Calibration) -> str:
+    """What the results (each row's `calibration`) and a run's summary call a calibration:
+    its label (a file's name and hash), else its source's file name (its first LABEL_LIMIT
+    characters), else 'calibration'; never the whole source, which the summary holds once."""
+    if calibration.label:
+        return calibration.label
+    name = PurePath(calibration.source).name if calibration.source else ""
+    if len(name) > LABEL_LIMIT:
+        name = name[: LABEL_LIMIT - 1] + "\u2026"
+    return name or "calibration"
 
 
 def unused_warnings(said: dict | None) -> tuple[str, ...]:
@@ -243,7 +269,7 @@ def with_estimate(results: pd.DataFrame, calibration: Calibration | None) -> pd.
     at = out.columns.get_loc("bound") + 1
     out.insert(at, "t_estimate", t)
     out.insert(at + 1, "estimate_bound", bound)
-    label = calibration.label or calibration.source or "calibration"
+    label = calibration_label(calibration)
     out.insert(at + 2, "calibration", pd.Categorical([label] * len(out)))
     if "measured_over_predicted" in out.columns:  # the findings compare with the estimate
         measured = out["measured_seconds"].to_numpy(dtype=float)
@@ -261,15 +287,17 @@ def estimate(results: pd.DataFrame, calibration: Calibration) -> tuple[np.ndarra
     fitted = groups["fitted"].to_numpy(dtype=bool)
     usable = at >= 0
     usable[usable] = fitted[at[usable]]
-    params = np.column_stack(
-        [1.0 / groups[c].to_numpy(dtype=float) for c in EFFICIENCIES]
-        + [groups["overhead_seconds"].to_numpy(dtype=float)]
-    )
+    with np.errstate(divide="ignore", over="ignore"):  # an unfitted group's nan, or 0
+        params = np.column_stack(
+            [1.0 / groups[c].to_numpy(dtype=float) for c in EFFICIENCIES]
+            + [groups["overhead_seconds"].to_numpy(dtype=float)]
+        )
     per_row = np.full((len(results), 4), np.nan)
     per_row[usable] = params[at[usable]]
     times, count = roofline_times(results)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         t, bound = apply_parameters(times, count, per_row[:, :3], per_row[:, 3])
+    usable &= np.isfinite(t)  # past float64: no estimate, never inf
     t = np.where(usable, t, np.nan)
     codes = np.where(usable, bound, -1).astype(np.int8)
     return t, pd.Categorical.from_codes(codes, categories=list(BOUNDS))

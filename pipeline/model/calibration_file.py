@@ -12,10 +12,10 @@ kind (KINDS) holds that group's fitted values:
     version = "0.2.0"               # the roofline-pipeline that wrote it
 
     [h100.matmul]
-    compute_efficiency = 0.8        # 0 < e <= 1 (1: not fitted, see reason)
+    compute_efficiency = 0.8        # 1e-6 <= e <= 1 (1: not fitted, see reason)
     hbm_efficiency = 0.7
     network_efficiency = 1.0
-    overhead_seconds = 2e-06        # >= 0, per op
+    overhead_seconds = 2e-06        # 0 to 3600 (an hour), per op
     rows = 111
     error_before = 0.35
     error_after = 0.02
@@ -24,7 +24,9 @@ kind (KINDS) holds that group's fitted values:
     reason = ""
 
 Reading checks every table and key and raises one InvalidCalibrationFile listing every
-problem (file, line, [table], key, what would be valid). A chip name the catalog does not
+problem (file, line, [table], key, what would be valid): the values in the ranges that keep
+every estimate finite (model.calibration), each text (source, version, reason) at most
+TEXT_LIMIT characters. A chip name the catalog does not
 know is allowed: a user's chip; matching it to rows is the caller's business.
 """
 
@@ -42,7 +44,14 @@ from pathlib import Path
 import tomli_w
 
 from pipeline.errors import InvalidCalibrationFile, OutputError, printable, quoted
-from pipeline.model.calibration import EFFICIENCIES, KINDS, Calibration, group_table
+from pipeline.model.calibration import (
+    EFFICIENCIES,
+    KINDS,
+    MAX_OVERHEAD_SECONDS,
+    MIN_EFFICIENCY,
+    Calibration,
+    group_table,
+)
 from pipeline.model.hardware_file import toml_lines
 from pipeline.textfile import atomic_file, decode_utf8, read_bytes
 
@@ -53,6 +62,7 @@ ERRORS = ("error_before", "error_after", "heldout_error")
 NUMBERS = (*EFFICIENCIES, "overhead_seconds", *ERRORS)
 GROUP_KEYS = (*EFFICIENCIES, "overhead_seconds", "rows", *ERRORS, "fitted", "reason")
 META_KEYS = ("created", "source", "source_sha256", *ERRORS, "version")
+TEXT_LIMIT = 4_096  # characters of a text (a path's, a reason's): a note, not a document
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 HEADER = (
@@ -121,8 +131,8 @@ def read_calibration(path: Path) -> Calibration:
     about = _check_table(meta, META_KEYS, (META,), say)
     created = _created(about["created"], say) if "created" in about else ""
     for key in ("source", "version"):
-        if key in about and not isinstance(about[key], str):
-            say((META,), f": key {key}: {_shown(about[key])} is not text; give a quoted string")
+        if key in about:
+            _check_text(about[key], (META,), key, say)
     sha = about.get("source_sha256", "")
     if not (isinstance(sha, str) and (sha == "" or _SHA256.fullmatch(sha))):
         say((META,), f": key source_sha256: {_shown(sha)} is not 64 lower-case hex digits or ''")
@@ -186,17 +196,17 @@ def _group(group: dict, where: tuple, say) -> dict:
             say(where, f": key {key}: {_shown(value)} is not a number")
         elif math.isnan(value) and not fitted:
             pass
-        elif key != "overhead_seconds" and not 0 < value <= 1:
+        elif key != "overhead_seconds" and not MIN_EFFICIENCY <= value <= 1:
             say(
                 where,
-                f": key {key}: {_shown(value)} is out of range; an efficiency is a "
-                f"number above 0 and at most 1 (1 = the full rate){unfitted}",
+                f": key {key}: {_shown(value)} is out of range; an efficiency is a number "
+                f"from {MIN_EFFICIENCY:g} to 1 (1 = the full rate){unfitted}",
             )
-        elif key == "overhead_seconds" and not 0 <= value < math.inf:
+        elif key == "overhead_seconds" and not 0 <= value <= MAX_OVERHEAD_SECONDS:
             say(
                 where,
-                f": key {key}: {_shown(value)} is out of range; an overhead is seconds, "
-                f"0 or more{unfitted}",
+                f": key {key}: {_shown(value)} is out of range; an overhead is seconds per "
+                f"op, from 0 to {MAX_OVERHEAD_SECONDS:g} (an hour){unfitted}",
             )
         out[key] = value
     rows = group.get("rows", 0)
@@ -206,10 +216,21 @@ def _group(group: dict, where: tuple, say) -> dict:
     for key in ERRORS:
         out[key] = _check_error(group.get(key, 0.0), where, key, say)
     reason = group.get("reason", "")
-    if not isinstance(reason, str):
-        say(where, f": key reason: {_shown(reason)} is not text; give a quoted string")
+    _check_text(reason, where, "reason", say)
     out["reason"] = reason
     return out
+
+
+def _check_text(value: object, where: tuple, key: str, say) -> None:
+    """A text key's value: a string of at most TEXT_LIMIT characters."""
+    if not isinstance(value, str):
+        say(where, f": key {key}: {_shown(value)} is not text; give a quoted string")
+    elif len(value) > TEXT_LIMIT:
+        say(
+            where,
+            f": key {key}: {len(value):,} characters, at most {TEXT_LIMIT:,}; a calibration's "
+            f"text is a note (it is copied into every run's summary): shorten it",
+        )
 
 
 def _check_error(value: object, where: tuple, key: str, say) -> object:

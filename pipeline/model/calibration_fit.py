@@ -1,9 +1,10 @@
 """Fitting a calibration to measured times (DESIGN.md §20; issue 32): per hardware x op kind,
-the efficiencies (0 < e <= 1) and the fixed overhead per op (>= 0) that bring the roofline to
-the rows' `measured_seconds`.
+the efficiencies (1e-6 <= e <= 1) and the fixed overhead per op (0 to an hour) that bring
+the roofline to the rows' `measured_seconds`.
 
 The fit (scipy.optimize.least_squares, trust-region reflective, analytic Jacobian) is over
-the parameters s = 1 / e >= 1 and overhead >= 0, simple bounds, minimizing the robust
+the parameters 1 <= s = 1 / e <= 1 / MIN_EFFICIENCY and 0 <= overhead <= MAX_OVERHEAD_SECONDS
+(what a calibration file may say: model.calibration), simple bounds, minimizing the robust
 (soft_l1, scale F_SCALE) sum of r = log(t_estimate / measured): a relative error, the same
 weight for a 1 µs op as for a 1 s one, and a few wild measurements cannot drag it.
 
@@ -32,21 +33,30 @@ from scipy.optimize import least_squares
 from pipeline.model.calibration import (
     EFFICIENCIES,
     KINDS,
+    MAX_OVERHEAD_SECONDS,
+    MIN_EFFICIENCY,
     Calibration,
     apply_parameters,
     group_table,
     kind_codes,
+    op_kinds,
     relative_errors,
     roofline_times,
 )
 from pipeline.model.roofline import BOUNDS, bound_codes
 
-__all__ = ["EXTRA_ROWS", "MIN_SPREAD", "MIN_TERM_ROWS", "fit"]
+__all__ = ["EXTRA_ROWS", "MIN_SPREAD", "MIN_TERM_ROWS", "fit", "unit_warnings"]
 
 MIN_TERM_ROWS = 3  # rows a term must be the bound on for its efficiency to be fitted
 MIN_SPREAD = 1.5  # the factor a term's roofline times must span for an overhead to be fitted
 EXTRA_ROWS = 2  # rows a group needs beyond its number of parameters
 LOSS, F_SCALE = "soft_l1", 0.05  # residuals past ~5 % count linearly, not squared
+SLOWEST = 1.0 / MIN_EFFICIENCY  # the largest slowdown (1 / efficiency) fitted
+# a measurement's unit in doubt (unit_warnings): a group's median measured / t_lower past
+# SLOW or a fitted efficiency under LOW (1 %), or its median under FAST (a tenth of the floor)
+SLOW, LOW, FAST = 100.0, 0.01, 0.1
+UNITS = (("nanoseconds", 1e9), ("microseconds", 1e6), ("milliseconds", 1e3))
+TERMS = ("compute", "HBM", "network")  # EFFICIENCIES' terms as calibrate's lines say them
 
 
 @dataclass(frozen=True)
@@ -200,7 +210,8 @@ def _solve(
     x0 = np.ones(nf + plan.overhead)
     for j, k in enumerate(free):  # start from the median ratio of the rows the term bounds
         ratio = measured[dominant == k] / times[dominant == k, k]
-        x0[j] = max(float(np.exp(np.median(np.log(ratio)))), 1.0) if len(ratio) else 1.0
+        start = float(np.exp(np.median(np.log(ratio)))) if len(ratio) else 1.0
+        x0[j] = min(max(start, 1.0), SLOWEST)
     if plan.overhead:
         x0[nf] = 0.0
     rows = np.arange(len(measured))
@@ -230,12 +241,61 @@ def _solve(
             jac[:, nf] = scale * count / t
         return jac
 
+    # within what a calibration file may say (model.calibration): every estimate finite
     lower = np.r_[np.ones(nf), np.zeros(int(plan.overhead))]
+    upper = np.r_[np.full(nf, SLOWEST), np.full(int(plan.overhead), MAX_OVERHEAD_SECONDS / scale)]
     solution = least_squares(
-        residuals, x0, jac=jacobian, bounds=(lower, np.inf), loss=LOSS, f_scale=F_SCALE,
+        residuals, x0, jac=jacobian, bounds=(lower, upper), loss=LOSS, f_scale=F_SCALE,
         method="trf", x_scale="jac",
     )  # fmt: skip
     slowdown = np.ones(3)
-    slowdown[free] = solution.x[:nf]
-    overhead = float(solution.x[nf] * scale) if plan.overhead else 0.0
+    slowdown[free] = np.minimum(solution.x[:nf], SLOWEST)
+    overhead = min(float(solution.x[nf] * scale), MAX_OVERHEAD_SECONDS) if plan.overhead else 0.0
     return slowdown, overhead
+
+
+def unit_warnings(rows: pd.DataFrame, calibration: Calibration) -> tuple[str, ...]:
+    """What the measurements' size says of their unit: a group (chip x kind) whose median
+    measured / t_lower is past SLOW, or whose fit gives an efficiency under LOW, looks measured
+    in milliseconds (or µs, ns: the largest unit that leaves the times above the floor); one
+    whose median is under FAST is below the floor, which no measured time can be."""
+    measured = rows["measured_seconds"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = measured / rows["t_lower"].to_numpy(dtype=float)
+    usable = np.isfinite(ratio) & (ratio > 0)
+    names = rows["hardware"].astype(str).to_numpy(dtype=object) + " " + op_kinds(rows)
+    median = pd.Series(ratio[usable]).groupby(names[usable], sort=False).median()
+    groups = calibration.groups
+    fitted = groups[groups["fitted"].to_numpy(dtype=bool)]
+    low = {}
+    for g in fitted.to_dict("records"):  # a few chips x kinds
+        under = [f"{w} {g[e] * 100:.2g} %" for w, e in zip(TERMS, EFFICIENCIES, strict=True)
+                 if g[e] < LOW]  # fmt: skip
+        if under:
+            low[f"{g['hardware']} {g['kind']}"] = ", ".join(under)
+    slow = [n for n in median.index if median[n] > SLOW or n in low]
+    fast = [n for n in median.index if median[n] < FAST]
+    said = []
+    if slow:
+        typical = float(np.median(ratio[usable & np.isin(names, slow)]))
+        where = "; ".join(f"{n} {low[n]}" if n in low else n for n in slow)
+        unit = next(((u, f) for u, f in UNITS if typical / f >= 1.0), None)
+        what = f"a median {typical:,.0f}\u00d7 the roofline's floor ({where})"
+        if unit is None:
+            said.append(
+                f"measured_seconds are far above the floor, {what}: are they in seconds, and "
+                "each the time of its row's op (times its count)?"
+            )
+        else:
+            said.append(
+                f"measured_seconds look like {unit[0]}: {what}; measured_seconds is in "
+                f"seconds: divide them by {unit[1]:,.0f}"
+            )
+    if fast:
+        typical = float(np.median(ratio[usable & np.isin(names, fast)]))
+        said.append(
+            f"measured_seconds are far below the roofline's floor, which no measured time can "
+            f"beat: a median {typical:.2g}\u00d7 it ({', '.join(fast)}); are they in seconds, "
+            "and are the rows' chip and count the ones measured?"
+        )
+    return tuple(said)

@@ -34,9 +34,12 @@ HARDWARE_NUMBERS = (
 READING = ("bound", "fits", "t_lower", "t_estimate", "critical_batch", "added", "removed")
 STATES = ("bound", "fits")  # a part per old → new value; the numbers' parts give their ranges
 GROUP_COLUMNS = (
-    "input", "origin", "causes", "hardware", "chips_named", "series", "scenarios", "span",
-    "example", "block", "block_scenarios", "block_series",
+    "input", "origin", "causes", "hardware", "chips_named", "series", "series_named",
+    "scenarios", "span", "example", "block", "block_scenarios", "block_series",
 )  # fmt: skip
+# the origins whose cause is a chip's: a block per chip and cause (a calibration's values are
+# a chip's too, per op kind)
+PER_CHIP = ("catalog", "calibration")
 PART_COLUMNS = (
     "group", "change", "old", "new", "scenarios", "span", "example",
     "old_min", "old_max", "new_min", "new_max", "ratio_min", "ratio_max",
@@ -49,9 +52,11 @@ SPAN = "\u2026"  # B = 123…172
 @dataclass(frozen=True)
 class ChangeGroups:
     """A comparison's changes grouped: `groups` (GROUP_COLUMNS, in reading order: origin, the
-    cause, the chip when the cause is its numbers (`hardware`; else the first one and
-    `chips_named`, how many), the series, how many scenarios and their `span`, the first
-    scenario, and the cause `block` it shares with other series, its scenarios and series);
+    cause, the chip when the cause is its numbers or its calibration (`hardware`; else the
+    first one and `chips_named`, how many), the series ('' for a calibration's: one line per
+    chip and cause holds every series it moved, `series_named` of them), how many scenarios
+    and their `span`, the first scenario, and the cause `block` it shares with other series,
+    its scenarios and series);
     `parts` (PART_COLUMNS, by group in READING order: the kind, old → new for a state, the
     scenarios, their span, the first, the numbers' ranges and new/old's); `order`: the
     changes table's rows in the same reading order."""
@@ -98,8 +103,11 @@ def group_changes(changes: Changes) -> ChangeGroups:
     axes = points.drop(columns="position")
     origin = origins(table["change"], table["causes"])
     hardware = table["hardware"].astype(str).to_numpy(dtype=object)
-    chip = np.where(origin == "catalog", hardware, "")  # a chip's numbers: its own cause
+    chip = np.where(np.isin(origin, PER_CHIP), hardware, "")  # a chip's numbers: its own cause
     series = table["series"] if "series" in table else table["name"]
+    series_text = series.astype(str).to_numpy(dtype=object)
+    # a calibration moves the estimates of every series on a chip alike: one line holds them
+    whole = origin == "calibration"
     inputs = table["input"] if "input" in table else pd.Series("", index=table.index)
     keys = pd.DataFrame(
         {
@@ -107,7 +115,7 @@ def group_changes(changes: Changes) -> ChangeGroups:
             "origin": pd.Categorical(origin, categories=ORIGINS),
             "chip": chip,
             "causes": table["causes"].astype(str).to_numpy(dtype=object),
-            "series": series.astype(str).to_numpy(dtype=object),
+            "series": np.where(whole, "", series_text),
         }
     )
     group = keys.groupby(list(keys.columns), sort=False, observed=True).ngroup().to_numpy()
@@ -115,6 +123,8 @@ def group_changes(changes: Changes) -> ChangeGroups:
     names = table["name"].astype(str).to_numpy(dtype=object)
     distinct = ~pd.DataFrame({"g": group, "n": names}).duplicated().to_numpy()
     size = np.bincount(group[distinct], minlength=len(first))
+    # a line of several series: no stretch of one sweep to say
+    spans = np.where(whole[first], "", _spans(group[distinct], axes[distinct], len(first)))
     groups = pd.DataFrame(
         {
             "input": keys["input"].to_numpy()[first],
@@ -124,8 +134,9 @@ def group_changes(changes: Changes) -> ChangeGroups:
             "hardware": hardware[first],
             "chips_named": _distinct_per(group, hardware, len(first)),
             "series": keys["series"].to_numpy()[first],
+            "series_named": _distinct_per(group, series_text, len(first)),
             "scenarios": size,
-            "span": _spans(group[distinct], axes[distinct], len(first)),
+            "span": spans,
             "example": names[first],
             "position": position[first],
             # a series whose bound or fit moved leads its cause's block
@@ -134,6 +145,8 @@ def group_changes(changes: Changes) -> ChangeGroups:
     )
     groups, rank = _in_reading_order(groups)
     parts = _parts(table, rank[group], position, axes)
+    several = (groups["origin"] == "calibration").to_numpy()  # lines of several series
+    parts.loc[several[parts["group"].to_numpy()], "span"] = ""
     reading = pd.Categorical(table["change"], categories=READING).codes
     order = np.lexsort((position, reading, rank[group]))
     return ChangeGroups(groups.loc[:, list(GROUP_COLUMNS)], parts, order)
@@ -222,7 +235,8 @@ def _in_reading_order(groups: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     blocks = pd.factorize(block[sort])[0]  # numbered in reading order
     ordered["block"] = blocks
     ordered["block_scenarios"] = block_size[block[sort]]
-    ordered["block_series"] = np.bincount(blocks)[blocks]
+    named = np.bincount(blocks, weights=ordered["series_named"]).astype(np.int64)
+    ordered["block_series"] = named[blocks]  # a calibration's line holds several
     return ordered, rank
 
 

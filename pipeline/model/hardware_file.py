@@ -108,7 +108,9 @@ def read_toml_table(path: Path, data: bytes) -> Table:
         # floats kept as written, so 1e400 can be told apart from inf
         parsed = tomllib.loads(text, parse_float=lambda s: s.replace("_", ""))
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidHardwareFile(f"{printable(path)}: not valid TOML: {exc}") from exc
+        raise InvalidHardwareFile(
+            f"{printable(path)}: not valid TOML: {toml_problem(text, exc)}"
+        ) from exc
     except ValueError as exc:  # Python refuses to read an integer of over 4,300 digits
         long = re.search(r"\d{4000,}", text)
         line = f":{text.count(chr(10), 0, long.start()) + 1}" if long else ""
@@ -201,6 +203,36 @@ def _key_parts(dotted: str) -> list[str]:
                 return []
         parts.append(raw)
     return parts
+
+
+_AT_LINE = re.compile(r"at line (\d+)")
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_NAMED = re.compile(r"^(\s*\[\[?\s*)([^\]]*?)(\s*\]\]?.*)$|^(\s*)([^=\[#]+?)(\s*=.*)$")
+
+
+def toml_problem(text: str, exc: Exception) -> str:
+    """tomllib's error, and where a table name or key of the line it names holds a letter a
+    bare TOML key cannot (`[라마]`, `층 = 32`), the same line with it quoted (`["라마"]`)."""
+    said = str(exc)
+    at = _AT_LINE.search(said)
+    lines = text.splitlines()
+    if at is None or not 0 < int(at.group(1)) <= len(lines):
+        return said
+    line = lines[int(at.group(1)) - 1]
+    named = _NAMED.match(line)
+    if named is None:
+        return said
+    head, key, tail = (named.group(1), named.group(2), named.group(3)) if named.group(2) \
+        is not None else (named.group(4), named.group(5), named.group(6))  # fmt: skip
+    parts = [p.strip() for p in key.split(".")] if '"' not in key and "'" not in key else []
+    if not parts or all(_BARE.fullmatch(p) for p in parts):
+        return said
+    fixed = ".".join(p if _BARE.fullmatch(p) else f'"{p}"' for p in parts)
+    written = (head + fixed + tail).strip()
+    return (
+        f"{said}; a name with letters other than A-Z, a-z, 0-9, _ and - is quoted in TOML: "
+        f"write {printable(written)}"
+    )
 
 
 def _first_line(text: str) -> int:

@@ -216,17 +216,21 @@ def _add(
         target = aliases.get(name, name)
         if target in place:
             first = where(place[target])
-            bad[i] = [f"{where(i)}: column name: model {quoted(target)} again (first at {first})"
-                      "; give each model once per file"]  # fmt: skip
+            alias = "" if name == spelling(target) else f" ({quoted(fields['name'])} is its alias)"
+            bad[i] = [f"{where(i)}: column name: model {quoted(target)} again{alias} (first at "
+                      f"{first}); give each model once per file"]  # fmt: skip
             continue
         given = {k: v for k, v in fields.items() if k != "name" and _given(v)}
-        clash = [
-            a for a in split_aliases(given.get("aliases", "")) if aliases.get(a, target) != target
-        ]
+        own = split_aliases(given.get("aliases", ""))
+        clash = [a for a in own if aliases.get(a, target) != target]
         if clash:
+            other = aliases[clash[0]]
+            at = f" at {where(place[other])}" if other in place else ""
             bad[i] = [f"{where(i)}: column aliases: {quoted(clash[0])} is already model "
-                      f"{quoted(aliases[clash[0]])}; choose another alias"]  # fmt: skip
+                      f"{quoted(other)}{at}; choose another alias"]  # fmt: skip
             continue
+        for a in (target, *own):  # the file's later rows see this row's names and aliases
+            aliases[a] = target
         if target in base.index:
             row = base.loc[target].to_dict()
             if "aliases" in given:  # a user's aliases add to the catalog's, never drop one
@@ -305,7 +309,8 @@ def _parse(cells: pd.DataFrame, where: Callable[[int], str], bad: dict) -> pd.Da
 
 def _consistency(models: pd.DataFrame, where: Callable[[str], str]) -> dict[str, list[str]]:
     """Problems of whole models (after a user's fields are merged into the catalog's): the
-    required dims, F or all of E, k, F_expert, k at most E, K dividing N."""
+    required dims, F or all of E, k, F_expert (never both F and F_expert), k at most E, K
+    dividing N."""
     found: dict[str, list[str]] = {}
     f = {c: models[c].to_numpy(dtype=float, na_value=np.nan) for c in WHOLE}
     moe = ~np.isnan(f["E"])
@@ -332,6 +337,8 @@ def _consistency(models: pd.DataFrame, where: Callable[[str], str]) -> dict[str,
                 f"needs {c} ({WHOLE[c][0]}, e.g. {WHOLE[c][1]}) with E, k and F_expert together"
             ),
         )
+    add(moe & ~np.isnan(f["F"]), "F", lambda i: "F (dense MLP width) and F_expert (expert MLP "
+        "width) both given; an MoE model (E given) uses F_expert only: leave F blank")  # fmt: skip
     for col in ("k", "F_expert", "shared", "F_shared"):
         add(~moe & ~np.isnan(f[col]), col, lambda i, c=col: f"{c} is for MoE models: give E "
             "(experts), k and F_expert too, or leave it blank")  # fmt: skip

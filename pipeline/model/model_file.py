@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import InvalidModelFile, printable, quoted
-from pipeline.model.hardware_file import toml_lines
+from pipeline.model.hardware_file import toml_lines, toml_problem
 from pipeline.model.spellings import spelling
 from pipeline.textfile import csv_rows, decode_utf8
 
@@ -85,7 +85,9 @@ def read_model_toml(path: Path, data: bytes, columns: Sequence[str]) -> Table:
     try:
         parsed = tomllib.loads(text, parse_float=lambda s: s.replace("_", ""))
     except (tomllib.TOMLDecodeError, ValueError) as exc:
-        raise InvalidModelFile(f"{printable(path)}: not valid TOML: {exc}") from exc
+        raise InvalidModelFile(
+            f"{printable(path)}: not valid TOML: {toml_problem(text, exc)}"
+        ) from exc
     lines = toml_lines(text)
     rows = []
     for table, fields in parsed.items():

@@ -17,8 +17,9 @@ CUSTOM = "custom"
 # collectives as rows (docs/model.md#collectives): `bytes` is the whole array's V, no einsum
 DIM = re.compile(r"^[A-Z]$")  # a dim column: one ASCII capital letter (not 'À')
 # the columns whose cells may list values too (`h100|h200`, `bf16|fp8`, `1|2|4|8`): the fleet
-# axes of a series, swept before its dims (docs/input.md#sweeping-the-fleet)
-FLEET = ("model", "hardware", "dtype", *DTYPE_COLUMNS, "chips")  # model: a transformer's
+# axes of a series, swept before its dims (docs/input.md#sweeping-the-fleet); model and
+# kv_dtype: a transformer step's
+FLEET = ("model", "hardware", "dtype", *DTYPE_COLUMNS, "kv_dtype", "chips")
 
 
 def is_dim(column: object) -> bool:

@@ -109,7 +109,7 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
             if "model" in rows.columns
             else np.full(len(rows), "", dtype=object),
             "hardware": rows["hardware"].astype(str).to_numpy(dtype=object),
-            "dtype": np.asarray(dtype_labels(*(rows[c] for c in DTYPE_COLUMNS)), dtype=object),
+            "dtype": _with_kv(dtype_labels(*(rows[c] for c in DTYPE_COLUMNS)), rows),
             "chips": rows["chips"].to_numpy(dtype=np.int64),
             "at": at,
             "line_dim": line_dim,
@@ -123,6 +123,19 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
         }
     )
     return table[keep].reset_index(drop=True)
+
+
+def _with_kv(labels: np.ndarray, rows: pd.DataFrame) -> np.ndarray:
+    """The dtype labels with a step's KV cache dtype where it is not its activations' ('bf16,
+    KV fp8'): `kv_dtype` is a fleet axis too, its points told apart."""
+    labels = np.asarray(labels, dtype=object)
+    if "kv_dtype" not in rows.columns:
+        return labels
+    kv = rows["kv_dtype"].astype(str).to_numpy(dtype=object)
+    other = (kv != "") & (kv != "nan") & (kv != rows["x_dtype"].astype(str).to_numpy(dtype=object))
+    out = labels.copy()
+    out[other] = labels[other] + ", KV " + kv[other]
+    return out
 
 
 def merge_fleet(tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -160,7 +173,8 @@ def fleet_answer(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     chosen = chosen.drop_duplicates(["order", "at", *POINT], keep="first")
     chosen = chosen.sort_values(["order", "kind", "t_lower"], kind="stable")
     group = chosen.groupby(["order", "kind"], sort=False)
-    chosen["rank"] = group.cumcount() + 1
+    # equal times share a rank (1, 1, 3): a tie is never ranked as if one were faster
+    chosen["rank"] = group["t_lower"].rank(method="min", na_option="bottom").astype(np.int64)
     chosen["ratio"] = chosen["t_lower"] / group["t_lower"].transform("min")
     chosen["point"] = np.asarray(CHOSEN, dtype=object)[chosen["kind"].to_numpy()]
     ranking = chosen[RANKING_COLUMNS].reset_index(drop=True)

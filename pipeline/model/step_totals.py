@@ -13,7 +13,7 @@ import pandas as pd
 from pipeline.model.dtypes import dtype_bytes
 from pipeline.model.groups import BLOCK, GROUP
 from pipeline.model.params import param_counts
-from pipeline.model.roofline import BOUNDS
+from pipeline.model.roofline import BOUNDS, EXACT
 from pipeline.model.transformer import is_step
 
 SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
@@ -21,6 +21,8 @@ SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
 # the total row's own columns (NaN on every other row), in this order after `fits`
 STEP_COLUMNS = ("tokens_per_second", "time_per_token", *(f"{b}_share" for b in BOUNDS),
                 "weight_bytes", "kv_cache_bytes", "max_batch")  # fmt: skip
+# max_batch at most 2^53, the largest B the tool takes: there, every B it takes fits
+NO_LIMIT = EXACT
 
 
 def is_total(frame: pd.DataFrame) -> np.ndarray:
@@ -49,6 +51,7 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
     mine = (last >= 0) & (marker < 0) & (block == block[np.maximum(last, 0)])
     ops = np.flatnonzero(mine)
     first = np.searchsorted(ops, total + 1)  # each step's first op among `ops`
+    out["flops"] = _op_totals(out, frame, ops)
     estimated = "t_estimate" in out.columns  # a calibration's (model.calibration)
     for c in (*SUMMED, "t_estimate") if estimated else SUMMED:
         values = out[c].to_numpy(dtype=float, copy=True)
@@ -103,9 +106,8 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
     fits = out["fits"].copy()
     fits.iloc[total] = footprint[total] <= capacity
     out["fits"] = fits
-    per_sequence, weights_pc = extra.pop("per_sequence"), extra.pop("weights_per_chip")
-    room = np.floor((capacity - weights_pc) / per_sequence)
-    extra["max_batch"] = np.where(room >= 1, room, np.where(np.isnan(room), np.nan, 0.0))
+    extra["max_batch"] = _max_batch(capacity, extra.pop("weights_per_chip"),
+                                    extra.pop("per_unit"), extra.pop("unit"))  # fmt: skip
     for b in BOUNDS:
         extra[f"{b}_share"] = shares[b]
     at = out.columns.get_loc("fits") + 1
@@ -145,15 +147,18 @@ def _group_figures(totals: pd.DataFrame, t: np.ndarray, footprint: pd.Series, op
         "weight_bytes": nothing.copy(),
         "kv_cache_bytes": nothing.copy(),
         "footprint": largest,
-        "per_sequence": nothing.copy(),
+        "per_unit": nothing.copy(),
+        "unit": nothing.copy(),
         "weights_per_chip": nothing.copy(),
     }
 
 
 def _step_figures(steps: pd.DataFrame, t: np.ndarray, largest: np.ndarray) -> dict:
-    """Per step: tokens per second, time per token, the weights and KV cache (bytes), the
-    per-chip footprint (weights + KV cache + the largest activation), and what one more
-    sequence adds to it."""
+    """Per step: tokens per second, time per token, the weights and KV cache (bytes), and the
+    footprint of its busiest chip: the weights on it plus, per `unit` of the batch it holds
+    (a sequence; with expert parallelism, `chips` sequences, one on each chip, the busiest
+    holding ceil(B / chips) of them), that unit's KV cache and activation (`per_unit`, the
+    same at any B: the largest op's output grows with B as the KV cache does)."""
     shape = steps.rename(columns={"moe_k": "k", "moe_width": "F_expert"})
     counts = param_counts(shape)
     params = counts["params"].to_numpy(dtype=float)
@@ -165,22 +170,57 @@ def _step_figures(steps: pd.DataFrame, t: np.ndarray, largest: np.ndarray) -> di
     ep = split & (steps["shard"].astype(str) == "E").to_numpy(dtype=bool)
     # tensor parallel: every weight split, a KV head on each chip up to K; expert parallel:
     # the experts split, the rest of the weights on every chip, the batch (and its KV) split
-    kv_chips = np.where(ep, chips, np.where(split, np.minimum(chips, f["K"]), 1.0))
+    # as the einsum rows split it (model.transformer: shard B, ceil(B / chips) a chip)
+    kv_heads = np.where(split & ~ep, np.minimum(chips, f["K"]), 1.0)
     experts = counts["mlp"].to_numpy(dtype=float) * _bytes(steps["y_dtype"])
     weights_pc = np.where(
         ep, weight - experts + experts / chips, weight / np.where(split, chips, 1.0)
     )
-    kv_pc = f["B"] * kv_per_sequence / kv_chips
-    tokens = f["B"] * f["T"]
+    unit = np.where(ep, chips, 1.0)  # sequences per unit of the batch
+    units = np.ceil(f["B"] / unit)
+    per_unit = kv_per_sequence / kv_heads + largest / units
+    # `count` = n steps one after another: n times the tokens in n times the time
+    n = steps["count"].to_numpy(dtype=float) if "count" in steps.columns else np.ones(len(t))
+    tokens = f["B"] * f["T"] * n
     return {
         "tokens_per_second": tokens / t,
-        "time_per_token": t / f["T"],
+        "time_per_token": t / (f["T"] * n),
         "weight_bytes": weight,
         "kv_cache_bytes": f["B"] * kv_per_sequence,
-        "footprint": weights_pc + kv_pc + largest,
-        "per_sequence": kv_per_sequence / kv_chips + largest / f["B"],
+        "footprint": _footprint(weights_pc, units, per_unit),
+        "per_unit": per_unit,
+        "unit": unit,
         "weights_per_chip": weights_pc,
     }
+
+
+def _footprint(weights_pc: np.ndarray, units: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
+    """A step's footprint on its busiest chip holding `units` of its batch: the one formula
+    both `fits` and `max_batch` use, so that they agree to the byte."""
+    return weights_pc + units * per_unit
+
+
+def _max_batch(capacity, weights_pc, per_unit, unit) -> np.ndarray:
+    """The largest B whose footprint fits (0: none; NaN for a group), at most NO_LIMIT: the
+    largest whole units, a division's rounding put right by the footprint itself, times the
+    sequences a unit holds."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        units = np.floor((capacity - weights_pc) / per_unit)
+        units = np.where(_footprint(weights_pc, units + 1, per_unit) <= capacity, units + 1, units)
+        units = np.where(_footprint(weights_pc, units, per_unit) > capacity, units - 1, units)
+        most = np.minimum(units * unit, NO_LIMIT)
+    return np.where(most >= 1, most, np.where(np.isnan(most), np.nan, 0.0))
+
+
+def _op_totals(out: pd.DataFrame, frame: pd.DataFrame, ops: np.ndarray) -> np.ndarray:
+    """`flops` with each custom op row of a step (or group) the op's total: the work of one
+    chip times the chips sharing it (model.transformer sets them; a row of the file's own
+    runs on one chip), as an einsum row's `flops` is its op's total (docs/outputs.md)."""
+    flops = out["flops"].to_numpy(dtype=float, copy=True)
+    custom = ops[(frame["op"].to_numpy()[ops] == "custom")]
+    chips = out["chips"].to_numpy(dtype=float)[custom]
+    flops[custom] = out["flops_per_chip"].to_numpy(dtype=float)[custom] * chips
+    return flops
 
 
 def _bytes(column: pd.Series) -> np.ndarray:

@@ -124,7 +124,12 @@ def _op_rows(step: pd.DataFrame, template: dict) -> pd.DataFrame:
     rows = step.copy()
     rows["name"] = step["name"].astype(str) + "/" + template["name"]
     rows["series"] = step["series"].astype(str) + "/" + template["name"]
-    rows["count"] = f["L"] if template["count"] == "L" else np.ones(len(step))
+    # a step with `count` = n is n steps one after another: each op n times as often
+    steps = step["count"].to_numpy(dtype=float) if "count" in step.columns else np.ones(len(step))
+    steps = np.where(np.isnan(steps), 1.0, steps)
+    rows["count"] = (f["L"] if template["count"] == "L" else 1.0) * steps
+    if "measured_seconds" in rows.columns:  # the step's measured time is its total's alone
+        rows["measured_seconds"] = np.nan
     tp, ep = _split(step, "N"), _split(step, "E")
     if template["kind"] == "einsum":
         rows["op"] = rows["einsum"] = template["einsum"]
@@ -161,7 +166,12 @@ def _op_rows(step: pd.DataFrame, template: dict) -> pd.DataFrame:
     else:
         flops, moved = _experts(step, f, name, act)
         batch = np.ones(len(step))
-    rows["op"], rows["einsum"], rows["shard"], rows["chips"] = "custom", "", "", 1.0
+    # `chips`: how many chips share the op's work, so that its `flops` is the op's total
+    # (flops_per_chip x chips: model.step_totals) as an einsum row's is; the norms and the
+    # residual adds of a tensor-parallel step run whole on every chip (1)
+    split = tp if name not in ("norms", "residual") else np.zeros(len(step), bool)
+    rows["op"], rows["einsum"], rows["shard"] = "custom", "", ""
+    rows["chips"] = np.where(split | ep, chips, 1.0)
     flops, moved = flops / batch, moved / batch
     rows["flops"], rows["bytes"] = flops, moved
     return rows

@@ -9,6 +9,7 @@ import textwrap
 import pandas as pd
 
 from pipeline.errors import printable
+from pipeline.i18n import _
 from pipeline.model.sources import BASES
 from pipeline.render import format as fmt
 
@@ -33,7 +34,9 @@ def catalog_lines(chips: pd.DataFrame, version: str) -> list[str]:
             f"{fmt.fixed(row['hbm_bandwidth'], 1e9):>9} {capacity:>7}  {link} "
             f"{fmt.fixed(bw if bw and bw > 0 else 0, 1e9)} GB/s"
         )
-    lines.append(f"catalog version {version}; `pipeline hardware NAME` shows sources")
+    lines.append(
+        _("catalog version {version}; `pipeline hardware NAME` shows sources", version=version)
+    )
     return lines
 
 
@@ -98,10 +101,12 @@ def source_lines(sources: pd.DataFrame, order: list[str], overridden=frozenset()
     key = max(KEY_WIDTH, *(len(f) + 1 for f in rows["field"]))
     widths = {c: max(len(printable(v)) for v in rows[c]) for c in ("printed", "basis", "divide")}
     widths = {c: w for c, w in widths.items() if w}  # no divisor column when nothing is divided
-    lines = ["sources (each figure as printed, its basis, what the catalog divides it by, date):"]
+    lines = [
+        _("sources (each figure as printed, its basis, what the catalog divides it by, date):")
+    ]
     for source, group in rows.groupby("source", sort=False):  # texts, first-cited first
         for r in group.itertuples():
-            mark = "  (overridden by a --hardware file)" if r.field in overridden else ""
+            mark = _("  (overridden by a --hardware file)") if r.field in overridden else ""
             cells = [f"{printable(getattr(r, c)):<{w}}" for c, w in widths.items()]
             lines.append(
                 f"  {printable(r.field):<{key}}{'  '.join(cells)}  {printable(r.as_of)}{mark}"

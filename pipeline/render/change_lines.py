@@ -1,15 +1,16 @@
 """The grouped changes (pipeline.model.change_groups) worded once, as plain records that
 changes.html, the report's "Since the baseline" and the workbook's Changes sheet all show:
-origins, in reading order, each holding cause blocks, each holding its series' lines, each
-line its parts ("memory → compute", "time 0.911× – 0.947×") with how many scenarios and
-which stretch of the sweep. Numbers are formatted by render.format."""
+origins, in reading order, each holding cause blocks, each holding its series' lines (a
+calibration's: one line for every series on its chip, "60 series"), each line its parts
+("memory → compute", "time 0.911× – 0.947×") with how many scenarios and which stretch of
+the sweep. Numbers are formatted by render.format."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from pipeline.i18n import _, use_lang
-from pipeline.model.change_groups import ChangeGroups
+from pipeline.model.change_groups import PER_CHIP, ChangeGroups
 from pipeline.render import format as fmt
 from pipeline.render.answer import bound_word
 
@@ -67,7 +68,7 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
             part["where"] = _where(part, g.scenarios)
         line = {
             "input": g.input,
-            "series": g.series,
+            "series": g.series or _("{n} series", n=fmt.count(int(g.series_named))),
             "hardware": g.hardware if g.chips_named == 1 else _chips(g.chips_named),
             "scenarios": int(g.scenarios),
             "span": g.span,
@@ -89,8 +90,9 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
 
 
 def _block(g) -> dict:
-    """A cause shared by series: what differs, on which chip, how many scenarios and series."""
-    chip = g.hardware if g.origin == "catalog" else ""
+    """A cause shared by series: what differs, on which chip (whose numbers or calibration
+    moved), how many scenarios and series."""
+    chip = g.hardware if g.origin in PER_CHIP else ""
     inputs = g.causes if g.origin in ("edit", "catalog", "calibration") else ""
     return {
         "block": int(g.block),
@@ -148,6 +150,11 @@ def _words(p, fit: dict[str, str]) -> str:
         return f"{bound_word(p.old or fmt.DASH)}{arrow}{bound_word(p.new or fmt.DASH)}"
     if p.change == "fits":
         return f"{fit.get(p.old, p.old)}{arrow}{fit.get(p.new, p.new)}"
+    if p.change == "t_estimate" and np.isnan(p.old_min) != np.isnan(p.new_min):
+        # a calibration given or taken away: the estimates there are, not a ratio ('—')
+        if np.isnan(p.new_min):
+            return _("estimate {old} → none", old=_range(p.old_min, p.old_max, fmt.seconds))
+        return _("estimate none → {new}", new=_range(p.new_min, p.new_max, fmt.seconds))
     if p.change in ("t_lower", "t_estimate"):
         if p.scenarios == 1:
             old, new = fmt.seconds(p.old_min), fmt.seconds(p.new_min)

@@ -49,36 +49,119 @@ def at_text(at: str) -> str:
 
 
 def sentence(group: pd.DataFrame) -> str:
-    """One chosen point's ranking (rows fastest first, with `label`) in one sentence."""
-    first = group.iloc[0]
-    where = at_text(str(first["at"]))
-    values = {
-        "where": where,
-        "label": first["label"],
-        "time": fmt.seconds(first["t_lower"]),
-        "bound": bound_label(first["bound"]),
-    }
-    if where:
-        text = _("At {where} the fastest is {label}, {time} ({bound})", **values)
+    """One chosen point's ranking (rows fastest first, with `label`) in one sentence: the
+    fastest that fits in HBM (the answer; points tied with it named with it), the faster ones
+    that do not fit, then the runner-up and the slowest, their times over the answer's."""
+    t = group["t_lower"].to_numpy(dtype=float)
+    fit = group["fits"].to_numpy(dtype=bool)
+    where = at_text(str(group["at"].iloc[0]))
+    if not fit.any():
+        first = group.iloc[0]
+        values = {"label": first["label"], "where": where, "time": fmt.seconds(first["t_lower"]),
+                  "bound": bound_label(first["bound"])}  # fmt: skip
+        text = (
+            _("At {where} no fleet point fits in HBM; the fastest, {label}, would take {time} "
+              "({bound})", **values)
+            if where
+            else _("No fleet point fits in HBM; the fastest, {label}, would take {time} "
+                   "({bound})", **values)
+        )  # fmt: skip
+        return text + _runners(group.iloc[1:], t[0], len(group)) + "."
+    best = t[fit].min()
+    lead = fit & (t == best)
+    ahead = ~fit & (t <= best)  # as fast as the answer or faster, and not fitting
+    text = _lead(group[lead], where, bool(ahead.any()))
+    if ahead.any():
+        text += "; " + _ahead(group[ahead], best)
+    return text + _runners(group[~lead & ~ahead], best, len(group)) + "."
+
+
+def _lead(lead: pd.DataFrame, where: str, unfit: bool) -> str:
+    """The answer: the fastest point (that fits in HBM, when a faster one does not), or the
+    points tied as the fastest."""
+    first = lead.iloc[0]
+    values = {"where": where, "time": fmt.seconds(first["t_lower"]),
+              "bound": bound_label(first["bound"])}  # fmt: skip
+    if len(lead) == 1:
+        label = first["label"]
+        if unfit:
+            return (
+                _("At {where} the fastest that fits in HBM is {label}, {time} ({bound})",
+                  label=label, **values)
+                if where
+                else _("The fastest that fits in HBM is {label}, {time} ({bound})",
+                       label=label, **values)
+            )  # fmt: skip
+        return (
+            _("At {where} the fastest is {label}, {time} ({bound})", label=label, **values)
+            if where
+            else _("The fastest is {label}, {time} ({bound})", label=label, **values)
+        )
+    labels = listed(lead["label"].tolist())
+    if unfit:
+        return (
+            _("At {where} {labels} tie as the fastest that fit in HBM, {time} ({bound})",
+              labels=labels, **values)
+            if where
+            else _("{labels} tie as the fastest that fit in HBM, {time} ({bound})",
+                   labels=labels, **values)
+        )  # fmt: skip
+    return (
+        _("At {where} {labels} tie as the fastest, {time} ({bound})", labels=labels, **values)
+        if where
+        else _("{labels} tie as the fastest, {time} ({bound})", labels=labels, **values)
+    )
+
+
+def _ahead(ahead: pd.DataFrame, best: float) -> str:
+    """The points as fast as the answer (`best`) or faster, which do not fit in HBM."""
+    t = ahead["t_lower"].to_numpy(dtype=float)
+    time = fmt.seconds(t[0])
+    if len(ahead) == 1:
+        label = ahead["label"].iloc[0]
+        if t[0] < best:
+            return _("{label} is faster ({time}) but does not fit in HBM", label=label, time=time)
+        return _("{label} is as fast but does not fit in HBM", label=label)
+    labels = listed(ahead["label"].tolist())
+    if (t < best).all():
+        return _("{labels} are faster (from {time}) but do not fit in HBM", labels=labels,
+                 time=time)  # fmt: skip
+    if (t == best).all():
+        return _("{labels} are as fast but do not fit in HBM", labels=labels)
+    return _("{labels} are as fast or faster (from {time}) but do not fit in HBM",
+             labels=labels, time=time)  # fmt: skip
+
+
+def _runners(rest: pd.DataFrame, best: float, n: int) -> str:
+    """The runner-up's and the slowest's times over the answer's (`best`), of `n` points."""
+    if rest.empty:
+        return ""
+    second = rest.iloc[0]
+    ratio = second["t_lower"] / best
+    times = fmt.times(ratio)  # in a sentence: 1.85× (1.85배)
+    if fmt.ratio(ratio) == fmt.ratio(1.0):  # within rounding of the fastest
+        text = "; " + _("{label} is as fast ({times})", label=second["label"], times=times)
     else:
-        text = _("The fastest is {label}, {time} ({bound})", **values)
-    if len(group) == 1:
-        return text + "."
-    second = group.iloc[1]
-    times = fmt.ratio(second["ratio"])
-    if times == fmt.ratio(1.0):  # within rounding of the fastest
-        text += "; " + _("{label} is as fast ({times})", label=second["label"], times=times)
-    else:
-        text += "; " + _("{label} is {times} slower", label=second["label"], times=times)
-    if len(group) >= 3:
-        last = group.iloc[-1]
+        text = "; " + _("{label} is {times} slower", label=second["label"], times=times)
+    if len(rest) >= 2:
+        last = rest.iloc[-1]
         text += ", " + _(
             "{label} (the slowest of {n}) {times}",
             label=last["label"],
-            n=len(group),
-            times=fmt.ratio(last["ratio"]),
+            n=n,
+            times=fmt.times(last["t_lower"] / best),
         )
-    return text + "."
+    return text
+
+
+def listed(labels: list[str], most: int = 4) -> str:
+    """Names in a sentence: 'a and b', 'a, b and c'; past `most`, the first three and how
+    many more ('a, b, c and 5 more')."""
+    if len(labels) == 1:
+        return labels[0]
+    if len(labels) <= most:
+        return _("{first} and {last}", first=", ".join(labels[:-1]), last=labels[-1])
+    return _("{first} and {n} more", first=", ".join(labels[:3]), n=fmt.count(len(labels) - 3))
 
 
 def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:

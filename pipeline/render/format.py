@@ -14,6 +14,8 @@ from numbers import Integral
 
 import pandas as pd
 
+from pipeline.i18n import _
+
 DASH = "\u2014"  # shown for a missing value
 _UP = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _DOWN = ((1.0, ""), (1e-3, "m"), (1e-6, "\u00b5"), (1e-9, "n"), (1e-12, "p"))
@@ -115,6 +117,25 @@ def count(value) -> str:
     return f"{float(value):,.0f}"
 
 
+_PARAMETERS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+
+
+def parameters(value) -> str:
+    """A parameter count as people say it: 6.74e9 -> '6.74B', 125e6 -> '125M', 1 -> '1';
+    past 999T in powers of ten: 3e20 -> '3.00e20'."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    rounded = float(f"{v:.3g}")  # 999.7e9 is 1.00T, not 1,000B
+    if rounded >= 1e15:
+        mantissa, exponent = f"{v:.2e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    suffix = next(((f, p) for f, p in _PARAMETERS if rounded >= f), None)
+    if suffix:
+        return _three_digits(rounded / suffix[0]) + suffix[1]
+    return count(v) if v.is_integer() else number(v)
+
+
 def span(low, high, shown=count) -> str:
     """A range, each end shown by `shown`, an en dash between: span(137, 227) -> '137 – 227';
     one value when the ends are equal."""
@@ -156,6 +177,13 @@ def ratio(value) -> str:
     if missing(value):
         return DASH
     return f"{number(value)}\u00d7"
+
+
+def times(value) -> str:
+    """A factor in a sentence: '1.85×' ('1.85배' in Korean, where × reads as a noun)."""
+    if missing(value):
+        return DASH
+    return _("{factor}×", factor=number(value))
 
 
 def when(text: str) -> str:

@@ -5,10 +5,12 @@ KV cache per token) and its source."""
 from __future__ import annotations
 
 import textwrap
+import unicodedata
 
 import pandas as pd
 
 from pipeline.errors import printable
+from pipeline.i18n import _
 from pipeline.model.params import kv_cache_bytes, param_counts
 from pipeline.render import format as fmt
 from pipeline.render.catalog_text import SOURCE_WIDTH
@@ -27,12 +29,17 @@ def model_list_lines(models: pd.DataFrame, version: str) -> list[str]:
     for (name, row), per_token in zip(models.iterrows(), kv, strict=True):
         dims = "  ".join(f"{_whole(row[c]):>6}" for c in DIMS)
         experts = "-" if pd.isna(row["E"]) else f"{row['E']}/{row['k']}"
-        params = _billions(row["params"])
+        params = _parameters(row["params"])
         lines.append(
             f"{printable(name):<{width}}  {dims}  {experts:>7}  {params:>10}  "
             f"{fmt.size(per_token):>13}"
         )
-    lines.append(f"model catalog version {version}; `pipeline models NAME` shows its source")
+    lines.append(
+        _(
+            "model catalog version {version}; `pipeline models NAME` shows its source",
+            version=version,
+        )
+    )
     return lines
 
 
@@ -48,17 +55,17 @@ def model_lines(name: str, row: pd.Series) -> list[str]:
             continue
         shown = value.replace(";", ", ") if key == "aliases" else value
         if key == "params":
-            key, shown = "params (published)", _billions(value)
-        lines.append(f"{key:<{KEY_WIDTH}} {printable(shown)}")
-    lines.append(f"{'params (counted)':<{KEY_WIDTH}} {fmt.count(counted['params'])}")
+            key, shown = _("params (published)"), _parameters(value)
+        lines.append(f"{_padded(key)} {printable(shown)}")
+    lines.append(f"{_padded(_('params (counted)'))} {fmt.count(counted['params'])}")
     if not pd.isna(row["E"]):
-        lines.append(f"{'params per token':<{KEY_WIDTH}} {fmt.count(counted['active_params'])}")
+        lines.append(f"{_padded(_('params per token'))} {fmt.count(counted['active_params'])}")
     weights = counted["params"] * 2
-    lines.append(f"{'weights at bf16':<{KEY_WIDTH}} {fmt.size(weights)}")
+    lines.append(f"{_padded(_('weights at bf16'))} {fmt.size(weights)}")
     per_token = kv_cache_bytes(frame).iat[0]
-    lines.append(f"{'KV cache/token bf16':<{KEY_WIDTH}} {fmt.size(per_token)} (2·L·K·H·2 bytes)")
+    lines.append(f"{_padded(_('KV cache/token bf16'))} {fmt.size(per_token)} (2·L·K·H·2 bytes)")
     if row["source"]:
-        lines.append("source")
+        lines.append(_("source"))
         lines += textwrap.wrap(
             printable(row["source"]),
             SOURCE_WIDTH,
@@ -70,9 +77,15 @@ def model_lines(name: str, row: pd.Series) -> list[str]:
     return lines
 
 
-def _billions(value) -> str:
-    """A parameter count as people say it: 6.74e9 -> '6.74B'."""
-    return "-" if fmt.missing(value) else f"{fmt.number(value / 1e9)}B"
+def _parameters(value) -> str:
+    """A parameter count as people say it (render.format.parameters): 6.74e9 -> '6.74B'."""
+    return "-" if fmt.missing(value) else fmt.parameters(value)
+
+
+def _padded(key: str) -> str:
+    """A field's name padded to KEY_WIDTH terminal columns (a Hangul letter takes two)."""
+    wide = sum(unicodedata.east_asian_width(c) in "WF" for c in key)
+    return f"{key:<{KEY_WIDTH - wide}}"
 
 
 def _whole(value) -> str:

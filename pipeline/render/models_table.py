@@ -13,6 +13,7 @@ import pandas as pd
 from pipeline.i18n import _
 from pipeline.model.groups import GROUP, TOTAL_OPS
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.step_totals import NO_LIMIT
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.answer import bound_word
@@ -105,7 +106,7 @@ def _row(step: dict, top: tuple[str, float] | None) -> dict:
         "capacity": _number(capacity),
         "fits_text": _fits_text(fits, fmt.size(footprint), fmt.size(capacity)),
         "max_batch": _whole(step["max_batch"]),
-        "max_batch_text": fmt.count(step["max_batch"]),
+        "max_batch_text": _max_batch_text(step["max_batch"]),
         "top_op": top[0] if top else "",
         "top_share": top_share,
         "top_text": f"{top[0]} {fmt.percent(top_share)}" if top else fmt.DASH,
@@ -117,6 +118,13 @@ def _fits_text(fits: bool, footprint: str, capacity: str) -> str:
     if fits:
         return _("yes: {footprint} of {capacity}", footprint=footprint, capacity=capacity)
     return _("no: {footprint} of {capacity}", footprint=footprint, capacity=capacity)
+
+
+def _max_batch_text(value) -> str:
+    """'1,740'; at the cap (model.step_totals.NO_LIMIT) what it means: every B fits."""
+    if not fmt.missing(value) and float(value) >= NO_LIMIT:
+        return _("every B (to 2^53)")
+    return fmt.count(value)
 
 
 def _number(value) -> float | None:

@@ -20,6 +20,7 @@ from PIL import Image
 from pipeline.errors import OutputError
 from pipeline.i18n import _
 from pipeline.limits import DEFAULT_TABLE_ROWS
+from pipeline.model.calibration import unused_warnings
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.roofs import rates_used
 from pipeline.model.turns import MIXED
@@ -148,6 +149,8 @@ def _answer(analysis: Record) -> dict:
     return {
         "bottom_line": answer.bottom_line(analysis.summary.bottom),
         "calibration": answer.calibration_sentence(analysis.summary.calibration),
+        # a calibration that gives no row an estimate: a warning, said with the calibration
+        "calibration_warning": bool(unused_warnings(analysis.summary.calibration)),
         "estimated": any(r.get("estimate") for r in rows),
         "series": rows,
         "series_total": len(analysis.summary.lines),
@@ -235,6 +238,7 @@ def report_context(
     """The template's variables: plain records and scalars. `baseline`: the changes since
     an earlier run (run.baseline.Baseline), shown first."""
     results, summary = analysis.results, analysis.summary
+    calibration_said = set(unused_warnings(summary.calibration))
     catalog = {str(rec["name"]): rec for rec in analysis.hardware}
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
@@ -325,7 +329,8 @@ def report_context(
         "fleet": fleet_context(summary.fleet, charts=fleet_charts),  # under the series
         "tiles": _tiles(analysis),
         "notices": list(dict.fromkeys(notices)),
-        "warnings": list(analysis.warnings),
+        # about the input; the calibration's own warning is said with it (answer.calibration)
+        "warnings": [w for w in analysis.warnings if w not in calibration_said],
         "split": split,
         "summary_charts": summary_charts,
         "chips": chips,

@@ -38,7 +38,7 @@ from pipeline.render.workbook_cells import text_width
 from pipeline.render.workbook_styles import Styles
 from pipeline.render.xlsx_backend import language_keywords, panic_reason, rx
 from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
-from pipeline.textfile import atomic_file
+from pipeline.textfile import atomic_file, check_file_place, refuse_existing
 
 DEFAULT_PATH = "scenarios.xlsx"
 EXAMPLES = "q1-q5.csv"  # pipeline/data/q1-q5.csv: scenarios/q1-q5.csv, shipped in the package
@@ -152,15 +152,8 @@ def write_template(path: str | Path, catalog: Catalog, *, force: bool = False) -
     path = Path(path)
     if path.suffix.lower() != ".xlsx":
         raise OutputError(f"{printable(path)}: a template is an Excel workbook; name it *.xlsx")
-    if path.is_dir():
-        raise OutputError(f"{printable(path)} is a folder; give a file name such as scenarios.xlsx")
-    if (path.exists() or path.is_symlink()) and not force:
-        raise OutputError(
-            f"{printable(path)} already exists; give another name, or pass --force to replace it"
-        )
-    folder = path.absolute().parent
-    if not folder.is_dir():
-        raise OutputError(f"folder {printable(folder)} does not exist; create it first")
+    check_file_place(path, "scenarios.xlsx")
+    refuse_existing(path, force)
     try:
         with atomic_file(path) as temp:
             _write(temp, catalog)

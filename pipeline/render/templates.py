@@ -10,10 +10,11 @@ import jinja2
 from markupsafe import Markup
 
 from pipeline import i18n
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, printable
 from pipeline.i18n import current_lang
 from pipeline.model.roofline import CRITICAL_BATCH
 from pipeline.render import format as fmt
+from pipeline.render import korean
 
 TEMPLATE_PACKAGE = "pipeline.templates"
 REPORT_TEMPLATE = "report.html.j2"
@@ -30,6 +31,7 @@ FILTERS = {
     "count": fmt.count,
     "plural": fmt.plural,
     "ratio": fmt.ratio,
+    "times": fmt.times,
     "when": fmt.when,
     "sortkey": fmt.sort_key,
 }
@@ -40,7 +42,11 @@ def translate(text: str, /, **values) -> Markup:
     markup like the template around it (entities, the odd tag), as with Jinja's i18n
     extension; its values are escaped unless marked safe."""
     out = Markup(i18n._(text))  # i18n._, not _(): the test of the catalog reads literal _() calls
-    return out.format(**values) if values else out
+    if not values:
+        return out
+    out = out.format(**values)
+    # a Korean particle after a value, written 은(는): the form the value takes
+    return Markup(korean.resolve(out)) if current_lang() == "ko" else out
 
 
 def package_loader(package: str = TEMPLATE_PACKAGE) -> jinja2.PackageLoader:
@@ -55,6 +61,16 @@ def package_loader(package: str = TEMPLATE_PACKAGE) -> jinja2.PackageLoader:
         ) from exc
 
 
+class PageTemplate(jinja2.Template):
+    """A template whose page shows every control character of the text in it as the terminal
+    does (errors.printable: `\\u202e`, `\\x00`), its line breaks and tabs kept: a name or a
+    note with a bidi control can never reorder what a reader sees ('h100\\u202etxt.exe'),
+    wherever on the page it lands (a cell, a title attribute, a translated sentence)."""
+
+    def render(self, *args, **kwargs) -> str:
+        return printable(super().render(*args, **kwargs), keep="\n\r\t")
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: autoescape on, StrictUndefined, the formatting filters."""
@@ -66,6 +82,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.template_class = PageTemplate  # every page's text visible (bidi controls escaped)
     env.filters.update(FILTERS)
     env.globals["CRITICAL_BATCH"] = CRITICAL_BATCH  # its one definition (model.roofline)
     env.globals["_"] = translate  # every text through the message catalog (pipeline.i18n)

@@ -46,12 +46,12 @@ TITLE_LINES = 3  # rows the bottom line may wrap to
 
 
 def header(column: str) -> str:
-    """A column of the series table as its header says it, in the run's language: dtype and
-    op as the Results sheet names them (op in Korean would be 연산, the word for compute, which
-    the bound column shows beside it)."""
+    """A column of the series table as its header says it, in the run's language (op in
+    Korean is 연산 종류, the kind of operation: 연산 alone is compute, which the bound column
+    shows beside it)."""
     return {
-        "series": _("series"), "hardware": _("hardware"), "op": "op", "shape": _("shape"),
-        "dtype": "dtype", "chips": _("chips"), "scenarios": _("scenarios"),
+        "series": _("series"), "hardware": _("hardware"), "op": _("op"), "shape": _("shape"),
+        "dtype": _("dtype"), "chips": _("chips"), "scenarios": _("scenarios"),
         "time min": _("time min"), "time max": _("time max"),
         "estimate min": _("estimate min"), "estimate max": _("estimate max"),
         "bound": _("bound"), "critical batch": _("critical batch"), "fits": _("fits"),

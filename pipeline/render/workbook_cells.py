@@ -32,6 +32,19 @@ def header_width(width: float, header: str) -> float:
     return width if header.isascii() else max(width, text_width(header) + 2)
 
 
+def wrapped_width(width: float, header: str) -> float:
+    """A column's width for a header that wraps at a space (a Korean run's): widened to the
+    wider of its header's two lines, split where they are most even; English as it is."""
+    if header.isascii():
+        return width
+    words = header.split(" ")
+    lines = [
+        max(text_width(" ".join(words[:i])), text_width(" ".join(words[i:])))
+        for i in range(1, len(words))
+    ]
+    return max(width, min(lines, default=text_width(header)) + 2)
+
+
 def yes_no(flag: bool) -> str:
     """'yes' or 'no', in the run's language."""
     return _("yes") if flag else _("no")

@@ -100,7 +100,8 @@ def point_header(column: dict) -> str:
     for a series that sweeps nothing but its fleet axes."""
     if not column["at"]:
         return _("its only point")
-    return f"{column['at']} ({column['point']})"
+    words = {"first": _("first"), "critical batch": _("critical batch"), "last": _("last")}
+    return f"{column['at']} ({words.get(column['point'], column['point'])})"
 
 
 def _block(sheet, styles: Styles, answer: dict, row: int) -> int:

@@ -7,11 +7,12 @@ format, shares as percentages; the names the user wrote as text cells
 from __future__ import annotations
 
 from pipeline.i18n import _
+from pipeline.model.step_totals import NO_LIMIT
 from pipeline.record import Record
 from pipeline.render.answer import bound_word
 from pipeline.render.format import EXCEL, count
 from pipeline.render.models_table import models_table
-from pipeline.render.workbook_cells import FittedSheet, header_width, yes_no
+from pipeline.render.workbook_cells import FittedSheet, text_width, wrapped_width, yes_no
 from pipeline.render.workbook_styles import Styles
 
 SHEET = "Models"
@@ -37,7 +38,7 @@ COLUMNS = (
     ("footprint per chip", "footprint", "size", 12),
     ("HBM per chip", "capacity", "size", 12),
     ("max batch", "max_batch", "count", 9),
-    ("most time", "top_op", "text", 16),
+    ("most time", "top_op", "words", 16),  # words: set off from the number before them
     ("its share", "top_share", "percent", 9),
 )
 
@@ -69,8 +70,9 @@ def write_models_sheet(book, styles: Styles, analysis: Record) -> list[str]:
 def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv") -> None:
     """`table` (render.models_table) as the sheet: a title, what the columns mean, what the
     cap or the sample leaves out, the header and a line per step; printed landscape."""
-    for col, (column, *_rest, width) in enumerate(COLUMNS):
-        sheet.set_column_width(col, header_width(width, header(column)))
+    widths = [wrapped_width(width, header(column)) for column, *_rest, width in COLUMNS]
+    for col, width in enumerate(widths):
+        sheet.set_column_width(col, width)
     sheet.write(0, 0, _("Models: per step, how long, what bounds it, does it fit"), styles.title)
     sheet.write(
         1,
@@ -111,9 +113,18 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
             rows_in=rows_in,
         )
         sheet.write(3, 0, said, styles.notice)
-    headers = {"text": styles.header, "bound": styles.header_words, "fits": styles.header_words}
+    headers = {"text": "header", "bound": "header_words", "fits": "header_words",
+               "words": "header_words"}  # fmt: skip
+    wraps = False
     for col, (column, _key, kind, _width) in enumerate(COLUMNS):
-        sheet.write(HEADER_ROW, col, header(column), headers.get(kind, styles.header_right))
+        said, style = header(column), headers.get(kind, "header_right")
+        if not said.isascii() and text_width(said) + 2 > widths[col]:  # Korean: two lines
+            wraps = True
+            sheet.write(HEADER_ROW, col, said, styles.header_wrapped[style])
+        else:
+            sheet.write(HEADER_ROW, col, said, getattr(styles, style))
+    if wraps:
+        sheet.set_row_height(HEADER_ROW, 15 * 2)
     formats = {
         "count": styles.integer,
         "percent": styles.column(EXCEL["percent"], text=False),
@@ -130,8 +141,12 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
                 sheet.write(row, col, bound_word(value), tint)
             elif kind == "text":
                 sheet.write(row, col, value, styles.text)
+            elif kind == "words":
+                sheet.write(row, col, value, styles.words)
             elif value is None:  # not known (a sample without the step's ops): left blank
                 continue
+            elif key == "max_batch" and value >= NO_LIMIT:  # every B fits: said in words
+                sheet.write(row, col, step["max_batch_text"], styles.words)
             elif kind == "seconds":
                 sheet.write(row, col, value, styles.time(value))
             else:

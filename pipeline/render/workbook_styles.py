@@ -63,6 +63,19 @@ class Styles:
         self.header = _format(bold=True, fill="#D9E1F2", border=True)
         self.header_right = _format(bold=True, fill="#D9E1F2", border=True, align="right")
         self.header_words = _format(bold=True, fill="#D9E1F2", border=True, indent=1)
+        # the same, wrapping at a space: a Korean header wider than its column (Models sheet),
+        # at the foot of its cell as the headers beside it on one line
+        self.header_wrapped = {
+            "header": _format(bold=True, fill="#D9E1F2", border=True, wrap=True),
+            "header_right": _format(
+                bold=True, fill="#D9E1F2", border=True, align="right", wrap=True
+            ),
+            "header_words": _format(
+                bold=True, fill="#D9E1F2", border=True, align="left", indent=1, wrap=True
+            ),
+        }
+        for wrapped in self.header_wrapped.values():
+            wrapped.set_vertical_align("bottom")
         self.title = _format(bold=True, size=14)
         self.section = _format(bold=True, size=12)
         self.label = _format(bold=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from PIL import Image
 
 from pipeline.i18n import _
+from pipeline.model.calibration import unused_warnings
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render import format as fmt
@@ -69,10 +70,13 @@ def write_summary(
         out.put(
             (label, styles.label), (value, styles.count) if isinstance(value, int) else value, extra
         )
+    about_calibration = unused_warnings(summary.calibration)  # not about the input
     for title, texts in (
-        (_("Warnings about the input"), analysis.warnings),
+        (_("Warnings about the input"), [w for w in analysis.warnings
+                                         if w not in about_calibration]),
+        (_("Warning about the calibration"), list(about_calibration)),
         (_("Notices"), list(notices)),
-    ):
+    ):  # fmt: skip
         if texts:
             out.skip()
             out.put((title, styles.section))
@@ -82,7 +86,7 @@ def write_summary(
     for title, key, table in (
         (_("Bound per hardware (all {n} scenarios)", n=scenarios), _("hardware"),
          summary.per_hardware),
-        (_("Bound per op (all {n} scenarios)", n=scenarios), "op", summary.per_op),
+        (_("Bound per op (all {n} scenarios)", n=scenarios), _("op"), summary.per_op),
     ):  # fmt: skip
         out.skip()
         out.put((title, styles.section))
@@ -106,7 +110,7 @@ def write_summary(
     batches = summary.critical_batches
     if len(batches):
         out.put(
-            *((h, styles.header) for h in (_("series"), _("hardware"), "op", "dtypes")),
+            *((h, styles.header) for h in (_("series"), _("hardware"), _("op"), _("dtypes"))),
             (_("batch"), styles.header_right),
         )
         for series, row in batches.head(CRITICAL_BATCH_LINES).iterrows():

@@ -29,7 +29,7 @@ from pipeline.model.changes import (
 )
 from pipeline.render.format import count
 from pipeline.render.tables import unquoted
-from pipeline.run.manifest import read_manifest
+from pipeline.run.earlier import LATEST, latest_run  # noqa: F401 (re-exported)
 
 RESULTS_FILES = ("results.parquet", "results.csv")
 PARTS = "part-*.parquet"  # a Dask run's results, in results/
@@ -77,43 +77,6 @@ def check_baseline_dir(folder) -> Path:
     except OSError as exc:
         raise BaselineError(f"baseline {printable(path)} cannot be read: {exc.strerror}") from None
     return path
-
-
-LATEST = "latest"  # --baseline latest: the newest earlier run beside this run's folder
-
-
-def latest_run(output_dir: Path) -> Path | None:
-    """The newest finished run among `output_dir`'s siblings (nightly/<date> beside
-    nightly/<today>): a folder holding runs of this tool (its own manifest.json, or its
-    inputs' <stem>/manifest.json), by the latest start time their manifests give; `output_dir`
-    itself, folders without a finished run (no manifest: a run still going or failed) and
-    links are skipped. None when there is none (the first run there)."""
-    here = Path(os.path.abspath(output_dir))
-    found: list[tuple[str, str, Path]] = []
-    try:
-        siblings = [p for p in here.parent.iterdir() if p != here]
-    except OSError:  # no parent folder yet: nothing ran there
-        return None
-    for folder in siblings:
-        if folder.is_symlink() or not folder.is_dir():
-            continue
-        started = [m.get("started") for m in _manifests(folder)]
-        started = [t for t in started if isinstance(t, str)]
-        if started:
-            found.append((max(started), folder.name, folder))
-    return Path(output_dir).parent / max(found)[1] if found else None  # as the user wrote it
-
-
-def _manifests(folder: Path) -> list[dict]:
-    """The manifests of the runs `folder` holds: its own, or its sub-folders' (one level)."""
-    own = read_manifest(folder)
-    if own is not None:
-        return [own]
-    try:
-        children = [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
-    except OSError:
-        return []
-    return [m for p in children if (m := read_manifest(p)) is not None]
 
 
 def results_in(folder: Path) -> Path | None:

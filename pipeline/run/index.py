@@ -3,8 +3,10 @@ counts and a link to its report (docs/outputs.md#several-inputs-indexhtml)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.errors import OutputError, printable
@@ -53,10 +55,89 @@ def failed_entry(source: str, run_name: str, message: str) -> dict:
     }
 
 
-def write_index(out_root: Path, runs: list[dict], protect: Sequence[Path] = ()) -> Path:
-    """Write OUTPUT_DIR/index.html atomically; never over an index.html this tool did not
-    write, nor over an input."""
+def folder_entries(out_root: Path, shown: Sequence[str] = ()) -> list[dict]:
+    """What else OUTPUT_DIR holds of ours, for the index to link: the run folders of earlier
+    commands (a manifest.json of this tool; their input and start time) and the pages written
+    beside them (a calibration's page), each by a relative link; the runs in `shown` left out."""
     out_root = Path(out_root)
+    found: list[dict] = []
+    try:
+        children = sorted(out_root.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return found
+    for child in children:
+        if child.name in shown or child.is_symlink():
+            continue
+        if child.is_dir():
+            manifest = _manifest(child / "manifest.json")
+            if manifest is None:
+                continue
+            report = (child / "report.html").is_file()
+            found.append(
+                {
+                    "kind": "run",
+                    "name": child.name,
+                    "href": f"{child.name}/report.html" if report else f"{child.name}/",
+                    "input_path": str(manifest.get("input_path", "")),
+                    "started": _when(manifest.get("started")),
+                    "scenarios": _count(manifest.get("scenarios")),
+                }
+            )
+        elif child.suffix == ".html" and child.name != "index.html" and _ours(child):
+            kind = "calibration" if child.with_suffix(".toml").is_file() else "page"
+            found.append(
+                {
+                    "kind": kind,
+                    "name": child.stem,
+                    "href": child.name,
+                    "input_path": child.with_suffix(".toml").name if kind == "calibration" else "",
+                    "started": "",
+                    "scenarios": None,
+                }
+            )
+    return found
+
+
+def _manifest(path: Path) -> dict | None:
+    """A run folder's manifest.json when this tool wrote it, else None."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 16 * 2**20:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("tool") != "roofline-pipeline":
+        return None
+    return data
+
+
+def _when(value: object) -> str:
+    """A manifest's start time as people read it (2026-11-28 01:11 UTC); odd text as it is."""
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value or "")
+    if when.tzinfo is not None:
+        return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def write_index(
+    out_root: Path,
+    runs: list[dict],
+    protect: Sequence[Path] = (),
+    others: Sequence[dict] | None = None,
+) -> Path:
+    """Write OUTPUT_DIR/index.html atomically; never over an index.html this tool did not
+    write, nor over an input. Below the runs it links `others` (default: folder_entries, what
+    earlier commands left in OUTPUT_DIR)."""
+    out_root = Path(out_root)
+    if others is None:
+        others = folder_entries(out_root, [str(r.get("run_name", "")) for r in runs])
     path = out_root / "index.html"
     if os.path.lexists(path):
         mine = not path.is_symlink() and path.is_file() and _ours(path)
@@ -74,7 +155,7 @@ def write_index(out_root: Path, runs: list[dict], protect: Sequence[Path] = ()) 
     try:
         out_root.mkdir(parents=True, exist_ok=True)
         with atomic_file(path, out_root / temp_name("index.html")) as tmp:
-            tmp.write_text(render_index(runs), encoding="utf-8", newline="\n")
+            tmp.write_text(render_index(runs, others), encoding="utf-8", newline="\n")
     except OSError as exc:
         raise OutputError(f"cannot write {printable(path)}: {exc.strerror or exc}") from exc
     return path

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import OutputError, described
+from pipeline.i18n import _
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_TABLE_ROWS,
@@ -212,10 +213,14 @@ def derated_notices(summary) -> list[str]:
     n = int(derated["derated_rows"].sum())
     chips = ", ".join(sorted(derated.index.astype(str)))
     return [
-        f"{fmt.count(n)} of {fmt.count(summary.scenarios)} scenarios are timed at derated rates "
-        f"(an efficiency below 1, on {chips}); the Hardware sheet and the report show derated "
-        "rates beside the nominal ones, and a roofline draws derated ops with FLOPs under a "
-        "dashed roof."
+        _(
+            "{n} of {total} scenarios are timed at derated rates (an efficiency below 1, on "
+            "{chips}); the Hardware sheet and the report show derated rates beside the nominal "
+            "ones, and a roofline draws derated ops with FLOPs under a dashed roof.",
+            n=fmt.count(n),
+            total=fmt.count(summary.scenarios),
+            chips=chips,
+        )
     ]
 
 

@@ -104,12 +104,13 @@ def _check(
     """`header`: the header's line, and the columns the user keeps as their own."""
     path = Path(source)
     line, keep = header
-    columns = normalize_headers(table.column_names, path, line)
+    given = table.column_names  # as written: check_columns splits words at case changes
+    columns = normalize_headers(given, path, line)
     columns, renamed = rename_reserved(columns, path, line)
     table = table.rename_columns(columns)
     dims = sorted(c for c in columns if DIM.match(c))
     extras = [c for c in columns if c not in KNOWN and c not in dims]
-    check_columns(columns, extras, path, line, keep)
+    check_columns(columns, extras, path, line, keep, given)
     warnings = [*warnings, *renamed]
     table, nul_problems = nul_cells(table)
     found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells

@@ -164,7 +164,7 @@ class Checker:
         steps, bad_steps = ({}, []) if not step.any() else check_steps(
             step, self.col("model"), cells, values,
             self.col("kv_dtype"), dtypes["x_dtype"].values(), shard, chips.values(),
-            self.catalog.models,
+            self.catalog.models, sweeps,
         )  # fmt: skip
         found += bad_steps
         byte_values, sweeps["bytes"], bad_bytes = check_bytes(self.col("bytes"), collective, op)
@@ -182,7 +182,7 @@ class Checker:
         found += bad_link + bad_dims + bad_bytes + bad_peaks
         group = None if "group" not in self._names else grouped_rows(
             self.col("group"), self.names.to_numpy(zero_copy_only=False), self.lines, step,
-            None if self.fleet is None else self.fleet.labels, sweeps, found,
+            None if self.fleet is None else self.fleet.labels, sweeps, found, hw.values(),
         )  # fmt: skip
         valid = ~rejected(found, self.n)
         # the frame's columns in their order; a resolved value (link_bandwidth, peak_flops,

@@ -206,13 +206,14 @@ def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
     return idle_chip_words(idle_chips(frame), path)
 
 
-IDLE_COLUMNS = ("line", "chips", "shard", "low", "high", "idle", "rows")
+IDLE_COLUMNS = ("line", "chips", "most", "shard", "low", "high", "idle", "rows")
 
 
 def idle_chips(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per input line with idle chips: its first such row's chips and shard, the range of the
-    split dim where chips idle, how many rows idle and how many rows the line has here. Sums,
-    mins and maxes: the Dask engine adds up its partitions' (merge_idle)."""
+    """Per input line with idle chips: the fewest and most chips of its rows that idle (a
+    fleet row lists chips), its first such row's shard, the range of the split dim where
+    chips idle, how many rows idle and how many rows the line has here. Sums, mins and
+    maxes: the Dask engine adds up its partitions' (merge_idle)."""
     empty = pd.DataFrame(columns=list(IDLE_COLUMNS))
     if frame.empty or not (frame["chips"] > 1).any():
         return empty
@@ -238,7 +239,8 @@ def idle_chips(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "line": first.index.to_numpy(),
-            "chips": first["chips"].to_numpy(),
+            "chips": hit["chips"].min().to_numpy(),
+            "most": hit["chips"].max().to_numpy(),
             "shard": first["shard"].to_numpy(),
             "low": hit["size"].min().to_numpy(),
             "high": hit["size"].max().to_numpy(),
@@ -249,13 +251,14 @@ def idle_chips(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def merge_idle(tables: list[pd.DataFrame], rows_per_line: dict[int, int]) -> pd.DataFrame:
-    """Partitions' idle_chips() as one: per line, its first partition's chips and shard, the
-    overall range and idle count, and the line's rows over every partition."""
+    """Partitions' idle_chips() as one: per line, its first partition's shard, the overall
+    ranges and idle count, and the line's rows over every partition."""
     tables = [t for t in tables if len(t)]
     if not tables:
         return pd.DataFrame(columns=list(IDLE_COLUMNS))
     both = pd.concat(tables, ignore_index=True).groupby("line", sort=True)
-    out = both.first()[["chips", "shard"]]
+    out = both.first()[["shard"]]
+    out["chips"], out["most"] = both["chips"].min(), both["most"].max()
     out["low"], out["high"] = both["low"].min(), both["high"].max()
     out["idle"] = both["idle"].sum()
     out["rows"] = [rows_per_line[int(line)] for line in out.index]
@@ -274,11 +277,15 @@ def idle_chip_words(table: pd.DataFrame, path: Path) -> list[str]:
                 f"{where} {c} chips split {d} = {v}: {c - v} of the chips hold nothing "
                 "(the times are those of a busy chip)"
             )
-        else:
+        else:  # a range that is one value reads as that value; so do the chips
+            low, high, most = int(row.low), int(row.high), int(row.most)
+            size = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+            chips, below = (f"{c} chips", f"below {c}") if c == most else (
+                f"{c} to {most} chips", "below their number")  # fmt: skip
             out.append(
-                f"{where} {c} chips split {d}, which is below {c} in {int(row.idle):,} of "
-                f"this row's {int(row.rows):,} scenarios ({d} = {int(row.low):,} to "
-                f"{int(row.high):,}): some chips hold nothing there"
+                f"{where} {chips} split {d}, which is {below} in {int(row.idle):,} of "
+                f"this row's {int(row.rows):,} scenarios ({d} = {size}): some chips hold "
+                "nothing there"
             )
     if len(table) > IDLE_WARNINGS:
         out.append(

@@ -8,6 +8,7 @@ parsed and multiplied out once, and the points are written with numpy, not a loo
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import pyarrow.compute as pc
 from pipeline.errors import quoted
 from pipeline.model.catalog import Catalog
 from pipeline.model.dtypes import canonical_dtype
+from pipeline.model.model_catalog import load_models
 from pipeline.model.ops import FLEET
 from pipeline.scenarios.dims import LIST_EXAMPLES, list_reason, range_reason
 from pipeline.scenarios.expand import within_limit
@@ -233,12 +235,22 @@ def _first(items) -> str:
 
 def _label(value: str, column: str, catalog: Catalog) -> str:
     """A point's value as its name shows it: the chip's catalog name, the dtype's canonical
-    name, the chips as written (or as typed, when unknown: the check names it)."""
+    name, the model's catalog name, the chips as written (or as typed, when unknown: the
+    check names it)."""
     if column == "hardware":
         return catalog.resolve(value) or value
-    if column in ("chips", "model"):
+    if column == "model":  # by its catalog name too: `llama3-8b|llama-3-8b` is one model twice
+        models = catalog.models if catalog.models is not None else _builtin_models()
+        return models.resolve(value) or value
+    if column == "chips":
         return value
     return canonical_dtype(value) or value
+
+
+@functools.cache
+def _builtin_models():
+    """The model catalog without a user's models, read once (a label per fleet point)."""
+    return load_models()
 
 
 def duplicate_series(series: np.ndarray, lines: np.ndarray) -> Found:

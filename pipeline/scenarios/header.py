@@ -6,7 +6,8 @@ What each column means is in docs/input.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import ScenarioFileError, printable, quoted
+from pipeline.i18n import _
 from pipeline.model.catalog import EFFICIENCY_COLUMNS, did_you_mean
 from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.roofline import RESULT_COLUMNS
@@ -68,22 +70,28 @@ def normalize_headers(columns: list[str], path: Path, line: int = 1) -> list[str
     for i, c in enumerate(columns):
         c = str(c).strip()
         if "\x00" in c:
-            raise ScenarioFileError(f"{printable(path)}:{line}: column {i + 1}: {nul_message(c)}")
+            raise ScenarioFileError(
+                _("{file}:{line}: column {column}: {reason}", file=printable(path), line=line,
+                  column=i + 1, reason=nul_message(c))
+            )  # fmt: skip
         out.append(normal_name(c))
     seen: dict[str, int] = {}
     dups = []
     for i, c in enumerate(out):
         if c in seen:
-            dups.append(f"{quoted(c)} (columns {seen[c] + 1} and {i + 1})")
+            dups.append(_("{name} (columns {first} and {second})", name=quoted(c),
+                          first=seen[c] + 1, second=i + 1))  # fmt: skip
         seen.setdefault(c, i)
     if "" in seen:
         raise ScenarioFileError(
-            f"{printable(path)}:{line}: column {seen[''] + 1} has an empty header"
-        )
+            _("{file}:{line}: column {column} has an empty header", file=printable(path),
+              line=line, column=seen[""] + 1)
+        )  # fmt: skip
     if dups:
         raise ScenarioFileError(
-            f"{printable(path)}:{line}: column names appear twice: {', '.join(dups)}"
-        )
+            _("{file}:{line}: column names appear twice: {names}", file=printable(path),
+              line=line, names=", ".join(dups))
+        )  # fmt: skip
     return out
 
 
@@ -129,57 +137,112 @@ def rename_reserved(columns: list[str], path: Path, line: int = 1) -> tuple[list
             while new in columns or new in out:
                 new = f"input_{new}"
             warnings.append(
-                f"{printable(path)}:{line}: column {quoted(c)} is also an output column; it is "
-                f"carried through as {quoted(new)}"
-            )
+                _("{file}:{line}: column {column} is also an output column; it is carried "
+                  "through as {new}", file=printable(path), line=line, column=quoted(c),
+                  new=quoted(new))
+            )  # fmt: skip
             c = new
         out.append(c)
     return out, warnings
 
 
 def check_columns(
-    columns, extras: list[str], path: Path, line: int = 1, keep: Iterable[str] = ()
+    columns,
+    extras: list[str],
+    path: Path,
+    line: int = 1,
+    keep: Iterable[str] = (),
+    given: Sequence[str] = (),
 ) -> None:
-    """The header's required columns, and its extra ones: a name close to a known column
-    (`dtpye`) is refused, one ScenarioFileError naming each such column at the header's
-    `line`, unless it is the user's own: named in `keep` (--keep-column) or starting with
-    USER_PREFIX. A missing required column is refused first."""
+    """The header's required columns, and its extra ones: a typo of a known column (typo_of:
+    `dtpye`, `x dtype`) is refused, one ScenarioFileError naming each such column at the
+    header's `line`, unless it is the user's own: named in `keep` (--keep-column) or starting
+    with USER_PREFIX. Any other extra column is kept (DESIGN.md §2). `given`: the header as
+    written, position for position with `columns` (its case changes split words). A missing
+    required column is refused first."""
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
         parts = []
         for col in missing:
             hint = did_you_mean(col, extras)
-            parts.append(f"'{col}'" + (f" (did you mean {quoted(hint)}?)" if hint else ""))
+            named = f"'{col}'"
+            parts.append(_("{name} (did you mean {hint}?)", name=named, hint=quoted(hint))
+                         if hint else named)  # fmt: skip
         raise ScenarioFileError(
-            f"{printable(path)}:{line}: missing required column(s) {', '.join(parts)}; "
-            f"the header needs {', '.join(REQUIRED)}{_delimiter_hint(columns)}"
-        )
+            _("{file}:{line}: missing required column(s) {names}; the header needs "
+              "{required}{hint}", file=printable(path), line=line, names=", ".join(parts),
+              required=", ".join(REQUIRED), hint=_delimiter_hint(columns))
+        )  # fmt: skip
     kept = {normal_name(k) for k in keep}
+    written = dict(zip(columns, given, strict=False))
     refused = []
     for col in extras:
         if col in kept or col.startswith(USER_PREFIX):
             continue
-        hint = did_you_mean(col, list(KNOWN))
+        hint = typo_of(col, written.get(col, col))
         if hint:
             name = printable(col)
             refused.append(
-                f"{printable(path)}:{line}: column {name}: unknown column; did you mean "
-                f"{hint}? Rename it, or, if the column is yours, give --keep-column {name} "
-                f"(keep_columns= in Python) or name it {USER_PREFIX}{name}; nothing computed "
-                "for this file"
-            )
+                _("{file}:{line}: column {column}: unknown column; did you mean {hint}? Rename "
+                  "it, or, if the column is yours, give --keep-column {column} (keep_columns= "
+                  "in Python) or name it {prefix}{column}; nothing computed for this file",
+                  file=printable(path), line=line, column=name, hint=hint,
+                  prefix=USER_PREFIX)
+            )  # fmt: skip
     if refused:
         raise ScenarioFileError("\n".join(refused))
+
+
+_SEPARATORS = re.compile(r"[\s_\-]+")
+_CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def typo_of(name: str, written: str | None = None) -> str | None:
+    """The known column `name` (normal_name's) is a typo of, None when it is a name of its
+    own. A typo: the same name but for case, spaces, hyphens or underscores (`x dtype`,
+    `xdtype`), else a name within a small edit distance of a known one (letters added, left
+    out, changed or swapped, at most one in four of the known name's: `dtpye`, `chisp`,
+    `measured_secnds`). Never a typo: a name holding a known column as one of its words, split
+    at spaces, hyphens, underscores and case changes of the name as `written` (`peer_bytes`,
+    `bytes_ref`, `myFlops`, `q_dtype`), or one far from every known name (`team`, `top`)."""
+    squashed = _SEPARATORS.sub("", name)
+    for known in KNOWN:
+        if known.replace("_", "") == squashed:
+            return known
+    words = [w.lower() for w in _SEPARATORS.split(_CASE_CHANGE.sub(" ", written or name)) if w]
+    spans = ("_".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    if any(span in KNOWN for span in spans):
+        return None
+    near = [
+        (distance, k)
+        for k in KNOWN
+        if abs(len(name) - len(k)) <= len(k) // 4  # else more edits than allowed: not measured
+        and (distance := edit_distance(name, k)) <= len(k) // 4
+    ]
+    return min(near)[1] if near else None
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Letters inserted, deleted, changed or swapped with the next (optimal string alignment)
+    that make `a` into `b`."""
+    before, row = None, list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = ca != cb
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if before is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[-1]
 
 
 def _delimiter_hint(columns) -> str:
     """When the header is one cell holding the names split by another delimiter, say so."""
     if len(columns) != 1:
         return ""
-    for sep, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+    for sep, label in ((";", _("semicolons")), ("\t", _("tabs")), ("|", "'|'")):
         if sep in columns[0] and sum(c in columns[0].split(sep) for c in REQUIRED) >= 2:
-            return (
-                f"; the header is separated by {label}, not commas: save the file as CSV "
-                "(comma delimited)"
-            )
+            return _("; the header is separated by {label}, not commas: save the file as CSV "
+                     "(comma delimited)", label=label)  # fmt: skip
     return ""

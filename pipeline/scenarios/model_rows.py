@@ -13,6 +13,7 @@ from pipeline.model.dtypes import canonical_dtype, known_dtype_names
 from pipeline.model.model_catalog import ModelCatalog, load_models
 from pipeline.model.transformer import SHAPE
 from pipeline.scenarios.coded import Col
+from pipeline.scenarios.dims import Sweeps
 from pipeline.scenarios.problems import Found, flag, flag_per_value
 
 FILLED = (*SHAPE, "E")  # dims a model fills where the row leaves them blank
@@ -30,11 +31,13 @@ def check_steps(
     shard: Col,
     chips: np.ndarray,
     models: ModelCatalog | None = None,
+    sweeps: dict[str, Sweeps] | None = None,
 ) -> tuple[dict[str, object], Found]:
     """The columns steps add (`model`, `kv_dtype`, `moe_k`, `moe_width`) and their shape dims
     filled into `values` (in place, a dim column added where the file has none), and the
     problems: an unknown model, a shape neither the row nor its model gives, a bad kv_dtype,
-    a shard other than N (or E, of an MoE model) on more than one chip."""
+    a shard other than N (or E, of an MoE model) on more than one chip, more new tokens T
+    than positions S at any point of the row's sweeps (`sweeps`, scenarios.dims')."""
     n = len(step)
     found: Found = []
     named = step & ~model.is_("")
@@ -67,6 +70,13 @@ def check_steps(
     found += flag(moe & (np.isnan(moe_k) | np.isnan(moe_width)), "E",
                   "an MoE step (E experts) takes its active experts k and expert width from its "
                   "model: give `model` (a catalog model, or one of --models)")  # fmt: skip
+    routed = moe & ~np.isnan(moe_k) & ~np.isnan(moe_width)  # else said above, under E
+    found += flag(
+        routed & ~blank["F"],
+        "F",
+        "F (the MLP width) is not used by an MoE step (E experts): its experts' width is its "
+        "model's F_expert; leave F blank",
+    )
     found += flag(step & shared, "model", "its shared experts are not modelled yet: a model "
                   "of routed experts only (shared blank or 0)")  # fmt: skip
     unknown = named & canonical.is_(None)  # said once, as an unknown model
@@ -78,6 +88,7 @@ def check_steps(
             f"a transformer step needs dim {d} ({WHAT[d]}): give `model` (see `pipeline "
             f"models`) or the row's own {d}",
         )
+    found += _tokens_past_positions(step, values, sweeps or {})
     kv_name = kv.derive(lambda t: canonical_dtype(t) if t else "")
     found += flag_per_value(
         step & kv_name.is_(None),
@@ -102,6 +113,31 @@ def check_steps(
         "moe_k": moe_k,
         "moe_width": moe_width,
     }, found
+
+
+def _tokens_past_positions(step: np.ndarray, values: dict, sweeps: dict[str, Sweeps]) -> Found:
+    """A problem per step with T > S at some point (its largest T against its smallest S):
+    the T new tokens are among the S positions they attend to (prefill T = S, decode T = 1)."""
+    if "T" not in values or "S" not in values:
+        return []
+    t, s = values["T"].copy(), values["S"].copy()
+    swept = {}
+    for d, ends, pick in (("T", t, max), ("S", s, min)):
+        rows, cells = sweeps.get(d, (np.zeros(0, dtype=np.int64), []))
+        ends[rows] = [pick(c.items) if c.items else (c.largest if pick is max else c.lo)
+                      for c in cells]  # fmt: skip
+        swept[d] = np.isin(np.arange(len(step)), rows)
+
+    def reason(p: int) -> str:
+        tokens = ("up to " if swept["T"][p] else "") + f"{t[p]:.0f}"
+        positions = ("from " if swept["S"][p] else "") + f"{s[p]:.0f}"
+        return (
+            f"T = {tokens} new tokens but S = {positions} positions: S counts the step's new "
+            "tokens too, so T is at most S (prefill: T = S, the prompt; decode: T = 1)"
+        )
+
+    with np.errstate(invalid="ignore"):
+        return flag(step & (t > s), "T", reason)
 
 
 def _lookup(table, names: Col, column: str) -> np.ndarray:

@@ -78,11 +78,15 @@ def reach_warnings(
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """A column's codes and their names (a categorical's own, else factorized)."""
+    """A column's codes (int64: a categorical's own are int8 up to 127 names, and a chip's
+    code times the links' count, a pair's, must not wrap) and their names (a categorical's
+    own, else factorized)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
-    codes, names = pd.factorize(column.astype(str))
-    return codes, [str(c) for c in names]
+        codes, names = column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
+    else:
+        codes, uniques = pd.factorize(column.astype(str))
+        names = [str(c) for c in uniques]
+    return codes.astype(np.int64), names
 
 
 def _communicates(frame: pd.DataFrame) -> np.ndarray:

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import ScenarioFileError, printable, quoted
+from pipeline.i18n import _
 from pipeline.model.catalog import EFFICIENCY_COLUMNS
 from pipeline.model.ops import DIM
 from pipeline.scenarios.header import OVERRIDES, REQUIRED, normal_name, nul_message
@@ -162,12 +163,12 @@ def _table(where: str, name: str, rows: list[list], merged, marks, warnings, she
             f"{', '.join(quoted(s) for s in sheets)}: give the scenario sheet with --sheet NAME"
         )
     _check_header_row(where, header, [[col[r] for col in texts] for r in used[1:20].tolist()], used)
-    for r, _, kind, text, cell in odd:
+    for r, _c, kind, text, cell in odd:
         if r == head:
             raise ScenarioFileError(
-                f"{where}:{r + 1}: cell {cell} of the header is {_what(kind, text)}; type the "
-                "column's name"
-            )
+                _("{file}:{line}: cell {cell} of the header is {what}; type the column's name",
+                  file=where, line=r + 1, cell=cell, what=_what(kind, text))
+            )  # fmt: skip
     for (r0, c0), (r1, c1) in merged:
         if r1 >= head and r0 <= used[-1]:  # a merged title above the table, or below, is fine
             raise ScenarioFileError(
@@ -210,18 +211,20 @@ def _check_header_cells(where: str, head: int, header, keep, texts, used) -> Non
         if not header[c]:
             r = int(used[np.flatnonzero(texts[c][used] != "")[0]])
             raise ScenarioFileError(
-                f"{where}:{r + 1}: cell {ref(r, c)} holds {quoted(texts[c][r])}, but its "
-                f"column has no header ({cell} is empty): name the column in {cell}, or clear "
-                "the cell"
-            )
+                _("{file}:{line}: cell {cell} holds {value}, but its column has no header "
+                  "({header} is empty): name the column in {header}, or clear the cell",
+                  file=where, line=r + 1, cell=ref(r, c), value=quoted(texts[c][r]),
+                  header=cell)
+            )  # fmt: skip
         if "\x00" in header[c]:
             raise ScenarioFileError(f"{where}:{head + 1}: cell {cell}: {nul_message(header[c])}")
         name = normal_name(header[c])
         if name in seen:
             raise ScenarioFileError(
-                f"{where}:{head + 1}: column names appear twice: {quoted(name)} (cells "
-                f"{ref(head, seen[name])} and {cell})"
-            )
+                _("{file}:{line}: column names appear twice: {names}", file=where,
+                  line=head + 1, names=_("{name} (cells {first} and {second})",
+                  name=quoted(name), first=ref(head, seen[name]), second=cell))
+            )  # fmt: skip
         seen[name] = c
 
 

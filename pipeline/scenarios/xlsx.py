@@ -16,6 +16,7 @@ from xml.parsers import expat
 from xml.sax.saxutils import unescape
 
 from pipeline.errors import ScenarioFileError, printable, quoted
+from pipeline.limits import MAX_WORKBOOK_PART
 
 ZIP_MAGIC = b"PK\x03\x04"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Excel 97-2003 (.xls), or an encrypted .xlsx
@@ -27,6 +28,7 @@ LOCK_PREFIX = "~$"  # Excel's lock file of an open workbook: ~$plan.xlsx beside 
 # 30 MB of sheet XML, so this is room for 3 million; a zip bomb declares far more, or packs far
 # tighter than XML does
 MAX_UNPACKED = 1 << 30
+MAX_PART = MAX_WORKBOOK_PART  # what one part read may declare, checked before it is read
 MAX_RATIO = 200  # unpacked / packed of one part, counted above RATIO_FLOOR bytes
 RATIO_FLOOR = 1 << 24
 MAX_META = 1 << 24  # workbook.xml and the relationships: a few KB in any real workbook
@@ -180,9 +182,17 @@ class Package:
         return entries
 
     def check_unpacked(self, parts: list[zipfile.ZipInfo]) -> None:
-        """Refuse parts that would unpack past MAX_UNPACKED together, or one over RATIO_FLOOR
-        that packs tighter than MAX_RATIO to 1."""
+        """Refuse, by the sizes the zip's directory declares and before any is read, a part
+        that would unpack past MAX_PART, parts that would unpack past MAX_UNPACKED together,
+        or one over RATIO_FLOOR that packs tighter than MAX_RATIO to 1."""
         parts = list({p.filename: p for p in parts}.values())
+        for part in parts:
+            if part.file_size > MAX_PART:
+                raise ScenarioFileError(
+                    f"{self.name}: the part {quoted(part.filename)} would unpack to "
+                    f"{part.file_size:,} bytes, past the {MAX_PART:,} bytes a workbook part "
+                    "may take; save the scenarios as CSV, or split the sheet"
+                )
         total = sum(p.file_size for p in parts)
         worst = max(parts, key=lambda p: p.file_size / max(p.compress_size, 1), default=None)
         if total > MAX_UNPACKED or (

@@ -41,6 +41,18 @@ def ref(row: int, col: int) -> str:
     return f"{letters}{row + 1}"
 
 
+def shared_text(master: str, origin: tuple[int, int], at: tuple[int, int]) -> str:
+    """A shared formula's text (`master`, written at `origin`) as the cell `at` holds it: its
+    relative references moved by the distance between them (openpyxl's Translator, imported
+    only when such a cell is found); the master's text when it cannot be moved."""
+    from openpyxl.formula.translate import Translator
+
+    try:
+        return Translator(f"={master}", origin=ref(*origin)).translate_formula(ref(*at))[1:]
+    except Exception:  # a formula Translator cannot parse: quoted as written
+        return master
+
+
 def parse_ref(text: str) -> tuple[int, int | None] | None:
     """A cell or row reference as python-calamine reads it: (row, column), 0-based, the
     column None when only a row is given; None when it is not one (`A0`, `1A`, `A-1`)."""
@@ -119,6 +131,7 @@ class CellReader:
         self.row = self.col = 0
         self.cell: _Cell | None = None
         self.depth = 0  # within the cell
+        self.masters: dict[str, tuple[tuple[int, int], str]] = {}  # a shared formula's si
 
     def parse(self, stream, label: str) -> Scan:
         """The scan of the XML read from `stream` (a part's or BytesIO's `read`)."""
@@ -185,6 +198,8 @@ class CellReader:
                           "expected")  # fmt: skip
             cell.child, cell.parts, cell.first = local, [], None
             cell.preserve = cell.phonetic = cell.in_t = False
+            if local == "f" and attrs.get("t") == "shared":
+                cell.shared = attrs.get("si")
             return
         if cell.first is None:
             cell.first = False  # an element first: python-calamine reads no value from a <v>
@@ -242,7 +257,7 @@ class CellReader:
         text = "".join(cell.parts)
         kind, t = None, cell.t
         if cell.child == "f":
-            cell.formula = text[:KEPT]
+            cell.formula = self._shared_formula(cell, text)[:KEPT]
         elif cell.child == "is":
             kind = "text"
         elif t in ("inlineStr", "is"):
@@ -257,6 +272,19 @@ class CellReader:
         cell.kind, cell.value = kind, text
         cell.length = len(text) if kind == "text" and cell.child == "v" else cell.length
         cell.child = None
+
+    def _shared_formula(self, cell: _Cell, text: str) -> str:
+        """A formula's text; a shared formula's dependent cell (its `<f>` empty) has the
+        master's text with its relative references moved to the cell, as Excel shows it."""
+        if cell.shared is None:
+            return text
+        if text:  # the master, first in the sheet's order
+            self.masters.setdefault(cell.shared, (cell.pos, text))
+            return text
+        if cell.shared not in self.masters:
+            return text
+        origin, master = self.masters[cell.shared]
+        return shared_text(master, origin, cell.pos)
 
     def _value(self, cell: _Cell) -> None:
         """The cell is read: counted, and marked when python-calamine would hand it on empty."""
@@ -298,6 +326,7 @@ class _Cell:
     value: str = ""
     formula: str | None = None
     length: int = 0
+    shared: str | None = None  # a shared formula's si
     parts: list[str] = field(default_factory=list)
     first: bool | None = None  # whether the child's first content is text
     preserve: bool = False

@@ -5,6 +5,8 @@ Dask's failures as one EngineError each."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import threading
 from concurrent.futures import CancelledError
 
 import pytest
@@ -36,10 +38,12 @@ def test_other_addresses_are_refused_by_name(address, said):
 
 
 class Future:
+    status = "finished"
+
     def __init__(self, k, outcome):
         self.k, self.outcome, self.released = k, outcome, False
 
-    def result(self):
+    def result(self, timeout=None):
         if isinstance(self.outcome, BaseException):
             raise self.outcome
         return self.outcome
@@ -63,7 +67,7 @@ class Fake:
         self.threads, self.outcome = list(threads), outcome
         self.in_flight_seen, self.submitted = [], []
 
-    def nthreads(self):
+    def nthreads(self, callback_timeout=None):
         now = self.threads.pop(0) if len(self.threads) > 1 else self.threads[0]
         if isinstance(now, BaseException):
             raise now
@@ -78,6 +82,23 @@ class Fake:
         if not self.threads[0]:
             raise TimeoutError
         return {futures[0]}, set(futures[1:])
+
+
+@pytest.fixture(autouse=True)
+def fetched_at_once(monkeypatch):
+    """A fake future's result, fetched at once (a real one is fetched on Dask's event loop)."""
+
+    def fetch(client, future):
+        got = concurrent.futures.Future()
+        try:
+            got.set_result(future.result())
+        except Killed:
+            got.set_result(None)  # as gather(errors="skip") gives a failed task's result
+        except BaseException as exc:  # noqa: BLE001 - the fetch's own error, as Dask's
+            got.set_exception(exc)
+        return got
+
+    monkeypatch.setattr(cluster, "_fetch", fetch)
 
 
 def run(fake, total=10_000, rows=1_000, **kwargs):
@@ -146,3 +167,57 @@ def test_a_lost_scheduler_is_an_error(lost):
     with pytest.raises(EngineError) as err:
         run(fake, where="tcp://h:8786")
     assert str(err.value).startswith("lost the Dask scheduler at tcp://h:8786 mid-run, with ")
+
+
+@pytest.mark.parametrize(
+    ("status", "threads", "said"),
+    [
+        ("pending", [1, 0], "no Dask worker at tcp://h:8786 for 0.2 s (none started, or every "
+         "one killed), with 0 of 10 partitions done; nothing written: start one"),
+        ("finished", [1], "partition 1 of 10 (scenarios 1 to 1,000) finished on a Dask worker, "
+         "but its result could not be fetched from it for 0.2 s"),
+    ],
+)  # fmt: skip
+def test_a_result_that_never_comes_is_an_error_after_the_wait(monkeypatch, status, threads, said):
+    """Its worker lost before the fetch (the task back to pending, no worker left to compute
+    it again), or a worker holding it and never sending it: the wait ends, never a hang."""
+    monkeypatch.setattr(cluster, "POLL", 0.01)
+    monkeypatch.setattr(cluster, "_fetch", lambda client, future: concurrent.futures.Future())
+    monkeypatch.setattr(Future, "status", status)
+    fake = Fake(threads)
+    with pytest.raises(EngineError) as err:
+        run(fake, worker_wait=0.2, where="tcp://h:8786")
+    assert str(err.value).startswith(said)
+    assert "--worker-wait" in str(err.value)
+
+
+def test_a_result_computed_again_on_a_worker_still_there_is_waited_for(monkeypatch):
+    """Its worker lost before the fetch and another one there: Dask computes it again, as
+    long as that takes (longer than --worker-wait here), and the run goes on."""
+    monkeypatch.setattr(cluster, "POLL", 0.01)
+
+    def fetch(client, future):
+        got = concurrent.futures.Future()
+        if future.k == 0:  # the first partition's result comes after 0.3 s, 3 waits long
+            threading.Timer(0.3, got.set_result, [{"k": 0}]).start()
+        else:
+            got.set_result(future.result())
+        return got
+
+    monkeypatch.setattr(cluster, "_fetch", fetch)
+    monkeypatch.setattr(Future, "status", "pending")  # computed again, on the worker there
+    count, merged, _ = run(Fake([1]), worker_wait=0.1)
+    assert count == 10 and sorted(m["k"] for m in merged) == list(range(10))
+
+
+def test_a_scheduler_that_stops_answering_is_an_error_after_the_wait():
+    """Every look at the cluster is bounded: the scheduler's count of worker threads is
+    asked for with --worker-wait as its timeout (a stopped scheduler never answers)."""
+    fake = Fake([1, TimeoutError()])
+    with pytest.raises(EngineError) as err:
+        run(fake, where="tcp://h:8786", worker_wait=5)
+    assert str(err.value).startswith(
+        "lost the Dask scheduler at tcp://h:8786 mid-run (no answer for 5 s), with 1 of 10 "
+        "partitions done; nothing written: check that the scheduler is running (and "
+        "reachable), then run again, or give a longer --worker-wait"
+    )

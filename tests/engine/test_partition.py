@@ -4,12 +4,13 @@ written whole (a temporary name, then renamed), with aggregates that add up to t
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import pipeline
-from pipeline.engine.partition import FolderUnseen, compute_partition
+from pipeline.engine.partition import FolderUnseen, compute_partition, send_part
 from pipeline.model.catalog import load_catalog
 from tests.helpers import load_text, write_scenarios
 
@@ -55,3 +56,20 @@ def test_a_task_never_makes_the_runs_folder(tmp_path):
         compute_partition(part, a, b, 0, str(tmp_path / "gone"), False)
     assert err.value.args[0] == str(tmp_path / "gone" / "results")
     assert not (tmp_path / "gone").exists()
+
+
+def test_a_partition_sent_through_the_folder_is_the_same_partition(tmp_path):
+    """send_part writes a partition's rows (and the calibration) beside its results, hidden,
+    for the worker to read: the task graph holds only that path."""
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    part, a, b = plan.part(1500, 3500)
+    (tmp_path / "out" / "results").mkdir(parents=True)
+    sent = send_part(tmp_path / "out", 4, part)
+    assert sent == str(tmp_path / "out" / "results" / ".part-00004.input.pickle")
+    got = compute_partition(sent, a, b, 4, str(tmp_path / "out"), False)
+    direct = compute_partition(part, a, b, 5, str(tmp_path / "out"), False)
+    assert got["partial"].scenarios == direct["partial"].scenarios == 2000
+    assert got["partial"].lines.equals(direct["partial"].lines)
+    Path(sent).unlink()
+    with pytest.raises(FolderUnseen):  # its run ended, the folder (and its input) gone
+        compute_partition(sent, a, b, 4, str(tmp_path / "out"), False)

@@ -131,22 +131,23 @@ ERROR_KEY = "compute_efficiency = 0.7999748906552991"
 CASES = {
     "efficiency above 1": (
         ERROR_KEY, "compute_efficiency = 1.2", "[h100.matmul]",
-        "key compute_efficiency: 1.2 is out of range; an efficiency is a number above 0 and "
-        "at most 1 (1 = the full rate)",
+        "key compute_efficiency: 1.2 is out of range; an efficiency is a number from 1e-06 "
+        "to 1 (1 = the full rate)",
     ),
     "efficiency 0": (
         "hbm_efficiency = 0.7022", "hbm_efficiency = 0.0", "[h100.matmul]",
-        "key hbm_efficiency: 0.0 is out of range; an efficiency is a number above 0 and at "
-        "most 1 (1 = the full rate)",
+        "key hbm_efficiency: 0.0 is out of range; an efficiency is a number from 1e-06 to "
+        "1 (1 = the full rate)",
     ),
     "efficiency nan in a fitted group": (
         ERROR_KEY, "compute_efficiency = nan", "[h100.matmul]",
-        "key compute_efficiency: nan is out of range; an efficiency is a number above 0 and "
-        "at most 1 (1 = the full rate)",
+        "key compute_efficiency: nan is out of range; an efficiency is a number from 1e-06 "
+        "to 1 (1 = the full rate)",
     ),
     "negative overhead": (
         "overhead_seconds = 2.0057e-06", "overhead_seconds = -1e-6", "[h100.matmul]",
-        "key overhead_seconds: -1e-06 is out of range; an overhead is seconds, 0 or more",
+        "key overhead_seconds: -1e-06 is out of range; an overhead is seconds per op, from 0 "
+        "to 3600 (an hour)",
     ),
     "not a number": (
         ERROR_KEY, 'compute_efficiency = "fast"', "[h100.matmul]",
@@ -218,7 +219,7 @@ def test_an_unfitted_group_may_hold_nan_but_nothing_out_of_range(written):
     edited(written, "hbm_efficiency = nan", "hbm_efficiency = 3.0")
     with pytest.raises(InvalidCalibrationFile, match=re.escape(
         "[h100.all_gather]: key hbm_efficiency: 3.0 is out of range; an efficiency is a number "
-        "above 0 and at most 1 (1 = the full rate); nan when fitted = false"
+        "from 1e-06 to 1 (1 = the full rate); nan when fitted = false"
     )):  # fmt: skip
         read_calibration(written)
 

@@ -158,5 +158,6 @@ def test_tensor_parallel_moe_splits_each_experts_width():
                  for tp in ({}, {"chips": 4, "shard": "N"}))  # fmt: skip
     a = one.results.set_index("name").loc["m/experts_gate_up"]
     b = four.results.set_index("name").loc["m/experts_gate_up"]
-    assert b["flops"] == pytest.approx(a["flops"] / 4)
+    assert b["flops_per_chip"] == pytest.approx(a["flops"] / 4)
+    assert b["flops"] == pytest.approx(a["flops"]) and b["chips"] == 4  # the op's total
     assert b["hbm_bytes"] == pytest.approx(a["hbm_bytes"] / 4, rel=0.01)

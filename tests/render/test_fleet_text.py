@@ -11,6 +11,7 @@ from pipeline.render.fleet_text import (
     at_text,
     first_sentences,
     fleet_answers,
+    listed,
     point_labels,
     sentence,
 )
@@ -48,6 +49,32 @@ def test_the_sentence_names_the_fastest_the_runner_up_and_the_slowest():
     )
     two = table.iloc[[0, 1]].assign(t_lower=[31e-6, 31.01e-6], ratio=[1.0, 1.0003])
     assert "mi300x fp8 is as fast (1.00×)" in sentence(two)
+
+
+def test_ties_and_points_that_do_not_fit_are_said_as_they_are():
+    table = ranked(("b200", "fp8", 1, 31e-6), ("b300", "fp8", 1, 31e-6), ("h100", "bf16", 1, 62e-6))
+    table["label"] = point_labels(table)
+    assert sentence(table) == (
+        "At B = 64 b200 fp8 and b300 fp8 tie as the fastest, 31.0 µs (memory-bound); h100 bf16 "
+        "is 2.00× slower."
+    )
+    table["fits"] = [False, True, True]  # the tie is broken by HBM: b300 is the answer
+    assert sentence(table) == (
+        "At B = 64 the fastest that fits in HBM is b300 fp8, 31.0 µs (memory-bound); b200 fp8 is "
+        "as fast but does not fit in HBM; h100 bf16 is 2.00× slower."
+    )
+    table["fits"] = [False, False, True]
+    assert sentence(table) == (
+        "At B = 64 the fastest that fits in HBM is h100 bf16, 62.0 µs (memory-bound); b200 fp8 "
+        "and b300 fp8 are faster (from 31.0 µs) but do not fit in HBM."
+    )
+
+
+def test_listed_names_a_few_then_counts():
+    assert listed(["a"]) == "a"
+    assert listed(["a", "b"]) == "a and b"
+    assert listed(["a", "b", "c", "d"]) == "a, b, c and d"
+    assert listed(list("abcdefg")) == "a, b, c and 4 more"
 
 
 def test_at_text_reads_as_a_sentence_says_it():

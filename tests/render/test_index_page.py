@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.render.index_page import render_index
+from pipeline.render.index_page import render_index, since_text
 from tests.helpers import EXTERNAL, HOSTILE, INDEX_RUNS
 
 
@@ -32,3 +32,12 @@ def test_index_entry_missing_a_field_is_an_error():
     run = {k: v for k, v in INDEX_RUNS[0].items() if k != "status"}
     with pytest.raises(PipelineError, match="status"):
         render_index([run])
+
+
+def test_since_text_names_only_the_kinds_that_changed():
+    assert since_text({"total": 0, "counts": {}}) == "0 changes"
+    assert since_text({"total": 1, "counts": {"bound": 0, "fits": 1}}) == "1 change: 1 fit change"
+    counts = {"t_lower": 3, "t_estimate": 2, "added": 1}
+    assert since_text({"total": 6, "counts": counts}) == (
+        "6 changes: 3 time changes, 2 estimate changes, 1 added"
+    )

@@ -4,6 +4,7 @@ each said in a notice (tested with a lowered budget: a real 3 MB page takes a bi
 
 from __future__ import annotations
 
+from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.report import render_report, table_cap_notices
 from pipeline.render.report_budget import MIN_TABLE_ROWS, REPORT_BUDGET, render_report_within
@@ -30,7 +31,7 @@ def test_past_the_budget_the_tables_are_cut_then_charts_left_out_and_it_says_so(
                                        budget=budget)  # fmt: skip
     assert len(html.encode()) <= budget
     assert said and all(n in html.replace("&#39;", "'") for n in said)
-    assert said[0].startswith(f"To stay within the report's size budget of {budget // 1000} kB")
+    assert said[0].startswith(f"To stay within the report's size budget of {fmt.size(budget)}")
     assert "shows its first" in said[0] and "(not 500)" in said[0]
     assert table_cap_notices(big, 500)[0] not in html  # the cap notices said at the cap used
     tiny = len(render_report(big, "big", [], [], MIN_TABLE_ROWS).encode()) + 5000

@@ -16,6 +16,17 @@ from pipeline.render.templates import FILTERS, INDEX_TEMPLATE, REPORT_TEMPLATE, 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def test_a_page_shows_control_characters_as_the_terminal_does():
+    """A bidi override anywhere on a page (a value, a translated text) is written as the
+    terminal writes it (errors.printable); line breaks and tabs stay."""
+    out = (
+        environment()
+        .from_string("<p title='{{ x }}'>{{ x }}</p>\n\t{{ _(y) }}")
+        .render(x="h100\u202etxt.exe", y="a\u2066b\x00")
+    )
+    assert out == "<p title='h100\\u202etxt.exe'>h100\\u202etxt.exe</p>\n\ta\\u2066b\\x00"
+
+
 def test_values_are_escaped():
     out = environment().from_string("{{ x }} {{ y|bytes }}").render(x="<b>&", y=1e9)
     assert out == "&lt;b&gt;&amp; 1.00 GB"

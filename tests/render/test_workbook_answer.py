@@ -132,7 +132,7 @@ def test_each_fleet_series_is_answered_in_a_line_under_the_table(tmp_path):
     # the bounds the fleet lines name are explained too (the table's are network and mixed)
     meant = text[at + 9 : at + 9 + 8 : 2]
     assert meant == ["compute", "memory", "network", "mixed"]
-    assert said[0].startswith("Fleet mlp_bf16: At B = 256 the fastest is gb200, ")
+    assert said[0].startswith("Fleet mlp_bf16: At B = 256 gb200 and mi355x tie as the fastest, ")
 
 
 def test_a_time_cell_shows_its_words_while_it_rounds_to_them():

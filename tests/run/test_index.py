@@ -67,3 +67,27 @@ def test_an_index_that_is_an_input_is_never_replaced(tmp_path):
     link.symlink_to(path)  # a link at the index's place is never ours
     with pytest.raises(OutputError, match="was not written by this tool"):
         write_index(link.parent, INDEX_RUNS)
+
+
+def test_the_index_links_what_earlier_commands_left_in_the_folder(tmp_path):
+    """make run writes measured/ and calibration.html with earlier commands: the index of the
+    last command links them below its own runs, and nothing that is not ours."""
+    out = tmp_path / "out"
+    analyze_rows(ROWS[:1], name="measured").write(out / "measured", **FAST_WRITE)
+    (out / "calibration.toml").write_text("# a calibration\n")
+    (out / "calibration.html").write_text(
+        '<!DOCTYPE html><meta name="generator" content="roofline-pipeline"><title>x</title>'
+    )
+    (out / "mine.html").write_text("<html>my own page</html>")  # not ours: not linked
+    (out / "notes").mkdir()  # no manifest: not a run
+    (out / "notes" / "manifest.json").write_text('{"tool": "something else"}')
+    path = write_index(out, INDEX_RUNS)
+    html = path.read_text(encoding="utf-8")
+    also = html.split("Also in this folder", 1)[1]
+    assert 'href="measured/"' in also and "run of measured" in also
+    assert 'href="calibration.html"' in also and "calibration page (calibration.toml)" in also
+    assert "mine.html" not in html and "notes" not in also
+    # the runs of this command are not listed twice
+    write_index(out, [{**INDEX_RUNS[0], "run_name": "measured"}])
+    assert "Also in this folder" in path.read_text(encoding="utf-8")
+    assert "measured/" not in path.read_text(encoding="utf-8").split("Also in this folder")[1]

@@ -13,6 +13,7 @@ import pandas as pd
 from pipeline.i18n import _
 from pipeline.model.codes import bound_codes_of, fits
 from pipeline.model.grids import talks, with_flops
+from pipeline.model.ops import FLEET
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.roofs import Peak, Roofs, chip_peaks, hbm_roofs, network_roofs
 from pipeline.record import Record
@@ -164,7 +165,9 @@ def chart_frame(record: Record) -> pd.DataFrame:
     """The narrow frame every chart reads: the result columns it draws (COLUMNS and the dims)
     and, row for row, the facts (FACT_COLUMNS): nothing a chart must work out again."""
     results = record.results
-    columns = [c for c in (*COLUMNS, *record.dims) if c in results.columns]
+    # and the fleet axes a sweep's lines are split by (`model`, the dtypes: sweep_data)
+    wanted = dict.fromkeys((*COLUMNS, *FLEET, *record.dims))
+    columns = [c for c in wanted if c in results.columns]
     return pd.concat([results[columns], record.facts[list(FACT_COLUMNS)]], axis=1)
 
 

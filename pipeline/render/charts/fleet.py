@@ -35,6 +35,7 @@ LEGEND_FONT = 8.0
 ROW_INCHES = 0.19  # a legend row's height at LEGEND_FONT
 SUBTITLE_FONT = 9.0
 SUBTITLE_LINE = 0.18  # inches a second subtitle line takes
+MORE_INCHES = 0.24  # the line under the legend saying the points left out
 
 
 @in_chart_fonts
@@ -57,7 +58,8 @@ def _lines(data: FleetData) -> Figure:
     entries = len(data.lines) + len(bounds) + unfit
     ncols = 1 if entries <= 6 else 2
     rows = -(-entries // ncols)
-    legend_in = 0.3 + ROW_INCHES * rows  # under the axes: it never covers a line
+    more_in = MORE_INCHES if data.more else 0.0
+    legend_in = 0.3 + ROW_INCHES * rows + more_in  # under the axes: it never covers a line
     fig = new_figure()
     subtitle = _wrapped(fig, data.subtitle)
     head_in = 0.8 + SUBTITLE_LINE * (len(subtitle) - 1)
@@ -128,7 +130,7 @@ def _lines(data: FleetData) -> Figure:
     fig.legend(
         handles=handles,
         loc="lower left",
-        bbox_to_anchor=(0.02, 0.08 / height),
+        bbox_to_anchor=(0.02, (0.08 + more_in) / height),
         ncols=ncols,
         fontsize=LEGEND_FONT,
         frameon=False,
@@ -140,8 +142,16 @@ def _lines(data: FleetData) -> Figure:
         handlelength=2.6,
         columnspacing=1.5,
     )
+    _more(fig, data.more, 0.1 / height)
     _heading(fig, data.title, subtitle, height)
     return fig
+
+
+def _more(fig: Figure, text: str, y: float) -> None:
+    """The line saying how many fleet points the chart leaves out (FLEET_LINES), if any."""
+    if text:
+        fig.text(0.02, y, chart_text(text, 160), fontsize=LEGEND_FONT, color="#444",
+                 va="bottom", fontstyle="italic")  # fmt: skip
 
 
 def _wrapped(fig: Figure, text: str) -> list[str]:
@@ -170,10 +180,11 @@ def _bars(data: FleetData) -> Figure:
     fig = new_figure()
     subtitle = _wrapped(fig, data.subtitle)
     extra = SUBTITLE_LINE * (len(subtitle) - 1)
-    height = min(2.2 + extra + 0.34 * n, 30.0)
+    more_in = MORE_INCHES if data.more else 0.0
+    height = 2.2 + extra + more_in + 0.34 * n  # n: FLEET_LINES at most
     fig.set_size_inches(FIGSIZE[0], height)
     ax = fig.subplots()
-    fig.subplots_adjust(left=0.2, right=0.95, bottom=0.62 / height,
+    fig.subplots_adjust(left=0.2, right=0.95, bottom=(0.62 + more_in) / height,
                         top=1 - (1.15 + extra) / height)  # fmt: skip
     pos = np.arange(n)[::-1]  # fastest on top
     t = np.array([p.t_lower for p in points])
@@ -212,5 +223,6 @@ def _bars(data: FleetData) -> Figure:
         borderaxespad=0,
         handlelength=1.6,
     )
+    _more(fig, data.more, 0.08 / height)
     _heading(fig, data.title, subtitle, height)
     return fig

@@ -17,6 +17,7 @@ from pipeline.render.charts.labels import chart_text
 from pipeline.render.fleet_text import at_text, point_labels, sentence
 
 FLEET_CHARTS = 20  # fleet charts a run draws at most (the first fleet series, file order)
+FLEET_LINES = 30  # fleet points a chart draws at most (the fastest; the rest counted)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class FleetData:
     lines: tuple[FleetLine, ...] = ()
     guide: float | None = None  # the x the ranking leads with (its critical batch point)
     guide_label: str = ""
+    more: str = ""  # the points left out (past FLEET_LINES), said under the legend
 
 
 def fleet_series(fleet: pd.DataFrame) -> list[str]:
@@ -79,7 +81,8 @@ def fleet_data(fleet: pd.DataFrame, curves: pd.DataFrame, series: str) -> FleetD
     ranking = ranking.assign(label=point_labels(ranking))
     groups = list(ranking.groupby(["point", "at"], sort=False))
     lead = next((k for k, ((p, _), _) in enumerate(groups) if p == "critical batch"), 0)
-    lead_group = groups[lead][1].sort_values("rank", kind="stable")
+    whole = groups[lead][1].sort_values("rank", kind="stable")
+    lead_group, left_out = _drawn(whole)
     keys = [tuple(k) for k in lead_group[POINT].astype(str).to_numpy()]
     color, style = _looks(lead_group)
     points = tuple(
@@ -96,13 +99,16 @@ def fleet_data(fleet: pd.DataFrame, curves: pd.DataFrame, series: str) -> FleetD
         for r, c, s in zip(lead_group.itertuples(index=False), color, style, strict=True)
     )
     mine = curves[curves["series"].astype(str) == series] if len(curves) else curves
-    compared = _compared(lead_group)
+    compared = _compared(whole)
     lead_at = str(groups[lead][0][1])
     base = {
         "series": series,
-        "subtitle": sentence(lead_group),
+        "subtitle": sentence(whole),
         "y_label": _("Time per step (t_lower)"),
         "points": points,
+        "more": _("… and {n} more fleet points; see the Fleet sheet", n=fmt.count(left_out))
+        if left_out
+        else "",
     }
     if mine.empty:
         name = chart_text(series)
@@ -122,7 +128,7 @@ def fleet_data(fleet: pd.DataFrame, curves: pd.DataFrame, series: str) -> FleetD
     dim = str(mine["line_dim"].iloc[0])
     by_point = mine.groupby([mine[c].astype(str) for c in POINT], sort=False).indices
     lines = []
-    for k, key in enumerate(keys):  # a few hundred fleet points at most
+    for k, key in enumerate(keys):  # FLEET_LINES fleet points at most
         idx = by_point.get(key)
         if idx is None:
             continue
@@ -169,6 +175,19 @@ def _line(k: int, x, y, ranking: pd.DataFrame, key: tuple, dim: str) -> FleetLin
         mark_fits=own["fits"].to_numpy(dtype=bool)[on],
         marks=tuple(own["point"].astype(str).to_numpy()[on]),
     )
+
+
+def _drawn(lead: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The points a chart draws of its ranking (fastest first): the first FLEET_LINES, the
+    fastest that fits in HBM among them (the answer) when it is further down; and how many
+    are left out."""
+    if len(lead) <= FLEET_LINES:
+        return lead, 0
+    shown = lead.iloc[:FLEET_LINES]
+    fitting = np.flatnonzero(lead["fits"].to_numpy(dtype=bool))
+    if len(fitting) and fitting[0] >= FLEET_LINES:
+        shown = pd.concat([lead.iloc[: FLEET_LINES - 1], lead.iloc[fitting[:1]]])
+    return shown, len(lead) - len(shown)
 
 
 def _value(at: str, dim: str) -> float:

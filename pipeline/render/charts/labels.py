@@ -11,15 +11,18 @@ import re
 
 import numpy as np
 
+from pipeline.errors import printable
 from pipeline.i18n import _, current_lang
 from pipeline.render import format as fmt
 
 
 def chart_text(value: object, limit: int = 48) -> str:
     """Untrusted text for a chart: one line, bounded, '$' escaped so it is never mathtext,
-    and a character the chart fonts have no glyph for (an emoji; Hangul in an English chart)
-    shown as a box, not left to matplotlib's missing-glyph warnings."""
-    text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(value)).strip()
+    a bidi control (or another invisible control) written as the terminal writes it
+    (errors.printable: `\\u202e`), and a character the chart fonts have no glyph for (an
+    emoji; Hangul in an English chart) shown as a box, not left to matplotlib's missing-glyph
+    warnings."""
+    text = printable(re.sub(r"[\x00-\x1f\x7f]+", " ", str(value)).strip())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     if not text.isascii():

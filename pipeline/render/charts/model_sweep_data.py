@@ -13,6 +13,7 @@ import pandas as pd
 
 from pipeline.i18n import _
 from pipeline.model.groups import GROUP, TOTAL_OPS
+from pipeline.model.step_totals import NO_LIMIT
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import floats
 from pipeline.render.charts.labels import chart_text
@@ -107,7 +108,9 @@ def _line(rows: pd.DataFrame, label: str, dim: str) -> ModelLine:
     x = floats(rows[dim])
     fits = rows["fits"].to_numpy(dtype=bool, na_value=False)
     most = floats(rows["max_batch"])
-    if dim == "B" and np.isnan(most).all():  # a group: no weights known, no largest batch
+    # a group (no weights known, no largest batch), or a step every B fits (max_batch at
+    # its cap: a line there would stretch the axis to 2^53)
+    if dim == "B" and (np.isnan(most).all() or np.nanmax(most) >= NO_LIMIT):
         limit = np.nan
         text = (
             _("fits at every point")

@@ -1,0 +1,245 @@
+"""What the tool promises, round four (issue 39): what the outputs show. Bidi controls made
+visible in the report, the index and on charts; a fleet chart's lines capped, the rest said;
+the fleet sentence with ties and points that do not fit; reports that agree with themselves;
+the nightly pages (the index's "Since the baseline" column, a swept series' estimate)."""
+
+from __future__ import annotations
+
+import re
+
+import openpyxl
+import pytest
+from matplotlib.text import Text
+
+import pipeline
+from pipeline.errors import printable
+from pipeline.render.charts import fleet_data
+from pipeline.render.charts.labels import chart_text
+from pipeline.render.fleet_text import first_sentences
+from pipeline.render.index_page import render_index
+from pipeline.render.report import render_report
+from tests.helpers import ROOT, measured_rows, sheet_text
+
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+TRICK = "mm\u202etxt.exe"  # reads 'mmexe.txt' where the override is obeyed
+NOTE = "note \u2066rtl\u2069 \u200fmark"
+
+
+def _texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.findobj(Text)]
+
+
+# ---------------------------------------------------------------- bidi controls, visible
+
+
+def test_bidi_controls_in_names_and_notes_are_escaped_in_the_report():
+    a = pipeline.analyze(
+        [
+            {"name": TRICK, "op": "matmul", "B": 256, "D": 4096, "F": 4096,
+             "hardware": "v5e", "notes": NOTE},
+            {"name": "sw\u202dx", "op": "matmul", "B": "1..64*2", "D": 4096, "F": 4096,
+             "hardware": "v5e|h100", "notes": NOTE},
+        ]
+    )  # fmt: skip
+    html = render_report(a, "run")
+    assert not BIDI.search(html), BIDI.findall(html)
+    # the terminal's escape (pipeline.errors.printable), the same text
+    assert printable(TRICK) == "mm\\u202etxt.exe" and printable(TRICK) in html
+    assert printable(NOTE) in html and "sw\\u202dx" in html
+
+
+def test_bidi_controls_are_escaped_on_the_index_page():
+    run = {"run_name": "r\u202eun", "input_path": "in\u2067put.csv", "report_href": "r/report.html",
+           "scenarios": 1, "compute": 0, "memory": 1, "network": 0, "not_fitting": 0,
+           "rejected": 0, "status": "ok"}  # fmt: skip
+    html = render_index([run])
+    assert not BIDI.search(html)
+    assert "r\\u202eun" in html and "in\\u2067put.csv" in html
+
+
+def test_bidi_controls_are_escaped_on_charts():
+    assert chart_text(TRICK) == "mm\\u202etxt.exe"
+    assert chart_text("a\nb\tc") == "a b c"  # line breaks stay spaces on a chart
+    a = pipeline.analyze(
+        [{"name": TRICK, "op": "matmul", "B": "1..64*2", "D": 4096, "F": 4096,
+          "hardware": "h100|h200"}]
+    )  # fmt: skip
+    for fig in (pipeline.charts.fleet(a, TRICK), pipeline.charts.sweep(a, "h100")):
+        texts = _texts(fig)
+        assert not any(BIDI.search(t) for t in texts), texts
+        assert any("mm\\u202etxt.exe" in t for t in texts), texts
+
+
+# ---------------------------------------------------------------- a fleet chart, bounded
+
+CHIPS = ("tpu-v4p|tpu-v5e|tpu-v5p|tpu-v6e|tpu7x|a100|h100|h200|b200|gb200|l40s|h20|gh200|"
+         "b300|gb300|mi300x|mi325x|mi355x|mi350x|gaudi3")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def big_fleet():
+    """One fleet series of 80 points (20 chips x 4 chip counts) over a short B sweep."""
+    return pipeline.analyze(
+        [{"name": "big", "op": "matmul", "B": "1|2|4", "D": 8192, "F": 28672,
+          "hardware": CHIPS, "chips": "1|2|4|8", "shard": "D"}]
+    )  # fmt: skip
+
+
+def test_a_fleet_chart_of_many_points_draws_the_fastest_and_says_the_rest(big_fleet):
+    points = big_fleet.summary.fleet.drop_duplicates(["hardware", "chips"])
+    assert len(points) == 80
+    fig = pipeline.charts.fleet(big_fleet, "big")
+    drawn = [ln for ln in fig.axes[0].get_lines() if ln.get_label()[:1].isdigit()]
+    assert len(drawn) == fleet_data.FLEET_LINES == 30
+    assert fig.get_size_inches()[1] * fig.dpi <= 1800  # bounded, however many points
+    said = [t for t in _texts(fig) if "50 more" in t]
+    assert said and "Fleet sheet" in said[0], _texts(fig)
+
+
+def test_a_fleet_chart_keeps_the_fastest_point_that_fits(monkeypatch):
+    # 200 GB of bf16 weights: gb200 (186 GB) and b200 (180 GB) are faster and do not fit
+    monkeypatch.setattr(fleet_data, "FLEET_LINES", 2)
+    rows = [{"name": "f", "op": "matmul", "B": "4096|8192", "D": 316228, "F": 316228,
+             "hardware": "gb200|b200|h100|b300"}]  # fmt: skip
+    fig = pipeline.charts.fleet(pipeline.analyze(rows), "f")
+    drawn = [ln.get_label() for ln in fig.axes[0].get_lines() if ln.get_label()[:1].isdigit()]
+    assert [d.split()[1] for d in drawn] == ["gb200", "b300"], drawn
+    assert any("… and 2 more fleet points" in t for t in _texts(fig))
+
+
+# ---------------------------------------------------------------- the fleet sentence
+
+TIE = {
+    "name": "tie",
+    "op": "matmul",
+    "B": 8192,
+    "D": 8192,
+    "F": 8192,
+    "hardware": "h100|gh200|h200|a100",
+}  # compute-bound on three chips of one peak
+UNFIT = {
+    "name": "unfit",
+    "op": "matmul",
+    "B": 8192,
+    "D": 316228,
+    "F": 316228,
+    "hardware": "gb200|b300|h100",
+}  # 200 GB of weights: gb200 (186 GB) the fastest
+NONE = {"name": "none", "op": "matmul", "B": 8192, "D": 416228, "F": 416228,
+        "hardware": "gb200|b300"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    a = pipeline.analyze([TIE, UNFIT, NONE])
+    return a, dict(first_sentences(a.summary.fleet))
+
+
+def test_an_exact_tie_is_said_as_a_tie_and_ranked_as_one(sentences):
+    a, said = sentences
+    assert said["tie"].startswith("h100, gh200 and h200 tie as the fastest, 1.11 ms"), said
+    assert said["tie"].endswith("; a100 is 3.17× slower."), said["tie"]
+    tie = a.summary.fleet[a.summary.fleet["series"] == "tie"]
+    assert tie["rank"].tolist() == [1, 1, 1, 4]  # equal times share a rank
+
+
+def test_a_fastest_point_that_does_not_fit_is_not_the_answer(sentences):
+    _, said = sentences
+    text = said["unfit"]
+    assert text.startswith("The fastest that fits in HBM is b300, 728 ms (compute-bound)"), text
+    assert "gb200 is faster (655 ms) but does not fit in HBM" in text
+    assert text.endswith("; h100 is 2.28× slower."), text  # than the answer, b300
+
+
+def test_no_point_fitting_is_said(sentences):
+    _, said = sentences
+    assert said["none"].startswith("No fleet point fits in HBM; the fastest, gb200, would take"), (
+        said
+    )
+    assert "fastest is" not in said["none"]
+
+
+# ---------------------------------------------------------------- reports agree with themselves
+
+
+def _text(html: str) -> str:
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    return re.sub(r" ([:;,.)])", r"\1", text)
+
+
+def test_the_communication_finding_says_the_collectives_it_counts_apart():
+    a = pipeline.analyze(ROOT / "scenarios" / "measured.csv")  # 2 custom rows, 3 AllGathers
+    text = _text(render_report(a, "measured"))
+    assert "3 network-bound" in text  # the tiles count the collectives' series
+    assert ("Communication-bound (memory- or network-bound, the book's term): 2 scenarios (2 "
+            "memory, 0 network; 3 collective rows, network-bound by nature, counted apart) in 2 "
+            "series") in text  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    """A calibration of h100 matmul and custom rows (tests.helpers.measured_rows)."""
+    path = tmp_path_factory.mktemp("cal") / "cal.toml"
+    pipeline.calibrate(measured_rows(20), path)
+    return path
+
+
+def test_a_calibration_warning_is_not_a_warning_about_the_input(calibration, tmp_path):
+    rows = [{"name": "x", "op": "matmul", "B": 8, "D": 1024, "F": 1024, "hardware": "v5e"}]
+    a = pipeline.analyze(rows, calibration=calibration)  # fits no chip of this run
+    assert any("gives no row an estimate" in w for w in a.warnings)
+    html = render_report(a, "run")
+    assert "Warnings about the input" not in html
+    text = _text(html)
+    assert "Warning about the calibration No estimate: calibration" in text
+    a.write(tmp_path / "out", plots=False, report=False)
+    sheet = openpyxl.load_workbook(tmp_path / "out" / "workbook.xlsx")["Summary"]
+    cells = sheet_text(sheet)
+    assert "Warnings about the input" not in cells
+    said = cells.index("Warning about the calibration")
+    assert "gives no row an estimate" in cells[said + 1]
+
+
+def test_measured_times_are_compared_with_the_floor_when_the_calibration_gives_none(
+    calibration,
+):
+    """make run's measured report: a calibration that fits none of the run's chips gives no
+    estimate, so its measured finding compares with t_lower, not 'the calibrated estimate'."""
+    rows = [{"name": "x", "op": "matmul", "B": 8, "D": 1024, "F": 1024, "hardware": "v5e",
+             "measured_seconds": 1e-3}]  # fmt: skip
+    text = _text(render_report(pipeline.analyze(rows, calibration=calibration), "run"))
+    assert "of t_lower" in text and "the calibrated estimate" not in text
+
+
+def test_the_index_header_names_the_bounds_alike():
+    html = render_index([dict(RUN)])
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", html.split("<tbody>")[0])
+    assert heads[3:7] == ["Compute-bound", "Communication-bound", "Memory-bound", "Network-bound"]
+
+
+# ---------------------------------------------------------------- nightly pages
+
+RUN = {"run_name": "q1-q5", "input_path": "s2/q1-q5.csv", "report_href": "q1-q5/report.html",
+       "scenarios": 1035, "compute": 511, "memory": 524, "network": 0, "not_fitting": 0,
+       "rejected": 0, "status": "ok"}  # fmt: skip
+
+
+def test_since_the_baseline_says_the_kinds_that_changed_and_wraps():
+    counts = {"bound": 160, "fits": 0, "critical_batch": 0, "t_lower": 2060, "added": 0,
+              "removed": 0}  # fmt: skip
+    html = render_index([{**RUN, "changes": {"total": 2220, "counts": counts}}])
+    cell = re.search(r'<td class="since">(.*?)</td>', html)
+    assert cell, html
+    assert cell.group(1) == "2,220 changes: 160 bound flips, 2,060 time changes"
+    assert "white-space: nowrap" not in re.search(r"td\.since \{[^}]*\}", html).group(0)
+
+
+def test_a_swept_series_whose_estimate_went_away_says_its_range(calibration, tmp_path):
+    rows = [{"name": "sw", "op": "matmul", "B": "1..64*2", "D": 4096, "F": 8192,
+             "hardware": "h100"}]  # fmt: skip
+    pipeline.analyze(rows, calibration=calibration).write(tmp_path / "a", plots=False)
+    b = pipeline.analyze(rows)
+    b.write(tmp_path / "b", plots=False, baseline=tmp_path / "a")
+    text = _text((tmp_path / "b" / "report.html").read_text(encoding="utf-8"))
+    assert "estimate —" not in text
+    assert re.search(r"estimate \d+\.?\d* µs – \d+\.?\d* µs → none", text), text
