@@ -292,8 +292,12 @@ def calibration_text(calibration: Calibration) -> str:
     for g in calibration_record(calibration)["groups"]:
         where, rows = f"{g['hardware']} {g['kind']}", f"{g['rows']:,}"
         if not g["fitted"]:
-            lines.append("  " + _("{where}: not fitted ({rows} rows): {reason}", where=where,
-                                  rows=rows, reason=g["reason"]))  # fmt: skip
+            said = dict(where=where, rows=rows, reason=g["reason"])
+            if g["rows"] == 1:
+                text = _("{where}: not fitted ({rows} row): {reason}", **said)
+            else:
+                text = _("{where}: not fitted ({rows} rows): {reason}", **said)
+            lines.append("  " + text)
             continue
         effs = ", ".join(
             f"{label} {pct(g[c])}"

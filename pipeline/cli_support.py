@@ -80,6 +80,40 @@ def failed_line(source, changes: dict, kinds: tuple[str, ...], folder: Path, fil
     )
 
 
+def fail_status(changes: dict, kinds: tuple[str, ...]) -> str:
+    """The index's Status of an input that fails `--fail-on KINDS`: the kinds and counts."""
+    counts = changes["counts"]
+    found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in kinds if counts.get(k))
+    return _("failed --fail-on: {changes}", changes=found)
+
+
+def added_line(source, baseline: Path, folder: Path) -> str:
+    """What `run --fail-on added` prints of an input its baseline has no run of."""
+    return _("{source}: added since {baseline}: it has no run there (--fail-on added) -> "
+             "{folder}/", source=printable(source), baseline=printable(baseline),
+             folder=printable(folder))  # fmt: skip
+
+
+def removed_runs(baseline: Path | None, paired: list[Path | None]) -> list[tuple[Path, str]]:
+    """The baseline's runs that no input of this run pairs (their input was dropped): each
+    as (its folder, the input file it read)."""
+    if baseline is None:
+        return []
+    taken = {p for p in paired if p is not None}
+    return [(run, f) for run, f in runs_in(baseline).items() if f is not None and run not in taken]
+
+
+def removed_line(run: Path, source: str, failing: bool) -> str:
+    """What `run --baseline` says of a baseline run whose input this run does not read: a
+    failure line with `--fail-on removed` (even with -q), else a note."""
+    if failing:
+        return _("{source}: removed since {baseline}: no input of this run reads it "
+                 "(--fail-on removed)", source=printable(source),
+                 baseline=printable(run))  # fmt: skip
+    return _("note: {source}: in the baseline ({baseline}/), not in this run; not compared",
+             source=printable(source), baseline=printable(run))  # fmt: skip
+
+
 def chosen_baseline(
     value: str | None, output_dir: Path, warn: Callable[[str], None] | None = None
 ) -> tuple[Path | None, str | None]:

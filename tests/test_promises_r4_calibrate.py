@@ -20,7 +20,7 @@ from pipeline.model.calibration_file import read_calibration
 from pipeline.model.change_groups import group_changes
 from pipeline.model.changes import compare_results
 from pipeline.render.change_lines import group_lines
-from tests.helpers import invoke, measured_rows
+from tests.helpers import ROOT, invoke, measured_rows
 
 
 @pytest.fixture(scope="module")
@@ -328,3 +328,11 @@ def test_1_the_checks_are_the_ones_template_and_hardware_chart_use(tmp_path):
     with pytest.raises(OutputError, match="does not exist; create it first"):
         check_file_place(tmp_path / "no" / "c.toml")
     assert there.read_text() == "mine"
+
+
+def test_one_row_is_said_as_one_row(tmp_path):
+    """make run's calibrate printed 'h100 all_gather: not fitted (1 rows)'."""
+    out = tmp_path / "cal.toml"
+    got = invoke("calibrate", ROOT / "scenarios" / "measured.csv", "-o", out)
+    assert got.exit_code == 0, got.output
+    assert "all_gather: not fitted (1 row):" in got.output and "(1 rows)" not in got.output

@@ -239,6 +239,9 @@ def test_korean_charts_say_no_listed_english_word(name):
                 drawn += chart_texts(fig) + [p.chart.title]
     assert drawn
     assert said_wrong(drawn) == []
+    if name == "models":  # the model chart's "B = 32: 2,155 tokens/s" (issue 39)
+        assert not [t for t in drawn if "tokens/s" in t], drawn
+        assert any(re.search(r"B = [\d,]+: 초당 [\d,]+ 토큰", t) for t in drawn), drawn
     if name == "q1-q5":
         assert "arithmetic intensity (바이트당 FLOP)" in drawn  # the term kept, as the book
         assert any(t.startswith("교차점 240 FLOP/byte") for t in drawn), drawn
@@ -307,3 +310,16 @@ def test_the_translations_words_are_its_own():
     for word in ("연산 병목", "통신 병목", "arithmetic intensity", "critical intensity", "루프라인",
                  "대역폭", "하한", "맞도록", "교차", "처리량"):  # fmt: skip
         assert word in text, word
+
+
+def test_the_override_sentence_reads_as_korean(runs):
+    """Found by a review: '행 1개 이 자체 수치(…)로 이 수치를 대체합니다', a particle adrift."""
+    text = page_text(runs["q1-q5"])
+    assert "행 1개 — 이 행은 자체 수치(peak_flops" in text
+    assert "개 이 자체 수치" not in text
+
+
+def test_the_models_tables_time_headers_read_in_korean_order(runs):
+    html = (runs["models"] / "report.html").read_text(encoding="utf-8")
+    assert "스텝당<br>시간" in html and "토큰당<br>시간" in html
+    assert "시간<br>스텝당" not in html

@@ -28,19 +28,22 @@ WINDOWS = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
            *(f"lpt{i}" for i in range(10))}  # fmt: skip
 
 
+PAGES = ("--no-plots", "--no-workbook")  # the report, so the index too
+
+
 def _inputs(folder: Path, texts: dict[str, str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in texts.items():
         write_scenarios(folder, text, name=name)
 
 
-def _night(tmp_path: Path, date: str, *extra: str, quiet: bool = True):
+def _night(tmp_path: Path, date: str, *extra: str, quiet: bool = True, fast=FAST):
     """`pipeline run 'sc/*.csv' -o nightly/DATE -q --baseline latest EXTRA` in tmp_path."""
     here = os.getcwd()
     os.chdir(tmp_path)
     try:
         return invoke("run", "sc/*.csv", "-o", f"nightly/{date}", *(["-q"] if quiet else []),
-                      *FAST, "--baseline", "latest", *extra)  # fmt: skip
+                      *fast, "--baseline", "latest", *extra)  # fmt: skip
     finally:
         os.chdir(here)
 
@@ -253,6 +256,39 @@ def test_a_failing_night_says_what_failed_and_where(tmp_path, quiet):
     ], got.stderr
     table = pd.read_csv(tmp_path / "nightly" / "d2" / "q" / "changes.csv")
     assert sorted(table["change"]) == ["bound", "t_lower"]
+
+
+def test_a_night_that_gains_or_loses_an_input_fails_on_added_or_removed(tmp_path):
+    """A dropped input passed `--fail-on added,removed` silently (exit 0, nothing printed)
+    while `compare` of the same two nights said "added: d; removed: b" and exited 1."""
+    _inputs(tmp_path / "sc", {"a.csv": LOW, "b.csv": LOW})
+    assert _night(tmp_path, "d1").exit_code == 0
+    (tmp_path / "sc" / "b.csv").unlink()
+    _inputs(tmp_path / "sc", {"d.csv": LOW})
+    got = _night(tmp_path, "d2", "--fail-on", "added,removed,bound", fast=PAGES)
+    assert got.exit_code == 1
+    lines = got.stderr.splitlines()
+    assert "sc/b.csv: removed since nightly/d1/b: no input of this run reads it" in got.stderr
+    assert any(line.startswith("sc/d.csv: added since nightly/d1:") for line in lines), lines
+    index = (tmp_path / "nightly" / "d2" / "index.html").read_text(encoding="utf-8")
+    assert "failed --fail-on: added" in index
+    # without those kinds the night passes, and says so only without -q
+    _inputs(tmp_path / "sc", {"e.csv": LOW})
+    assert _night(tmp_path, "d3", "--fail-on", "bound").exit_code == 0
+    loud = _night(tmp_path, "d4", "--fail-on", "bound", quiet=False)
+    assert loud.exit_code == 0 and "note: sc/e.csv" not in loud.stderr  # e ran on d3
+    (tmp_path / "sc" / "e.csv").unlink()
+    loud = _night(tmp_path, "d5", "--fail-on", "bound", quiet=False)
+    assert "note: sc/e.csv: in the baseline (nightly/d4/e/), not in this run" in loud.stderr
+
+
+def test_the_index_says_which_inputs_failed_the_night(tmp_path):
+    _inputs(tmp_path / "sc", {"q.csv": LOW, "same.csv": LOW})
+    assert _night(tmp_path, "d1").exit_code == 0
+    _inputs(tmp_path / "sc", {"q.csv": HIGH})
+    assert _night(tmp_path, "d2", "--fail-on", "bound", fast=PAGES).exit_code == 1
+    index = (tmp_path / "nightly" / "d2" / "index.html").read_text(encoding="utf-8")
+    assert index.count("failed --fail-on: bound 1") == 1  # q, not same
 
 
 def test_quiet_warning_lines_say_what_the_warning_is(tmp_path):

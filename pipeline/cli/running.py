@@ -34,6 +34,7 @@ from pipeline.cli_support import (
     summary_lines,
 )
 from pipeline.errors import PipelineError, printable
+from pipeline.i18n import _
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
     DEFAULT_TABLE_ROWS,
@@ -190,8 +191,14 @@ def run(
             ui = (echo_problems, errors, click.echo, click.progressbar)
             sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
         status, runs = 0, []
+        for run_dir, source in pipeline.cli_support.removed_runs(baseline, baselines):
+            gone = kinds is not None and "removed" in kinds  # an input dropped since the baseline
+            if gone or not quiet:
+                click.echo(pipeline.cli_support.removed_line(run_dir, source, gone), err=True)
+            status = max(status, 1 if gone else 0)
         for path, name, old in zip(paths, names, baselines, strict=True):
-            if baseline is not None and old is None and not quiet:
+            new_input = baseline is not None and old is None
+            if new_input and not quiet and not (kinds and "added" in kinds):
                 click.echo(pipeline.cli_support.no_baseline_note(path, baseline), err=True)
             write["baseline"] = old
             with errors() as failed:
@@ -215,6 +222,12 @@ def run(
                         path, written.changes, kinds, written.folder, written.files
                     )
                     click.echo(line, err=True)
+                    runs[-1]["status"] = pipeline.cli_support.fail_status(written.changes, kinds)
+                if new_input and kinds is not None and "added" in kinds:
+                    line = pipeline.cli_support.added_line(path, baseline, written.folder)
+                    click.echo(line, err=True)
+                    runs[-1]["status"] = _("failed --fail-on: added")
+                    status = 1
             if failed:
                 status = 1
                 runs.append(pipeline.failed_entry(str(path), name, failed[0]))

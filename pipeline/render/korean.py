@@ -25,6 +25,7 @@ _DIGITS = {"0": True, "1": "l", "2": False, "3": True, "4": False, "5": False, "
 # a letter's Korean name ends in (A 에이, L 엘, M 엠, N 엔, R 알, ...)
 _LETTERS = {c: False for c in "ABCDEFGHIJKOPQSTUVWXYZ"} | {"L": "l", "M": True, "N": True,
                                                           "R": "l"}  # fmt: skip
+_VOWELS = set("aeiou")
 _TAGS = re.compile(r"(?:<[^<>]*>|&[a-z]+;|&#\d+;|[\s\])}'\"`*,.:;!?-])+$")  # trailing markup
 
 
@@ -58,7 +59,16 @@ def _latin(word: str) -> bool | str:
     lower = word.lower()
     if lower.endswith("l"):  # all 올, residual 레지듀얼
         return "l"
-    return lower.endswith(("m", "n", "ng"))  # stream 스트림, run 런, ring 링; else a vowel
+    if lower.endswith(("m", "n", "ng", "ck")):  # stream 스트림, run 런, ring 링, block 블록
+        return True
+    if lower.endswith("p") and lower[-2:-1] in _VOWELS:  # step 스텝, up 업, sweep 스윕
+        return True
+    if lower.endswith(("t", "k")) and lower[-2:-1] in _VOWELS:
+        # after one short vowel (chat 챗, resnet 레스넷, out 아웃, book 북) a final
+        # consonant; after a long one (heat 히트, speak 스피크) or a cluster (product 프로덕트) 트
+        before = lower[-3:-2]
+        return before not in _VOWELS or lower[-3:-1] in ("ou", "oo")
+    return False  # dot_product 프로덕트, decode 디코드, attention_softmax 소프트맥스: a vowel
 
 
 def particle(value: str, pair: str) -> str:

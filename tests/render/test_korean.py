@@ -67,3 +67,23 @@ def test_resolve_chooses_each_particle_by_what_comes_before_it():
     )
     assert resolve("no particle (here)") == "no particle (here)"
     assert resolve("<b>x</b>은(는) (그)") == "<b>x</b>는 (그)"
+
+
+@pytest.mark.parametrize(
+    ("name", "topic"),
+    [
+        ("step", "step은"),  # 스텝
+        ("resnet", "resnet은"),  # 레스넷
+        ("attn_out", "attn_out은"),  # 아웃
+        ("mlp_up", "mlp_up은"),  # 업
+        ("prefill_chat", "prefill_chat은"),  # 챗
+        ("block", "block은"),  # 블록
+        ("dot_product", "dot_product는"),  # 프로덕트: a cluster before t
+        ("heat", "heat는"),  # 히트: a long vowel before t
+        ("mlp_act", "mlp_act는"),  # 액트
+        ("decode", "decode는"),
+    ],
+)
+def test_a_latin_words_final_p_t_k_after_a_short_vowel_is_a_final_consonant(name, topic):
+    """Found by a review: step, resnet, attn_out, mlp_up and prefill_chat took 는/가."""
+    assert resolve(f"{name}은(는)") == topic

@@ -102,7 +102,7 @@ def _fit_text(left, right, ln, dim: str, color: str) -> None:
     lo, hi = np.log2(left.get_xlim())
     at = (np.log2(ln.x[k]) - lo) / (hi - lo)  # 0 to 1 across the panel
     what = f"B = {fmt.count(ln.x[k])}" if dim == "B" else f"S = {_tick(ln.x[k])}"
-    rate = f"{fmt.count(ln.tokens_per_second[k])} tokens/s"
+    rate = _("{rate} tokens/s", rate=fmt.count(ln.tokens_per_second[k]))
     for ax, y, text in (
         (left, ln.tokens_per_second, rate),
         (right, ln.t_lower, short_seconds(ln.t_lower[k])),
