@@ -12,15 +12,19 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from pipeline.cli_lines import (  # noqa: F401 (the commands import them from here)
+    Checked,
+    counted,
+    input_line,
+    partly_rejected,
+    rejected_text,
+    validate_line,
+)
 from pipeline.errors import OutputError, PipelineError, printable, quoted
 from pipeline.i18n import _
 from pipeline.model.chips import peak_dtype
-from pipeline.model.roofline import BOUNDS
 from pipeline.names import FOLDER_BYTES, fit_bytes
 from pipeline.render import format as fmt
 from pipeline.run.baseline import check_baseline_dir
@@ -213,7 +217,9 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
         charts = counted(len(written.files) - len(shown), _("{n} chart in plots/"),
                          _("{n} charts in plots/"))  # fmt: skip
         files = ", ".join([*(p.name for p in shown), charts])
-    lines = [input_line(analysis.source, s.scenarios, s.bounds, s.rejected_rows, folder, files)]
+    partly = partly_rejected(analysis.problem_list, analysis._loaded.frame["line"].to_numpy())
+    lines = [input_line(analysis.source, s.scenarios, s.bounds, s.rejected_rows, folder, files,
+                        partly=partly)]  # fmt: skip
     lines += [_("  note: {notice}", notice=printable(notice)) for notice in written.notices]
     if verbose:
         timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
@@ -221,86 +227,9 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
     return lines
 
 
-def counted(n: int, one: str, many: str) -> str:
-    """`n` with its noun, one or many (texts of the catalog: '1 scenario', '2 scenarios')."""
-    return (one if n == 1 else many).format(n=fmt.count(n))
-
-
 def index_line(runs: int, index: str) -> str:
     """The line after several inputs: the index page over their runs."""
     return counted(runs, _("index of {n} run"), _("index of {n} runs")) + f" -> {index}"
-
-
-def input_line(source, scenarios: int, bounds, rejected: int, folder: Path, files: str,
-               partitions: int | None = None) -> str:  # fmt: skip
-    """The line `pipeline run` prints for an input, on either engine: its scenarios (in how
-    many partitions, on Dask), how many are bound by what, the rejected rows, and the folder
-    with the files written."""
-    words = {"compute": _("compute-bound"), "memory": _("memory-bound"),
-             "network": _("network-bound")}  # fmt: skip
-    bound = ", ".join(f"{words[b]} {fmt.count(bounds[b])}" for b in BOUNDS)
-    parts = (
-        ""
-        if partitions is None
-        else counted(partitions, _(" in {n} partition"), _(" in {n} partitions"))
-    )
-    return _(
-        "{source}: {scenarios}{partitions} ({bounds}), {rejected} -> {folder}/ [{files}]",
-        source=printable(source),
-        scenarios=counted(scenarios, _("{n} scenario"), _("{n} scenarios")),
-        partitions=parts,
-        bounds=bound,
-        rejected=counted(rejected, _("{n} rejected row"), _("{n} rejected rows")),
-        folder=printable(folder),
-        files=printable(files),
-    )
-
-
-@dataclass(frozen=True)
-class Checked:
-    """What `pipeline validate` found in an input, on either engine: the rows read, the valid
-    scenarios, every problem and warning, and the line of each valid scenario (checked as the
-    Dask engine checks, nothing expanded: of each valid row)."""
-
-    source: str
-    rows: int
-    scenarios: int
-    problems: tuple
-    warnings: tuple
-    lines: np.ndarray
-
-    @classmethod
-    def of(cls, analysis) -> Checked:
-        """An analysis's (a local run's checks and model)."""
-        s = analysis.summary
-        lines = analysis._loaded.frame["line"].to_numpy()  # its valid scenarios' source lines
-        return cls(analysis.source, s.source_rows, s.scenarios, analysis.problem_list,
-                   analysis.warnings, lines)  # fmt: skip
-
-
-def validate_line(checked: Checked, *, dask: bool = False, over: int | None = None) -> str:
-    """The line `pipeline validate` prints for an input: rows read, valid scenarios, rejected
-    rows, each row counted once (one with valid scenarios and refused ones, a fleet point the
-    catalog cannot time, is partly rejected, not also rejected). `dask`: checked for
-    --engine dask; `over`: the --max-rows the file is past, so checked as the Dask engine
-    checks it."""
-    bad = {p.line for p in checked.problems}
-    partly = len(bad.intersection(np.unique(checked.lines).tolist()))
-    text = _(
-        "{source}: {rows} read, {scenarios}{dask}, {rejected}",
-        source=printable(checked.source),
-        rows=counted(checked.rows, _("{n} row"), _("{n} rows")),
-        scenarios=counted(checked.scenarios, _("{n} valid scenario"), _("{n} valid scenarios")),
-        dask=_(" for --engine dask") if dask else "",
-        rejected=counted(len(bad) - partly, _("{n} rejected row"), _("{n} rejected rows")),
-    )
-    if partly:
-        text += counted(partly, _(", {n} row partly rejected"), _(", {n} rows partly rejected"))
-    if over is not None:
-        dask_says = _("checked as for --engine dask") if bad else _("valid for --engine dask")
-        text += _(": over --max-rows ({limit}) for the local engine; {dask}",
-                  limit=fmt.count(over), dask=dask_says)  # fmt: skip
-    return text
 
 
 # the files of a run that list its warnings, in the order `run -q` names them

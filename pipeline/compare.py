@@ -49,14 +49,8 @@ class Comparison:
     def summary(self) -> str:
         """'1,035 compared: 3 changes (bound 1, t_lower 2)' or '1,035 compared: no changes'."""
         c = self.changes
-        found = ", ".join(f"{k} {fmt.count(c.counts[k])}" for k in KINDS if c.counts[k])
-        total = sum(c.counts.values())
-        changes = _("{n} change ({kinds})") if total == 1 else _("{n} changes ({kinds})")
-        text = _(
-            "{compared} compared: {changes}",
-            compared=fmt.count(c.compared),
-            changes=changes.format(n=fmt.count(total), kinds=found) if total else _("no changes"),
-        )
+        text = _("{compared} compared: {changes}", compared=fmt.count(c.compared),
+                 changes=changes_text(c.counts))  # fmt: skip
         if c.skipped:
             text += _("; skipped columns only one run has: {columns}",
                       columns=", ".join(c.skipped))  # fmt: skip
@@ -111,6 +105,32 @@ def write_changes_folder(
         text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
         (tmp / "manifest.json").write_text(text, encoding="utf-8")
     return out_dir / "changes.csv", out_dir / "changes.html"
+
+
+def changes_text(counts: dict[str, int]) -> str:
+    """'3 changes (bound 1, t_lower 2)', '1 change (fits 1)' or 'no changes': the changes
+    counted per kind, in the current language. English names each kind as changes.csv and
+    --fail-on do; Korean in words, as the index page counts them ('병목 전환 1건')."""
+    total = sum(counts.get(k, 0) for k in KINDS)
+    if not total:
+        return _("no changes")
+    found = ", ".join(_kind_count(k, counts[k]) for k in KINDS if counts.get(k))
+    if total == 1:
+        return _("{n} change ({kinds})", n=fmt.count(total), kinds=found)
+    return _("{n} changes ({kinds})", n=fmt.count(total), kinds=found)
+
+
+def _kind_count(kind: str, n: int) -> str:
+    texts = {
+        "bound": _("bound {n}"),
+        "fits": _("fits {n}"),
+        "critical_batch": _("critical_batch {n}"),
+        "t_lower": _("t_lower {n}"),
+        "t_estimate": _("t_estimate {n}"),
+        "added": _("added {n}"),
+        "removed": _("removed {n}"),
+    }
+    return texts[kind].format(n=fmt.count(n))
 
 
 def compare(old: Run, new: Run, threshold: float = DEFAULT_THRESHOLD) -> Comparison:

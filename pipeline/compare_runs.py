@@ -1,19 +1,21 @@
 """`pipeline compare` of two whole runs (README "What changed since last night"): two folders
 `run -o` wrote for several inputs, their inputs (the <stem>/ sub-folders) paired by the
-input's own name as each run's manifest records it (run.earlier.pair_runs); an input only
-one run has is `added` or `removed` as a whole (every scenario of it). One
+input's own name as each run's manifest records it (run.earlier.pair_runs), and named by
+its file (input_names), never by its folder; an input only one run has is `added` or
+`removed` as a whole (every scenario of it). One
 changes.csv (an `input` column first), one changes.html (the changes of every input grouped
 first, then a section per input) and one exit status for the night."""
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.compare import Comparison, compare, write_changes_folder
+from pipeline.compare import Comparison, changes_text, compare, write_changes_folder
 from pipeline.errors import InvalidResults, printable
 from pipeline.i18n import _
 from pipeline.model.changes import COLUMNS, DEFAULT_THRESHOLD, KINDS, Changes, compare_results
@@ -60,21 +62,18 @@ class RunsComparison:
         return any(c.changes.failing(kinds) for _, c in self.inputs)
 
     def summary(self) -> str:
-        """One line for the night: inputs, scenarios compared, changes per kind, and the
-        inputs one run lacks."""
-        counts = self.counts
-        total = sum(counts.values())
+        """One line for the night: how many inputs, how many scenarios compared by name,
+        changes per kind, the inputs that changed, and those one run lacks (each input named
+        by its file: input_names)."""
         compared = sum(c.changes.compared for _name, c in self.inputs)
-        found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in KINDS if counts[k])
-        changes = _("{n} change ({kinds})") if total == 1 else _("{n} changes ({kinds})")
-        n, compared = fmt.count(len(self.inputs)), fmt.count(compared)
-        changes = changes.format(n=fmt.count(total), kinds=found) if total else _("no changes")
-        values = {"n": n, "compared": compared, "changes": changes}
-        if len(self.inputs) == 1:
-            text = _("{n} input, {compared} compared: {changes}", **values)
-        else:
-            text = _("{n} inputs, {compared} compared: {changes}", **values)
-        changed = [n for n, c in self.inputs if sum(c.changes.counts.values())]
+        text = _(
+            "{inputs}, {scenarios} compared: {changes}",
+            inputs=counted(len(self.inputs), _("{n} input"), _("{n} inputs")),
+            scenarios=counted(compared, _("{n} scenario"), _("{n} scenarios")),
+            changes=changes_text(self.counts),
+        )
+        changed = [n for n, c in self.inputs
+                   if n not in self.whole and sum(c.changes.counts.values())]  # fmt: skip
         if changed:
             text += _("; changed: {inputs}", inputs=", ".join(changed))
         if names := [n for n, w in self.whole.items() if w == "added"]:
@@ -119,33 +118,61 @@ def compare_runs(
                 f"the {role} {printable(folder)} holds no run of an input (<stem>/ folders "
                 "with results): give two folders `pipeline run -o` wrote, or two inputs' folders"
             )
-    pairs = _paired(old_inputs, new_inputs)
+    files = {role: {name: input_file(read_manifest(path.parent)) for name, path in found.items()}
+             for role, found in (("baseline", old_inputs), ("new", new_inputs))}  # fmt: skip
+    pairs = _paired(files["baseline"], files["new"])
+    gone = [n for n in old_inputs if n not in set(pairs.values())]
+    entries = [  # (folder, role, how): paired first, then added, then removed
+        *((n, "new", None) for n in new_inputs if pairs[n] is not None),
+        *((n, "new", "added") for n in new_inputs if pairs[n] is None),
+        *((n, "baseline", "removed") for n in gone),
+    ]
+    names = input_names([(files[role][n], n, how) for n, role, how in entries])
     inputs, whole = [], {}
-    for name, old_name in pairs.items():
-        if old_name is not None:
-            old_run, new_run = old_inputs[old_name].parent, new_inputs[name].parent
+    for (folder, _role, how), name in zip(entries, names, strict=True):
+        if how is None:
+            old_run, new_run = old_inputs[pairs[folder]].parent, new_inputs[folder].parent
             inputs.append((name, compare(old_run, new_run, threshold)))
-    gone = set(old_inputs) - set(pairs.values())
-    for name, path, how in [
-        *((n, p, "added") for n, p in new_inputs.items() if pairs[n] is None),
-        *((n, p, "removed") for n, p in old_inputs.items() if n in gone),
-    ]:
-        if name in new_inputs and how == "removed":  # another input's folder name tonight
-            name = _("{input} (baseline)", input=name)
-        inputs.append((name, _one_sided(path, how, threshold)))
-        whole[name] = how
+        else:
+            path = (new_inputs if how == "added" else old_inputs)[folder]
+            inputs.append((name, _one_sided(path, how, threshold)))
+            whole[name] = how
     runs = (("baseline", Path(os.path.abspath(old))), ("new", Path(os.path.abspath(new))))
     return RunsComparison(printable(os.fspath(old)), printable(os.fspath(new)), tuple(inputs),
                           whole, runs)  # fmt: skip
 
 
-def _paired(old: dict[str, Path], new: dict[str, Path]) -> dict[str, str | None]:
+def input_names(entries: list[tuple[str | None, str, str | None]]) -> list[str]:
+    """What each input is called on the line, in changes.csv and changes.html: its file as
+    the run's manifest records it (input_path): its name (Plan.csv, plan.csv: their folders
+    plan/ and plan-3f9a1c/ would read alike), or its path where two inputs share a name
+    (x/plan.csv, y/plan.csv); a run without a recorded input, its folder's name. `entries`:
+    (the input file or None, the folder's name, added, removed or None: paired). A name
+    still shared is told apart by its role, then by its folder."""
+    short = [folder if f is None else Path(f).name for f, folder, _how in entries]
+    seen = Counter(short)
+    names = [s if seen[s] == 1 or f is None else f
+             for s, (f, _folder, _how) in zip(short, entries, strict=True)]  # fmt: skip
+    seen = Counter(names)
+    names = [_("{input} (baseline)", input=n) if seen[n] > 1 and how == "removed" else n
+             for n, (_f, _folder, how) in zip(names, entries, strict=True)]  # fmt: skip
+    seen = Counter(names)
+    return [f"{n} ({folder}/)" if seen[n] > 1 else n
+            for n, (_f, folder, _how) in zip(names, entries, strict=True)]  # fmt: skip
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`n` with its noun, one or many (texts of the catalog: '1 input', '2 inputs')."""
+    return (one if n == 1 else many).format(n=fmt.count(n))
+
+
+def _paired(old: dict[str, str | None], new: dict[str, str | None]) -> dict[str, str | None]:
     """Each new input's folder name -> its baseline's (None: the baseline has none), paired
     by the input's own name as the manifests record it (run.earlier.pair_runs), not by the
-    folder's name: Plan.csv's folder may be plan one night and plan-3f9a1c the next."""
-    there = {path.parent: input_file(read_manifest(path.parent)) for path in old.values()}
-    wanted = [(input_file(read_manifest(path.parent)), name) for name, path in new.items()]
-    runs = pair_runs(wanted, there)
+    folder's name: Plan.csv's folder may be plan one night and plan-3f9a1c the next.
+    `old`, `new`: folder name -> its input file (None: not recorded)."""
+    there = {Path(name): f for name, f in old.items()}
+    runs = pair_runs([(f, name) for name, f in new.items()], there)
     return {name: None if run is None else run.name for name, run in zip(new, runs, strict=True)}
 
 

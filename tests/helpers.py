@@ -536,3 +536,16 @@ def measured_rows(n: int = 60, seed: int = 0) -> pd.DataFrame:
     t = np.maximum(r["t_math"] / e_c, r["t_hbm"] / e_h) + over
     frame["measured_seconds"] = (t * rng.lognormal(0, 0.03, len(t))).to_numpy()
     return frame
+
+
+def figure_texts(fig) -> list[str]:
+    """Every text of a figure: its own, its axes' titles, labels and texts, its legends'."""
+    found = [t.get_text() for t in fig.texts]
+    for ax in fig.axes:
+        found += [ax.get_title(loc=loc) for loc in ("left", "center", "right")]
+        found += [ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.texts)]
+        if ax.get_legend():
+            found += [t.get_text() for t in ax.get_legend().get_texts()]
+    for legend in fig.legends:
+        found += [t.get_text() for t in legend.get_texts()] + [legend.get_title().get_text()]
+    return [t for t in found if t]

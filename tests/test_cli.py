@@ -267,7 +267,7 @@ def test_validate_counts_a_row_with_valid_and_refused_points_once(tmp_path):
         assert result.exit_code == 1
         assert "(at 'mlp[hardware=tpu-v6e,dtype=fp8]')" in result.stderr  # fp8 on a v6e
         assert result.stdout.startswith(f"{path}: 2 rows read, 3 valid scenarios")
-        assert result.stdout.endswith(", 1 rejected row, 1 row partly rejected\n")
+        assert result.stdout.endswith(", 2 rejected rows (1 partly)\n")
 
 
 def test_help_shows_the_lines_as_printed(tmp_path, monkeypatch):

@@ -93,7 +93,7 @@ def test_the_validate_line_counts_each_row_once():
     checked = Checked("s.csv", 3, 40, (problem(3), problem(4), problem(4)), (),
                       np.array([2, 2, 3]))  # fmt: skip
     assert validate_line(checked) == (
-        "s.csv: 3 rows read, 40 valid scenarios, 1 rejected row, 1 row partly rejected"
+        "s.csv: 3 rows read, 40 valid scenarios, 2 rejected rows (1 partly)"
     )
     assert validate_line(checked, dask=True).startswith("s.csv: 3 rows read, 40 valid scenarios "
                                                         "for --engine dask, ")  # fmt: skip

@@ -33,14 +33,15 @@ def test_a_flip_only_in_a_later_input_fails_the_whole_comparison(tmp_path):
     old, new = night(tmp_path, "a", 8), night(tmp_path, "b", 4096)  # flip: memory -> compute
     result = invoke("compare", old, new, "-o", tmp_path / "changes", "--fail-on", "bound")
     assert result.exit_code == 1, result.output
-    assert result.stdout.startswith("2 inputs, 3 compared: ") and "changed: second" in result.stdout
+    assert result.stdout.startswith("2 inputs, 3 scenarios compared: ")
+    assert "changed: second.csv ->" in result.stdout
     table = pd.read_csv(tmp_path / "changes" / "changes.csv")
-    assert table[["input", "name", "change"]].values.tolist()[0] == ["second", "flip", "bound"]
+    assert table[["input", "name", "change"]].values.tolist()[0] == ["second.csv", "flip", "bound"]
     html = (tmp_path / "changes" / "changes.html").read_text(encoding="utf-8")
-    assert "second" in html and "flip" in html
+    assert "second.csv" in html and "flip" in html
     manifest = json.loads((tmp_path / "changes" / "manifest.json").read_text())
-    assert manifest["inputs"]["first"]["counts"]["bound"] == 0
-    assert manifest["inputs"]["second"]["counts"]["bound"] == 1
+    assert manifest["inputs"]["first.csv"]["counts"]["bound"] == 0
+    assert manifest["inputs"]["second.csv"]["counts"]["bound"] == 1
     same = invoke("compare", old, night(tmp_path, "c", 8), "-o", tmp_path / "same")
     assert same.exit_code == 0 and "no changes" in same.stdout
 
@@ -49,12 +50,12 @@ def test_an_input_only_one_run_has_is_added_or_removed_whole(tmp_path):
     old = night(tmp_path, "a", 8)
     new = night(tmp_path, "b", 8, extra="name,op,B,D,F,hardware\nx,matmul,1|2,64,64,h100\n")
     got = compare_runs(old, new)
-    assert got.whole == {"third": "added"} and got.counts["added"] == 2
-    assert [name for name, _ in got.inputs] == ["first", "second", "third"]
+    assert got.whole == {"third.csv": "added"} and got.counts["added"] == 2
+    assert [name for name, _ in got.inputs] == ["first.csv", "second.csv", "third.csv"]
     assert got.failing(["added"]) and not got.failing(["bound"])
     back = compare_runs(new, old)
-    assert back.whole == {"third": "removed"} and back.counts["removed"] == 2
-    assert "removed: third" in back.summary()
+    assert back.whole == {"third.csv": "removed"} and back.counts["removed"] == 2
+    assert back.summary().endswith("removed: third.csv")
 
 
 def test_folders_of_different_kinds_or_no_runs_are_refused(tmp_path):
@@ -73,3 +74,16 @@ def test_the_output_may_not_be_inside_a_compared_run(tmp_path):
     with pytest.raises(OutputError, match="is inside the new run"):
         compare_runs(old, new).write(new / "changes")
     assert sorted(p.name for p in new.iterdir()) == ["first", "second"]
+
+
+def test_inputs_are_named_by_their_files():
+    from pipeline.compare_runs import input_names
+
+    got = input_names([("sc/Plan.csv", "plan-3f9a1c", None), ("sc/plan.csv", "plan", "added"),
+                       ("x/q.csv", "q", None), ("y/q.csv", "q-1", "added"),
+                       ("old/r.csv", "r", "removed"), (None, "legacy", None)])  # fmt: skip
+    assert got == ["Plan.csv", "plan.csv", "x/q.csv", "y/q.csv", "r.csv", "legacy"]
+    twins = input_names([("a/p.csv", "p", "added"), ("a/p.csv", "p-1", "removed")])
+    assert twins == ["a/p.csv", "a/p.csv (baseline)"]  # an input only each run has, one path
+    same = input_names([("a/p.csv", "p", "added"), ("a/p.csv", "p-1", "added")])
+    assert same == ["a/p.csv (p/)", "a/p.csv (p-1/)"]

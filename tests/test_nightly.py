@@ -103,6 +103,6 @@ def test_two_nights_compare_whole_and_exit_once(nights, tmp_path):
                str(nightly / "2026-11-25"), "-o", str(tmp_path / "changes")]  # fmt: skip
     got = subprocess.run([*compare, "--fail-on", "bound"], capture_output=True, text=True)
     assert got.returncode == 1, got.stderr
-    assert got.stdout.startswith("2 inputs, 1,062 compared: ")
+    assert got.stdout.startswith("2 inputs, 1,062 scenarios compared: ")
     table = pd.read_csv(tmp_path / "changes" / "changes.csv")
-    assert list(table.columns[:2]) == ["input", "name"] and set(table["input"]) >= {"q1-q5"}
+    assert list(table.columns[:2]) == ["input", "name"] and set(table["input"]) >= {"q1-q5.csv"}

@@ -336,3 +336,15 @@ def test_one_row_is_said_as_one_row(tmp_path):
     got = invoke("calibrate", ROOT / "scenarios" / "measured.csv", "-o", out)
     assert got.exit_code == 0, got.output
     assert "all_gather: not fitted (1 row):" in got.output and "(1 rows)" not in got.output
+
+
+def test_a_run_whose_every_row_is_refused_writes_its_outputs_with_a_calibration(measured, tmp_path):
+    """Found by a review: `run --calibration` of a file whose every row was refused crashed
+    writing results.csv (an empty calibration column has no text type); without
+    --calibration it wrote everything and exited 1."""
+    _path, cal, _done = measured
+    rows = [{"name": "x", "op": "matmul", "B": 8, "D": 64, "F": 64, "hardware": "nochip"}]
+    analysis = pipeline.analyze(rows, calibration=cal)
+    assert analysis.problem_list and analysis.results.empty
+    written = analysis.write(tmp_path / "out", plots=False)
+    assert {"results.csv", "errors.csv", "report.html"} <= {p.name for p in written.files}

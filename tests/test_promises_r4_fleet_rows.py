@@ -50,7 +50,7 @@ def test_a_fleet_row_of_more_than_127_chip_and_link_pairs_runs(tmp_path, catalog
         assert link == catalog.chips.at[chip, "default_link"], (chip, link)
         assert int(reaches.replace(",", "")) == catalog.chips.at[chip, f"{link}_reach"]
     assert {m[3] for m in named} & {f"user{i}" for i in range(len(LIKE))}  # theirs too
-    assert any(w.endswith("more rows ask a link for more chips than it reaches")
+    assert any(w.endswith("more scenarios on line 2 ask a link for more chips than it reaches")
                for w in analysis.warnings)  # fmt: skip
     # and the run writes its folder (the checks and the computation agree)
     assert analysis.write(tmp_path / "out" / "fleet", plots=False, workbook=False).folder

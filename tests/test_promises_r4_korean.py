@@ -24,7 +24,7 @@ from pipeline.render.charts import figure, plan_charts
 from pipeline.render.charts.data import chart_frame
 from pipeline.render.charts.model_sweep_data import model_frame
 from pipeline.render.workbook_cells import text_width
-from tests.helpers import ROOT, invoke
+from tests.helpers import ROOT, figure_texts, invoke
 
 SCENARIOS = ROOT / "scenarios"
 HANGUL = re.compile("[\uac00-\ud7a3]")
@@ -212,18 +212,6 @@ def test_the_models_sheets_korean_headers_fit_their_columns_and_do_not_run_toget
             assert right.alignment.indent >= 1, (left.value, right.value)
 
 
-def chart_texts(fig) -> list[str]:
-    found = [t.get_text() for t in fig.texts]
-    for ax in fig.axes:
-        found += [ax.get_title(loc=loc) for loc in ("left", "center", "right")]
-        found += [ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.texts)]
-        if ax.get_legend():
-            found += [t.get_text() for t in ax.get_legend().get_texts()]
-    for legend in fig.legends:
-        found += [t.get_text() for t in legend.get_texts()]
-    return [t for t in found if t]
-
-
 @pytest.mark.parametrize("name", ["q1-q5", "models"])
 def test_korean_charts_say_no_listed_english_word(name):
     analysis = pipeline.analyze(SCENARIOS / f"{name}.csv")
@@ -236,7 +224,7 @@ def test_korean_charts_say_no_listed_english_word(name):
         for p in planned:
             if p.chart.kind in ("roofline", "model") and (data := p.build()) is not None:
                 fig = figure(data)
-                drawn += chart_texts(fig) + [p.chart.title]
+                drawn += figure_texts(fig) + [p.chart.title]
     assert drawn
     assert said_wrong(drawn) == []
     if name == "models":  # the model chart's "B = 32: 2,155 tokens/s" (issue 39)
@@ -250,7 +238,7 @@ def test_korean_charts_say_no_listed_english_word(name):
 def test_the_chips_chart_in_korean():
     with use_lang("ko"):
         fig = pipeline.charts.chips(["h100", "tpu-v5e"])
-    drawn = chart_texts(fig)
+    drawn = figure_texts(fig)
     assert said_wrong(drawn) == []
     assert any("교차점" in t for t in drawn)
 

@@ -181,3 +181,98 @@ def test_a_model_list_with_a_swept_b_runs_on_dask(tmp_path, cluster):
                    options=Options(workbook=False, report=False))  # fmt: skip
     assert any((got.folder / "plots").glob("model-*.png"))
     assert np.isfinite(got.record.results["max_batch"].dropna()).all()
+
+
+def test_an_expert_parallel_step_alone_on_its_chip_draws_its_charts(tmp_path):
+    """Found by a review: the issue's own qwen3-30b-a3b on 16 H100 (E) crashed `run` (an
+    empty network roofline: the step's total was its only 'communicating' row, with no
+    network intensity to place it by); no folder was written."""
+    path = write_scenarios(
+        tmp_path,
+        "name,op,model,hardware,dtype,kv_dtype,chips,shard,B,T,S\n"
+        "q,transformer,qwen3-30b-a3b,h100,bf16,fp8,16,E,256,512,4096\n",
+    )
+    written = pipeline.analyze(path).write(tmp_path / "out", workbook=False, report=False)
+    drawn = sorted(p.name for p in written.files if p.suffix == ".png")
+    assert "roofline-h100.png" in drawn and not [n for n in drawn if n.startswith("network")]
+
+
+# Found by a review of issue 39's work: under expert parallelism the rest of the layer is
+# batch-split as the einsum rows are, so its busiest chip holds ceil(B / c) sequences
+
+
+@pytest.mark.parametrize("b", [1, 12, 16])
+def test_an_expert_parallel_steps_batch_split_rows_take_the_busiest_chips_share(b):
+    rows = [
+        {"name": f"c{c}", "op": "transformer", "model": "mixtral-8x7b", "hardware": "h100",
+         "dtype": "bf16", "chips": c, "shard": "E" if c > 1 else "", "B": b, "T": 1, "S": 4096}
+        for c in (1, 8)
+    ]  # fmt: skip
+    r = pipeline.analyze(rows).results.set_index("name")
+    share = np.ceil(b / 8) / b  # ceil(B / c) of the B sequences on the busiest chip
+    for op in ("q_proj", "attention", "norms", "residual", "router", "lm_head"):
+        mine = r.loc[f"c8/{op}"]
+        assert mine["flops_per_chip"] / mine["flops"] == pytest.approx(share, rel=1e-12), op
+        assert mine["flops"] == pytest.approx(r.loc[f"c1/{op}", "flops"], rel=1e-12), op
+        assert mine["t_math"] == pytest.approx(mine["flops_per_chip"] / mine["peak_flops"])
+    # the experts: E / c on a chip, the token-expert pairs spread evenly over the chips (the
+    # best case), the busiest holding ceil(B·T·k / c) of them
+    pairs = b * 1 * 2
+    for op in ("experts_gate_up", "experts_act", "experts_down"):
+        mine = r.loc[f"c8/{op}"]
+        assert mine["flops_per_chip"] / mine["flops"] == pytest.approx(
+            np.ceil(pairs / 8) / pairs, rel=1e-12
+        ), op
+        assert mine["flops"] == pytest.approx(r.loc[f"c1/{op}", "flops"], rel=1e-12), op
+    assert r.loc["c8", "flops"] == pytest.approx(r.loc["c1", "flops"], rel=1e-12)
+    if b == 1:  # one token to 2 of 8 experts: the busiest chip reads one expert's weights
+        mine, one = r.loc["c8/experts_gate_up"], r.loc["c1/experts_gate_up"]
+        assert mine["hbm_bytes"] == pytest.approx(one["hbm_bytes"] / 2, rel=1e-9)
+        # the norms' weights are on every chip, whole
+        assert r.loc["c8/norms", "hbm_bytes"] == pytest.approx(r.loc["c1/norms", "hbm_bytes"])
+
+
+# Found by a review of issue 39's work: a step with `count` = n is n steps: the Models table
+# said "Time per step 15.4 ms" (three steps' time) and never said n
+
+COUNTED = """
+name,op,model,hardware,dtype,B,T,S,count
+d,transformer,llama3-8b,h100,bf16,8,1,2048,3
+e,transformer,llama3-8b,h100,bf16,8,1,2048,1
+"""
+
+
+def test_a_counted_steps_models_line_says_its_n_steps(tmp_path):
+    from pipeline.render.notebook import render_analysis_html
+
+    analysis = pipeline.analyze(write_scenarios(tmp_path, COUNTED))
+    table = models_table(analysis)
+    three, one = table["rows"]
+    assert table["counted"] and (three["count"], one["count"]) == (3, 1)
+    t = analysis.results.set_index("name").loc["d", "t_lower"]
+    assert three["time"] == f"{fmt.seconds(t)} (3 steps)" and one["time"] == fmt.seconds(
+        analysis.results.set_index("name").loc["e", "t_lower"]
+    )
+    written = analysis.write(tmp_path / "out", plots=False)
+    html = (written.folder / "report.html").read_text()
+    models = html[html.index('id="models"') :][:8000]
+    assert "(3 steps)" in models and "Time<br>per step" not in models
+    assert "the time / (n &middot; T)" in models and "n &middot; B &middot; T / the time" in models
+    sheet = openpyxl.load_workbook(written.folder / "workbook.xlsx", read_only=True)["Models"]
+    lines = [list(line) for line in sheet.iter_rows(values_only=True)]
+    header = next(line for line in lines if line[0] == "step")
+    at = header.index("steps")
+    assert header[at + 1] == "time of the steps"
+    assert [line[at] for line in lines[lines.index(header) + 1 :]] == [3, 1]
+    notebook = render_analysis_html(analysis)
+    assert "(3 steps)" in notebook and "time of the steps" in notebook
+
+
+def test_an_uncounted_runs_models_line_is_as_before(tmp_path):
+    analysis = pipeline.analyze(write_scenarios(tmp_path, COUNTED.replace(",3\n", ",1\n")))
+    table = models_table(analysis)
+    assert not table["counted"] and "steps" not in table["rows"][0]["time"]
+    written = analysis.write(tmp_path / "out", plots=False, report=False)
+    sheet = openpyxl.load_workbook(written.folder / "workbook.xlsx", read_only=True)["Models"]
+    header = next(line for line in sheet.iter_rows(values_only=True) if line[0] == "step")
+    assert "steps" not in header and "time per step" in header

@@ -148,7 +148,8 @@ def test_a_fastest_point_that_does_not_fit_is_not_the_answer(sentences):
     text = said["unfit"]
     assert text.startswith("The fastest that fits in HBM is b300, 728 ms (compute-bound)"), text
     assert "gb200 is faster (655 ms) but does not fit in HBM" in text
-    assert text.endswith("; h100 is 2.28× slower."), text  # than the answer, b300
+    # than the answer, b300; and h100 (80 GB) does not fit either
+    assert text.endswith("; h100 is 2.28× slower; h100 does not fit in HBM."), text
 
 
 def test_no_point_fitting_is_said(sentences):
@@ -243,3 +244,103 @@ def test_a_swept_series_whose_estimate_went_away_says_its_range(calibration, tmp
     text = _text((tmp_path / "b" / "report.html").read_text(encoding="utf-8"))
     assert "estimate —" not in text
     assert re.search(r"estimate \d+\.?\d* µs – \d+\.?\d* µs → none", text), text
+
+
+# ---------------------------------------------------------------- the fleet answer, fitting said
+
+# llama3-70b in bf16 (140 GB of weights): h100 and h200 fit at no B; b200 and mi300x fit at
+# B = 1, 4 and 16 and not at 64 or 256 (the KV cache grows with B)
+NOT_FITTING = {"name": "f", "op": "transformer", "model": "llama3-70b",
+               "hardware": "h100|h200|b200|mi300x", "dtype": "bf16", "B": "1..256*4", "T": 1,
+               "S": 4096}  # fmt: skip
+FITTING = {"name": "small", "op": "matmul", "B": "1..64*4", "D": 1024, "F": 1024,
+           "hardware": "h100|b200"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def not_fitting():
+    return pipeline.analyze([NOT_FITTING, FITTING])
+
+
+def test_the_fleet_sentence_says_the_ranked_points_that_do_not_fit_there(not_fitting):
+    said = dict(first_sentences(not_fitting.summary.fleet))
+    assert said["f"] == (
+        "At B = 1 the fastest is b200, 18.2 ms (memory-bound); mi300x is 1.45× slower, h100 "
+        "(the slowest of 4) 2.30×; h200 and h100 do not fit in HBM at B = 1."
+    )
+    assert "fit in HBM" not in said["small"]  # every point fits: nothing to say
+
+
+def test_the_fleet_sentence_says_one_point_that_does_not_fit():
+    from pipeline.render.fleet_text import point_labels, sentence
+
+    ranking = pipeline.analyze([NOT_FITTING]).summary.fleet
+    one = ranking[(ranking["at"] == "B=1") & (ranking["hardware"] != "h200")].copy()
+    one["label"] = point_labels(one)
+    assert sentence(one).endswith(
+        "h100 (the slowest of 3) 2.30×; h100 does not fit in HBM at B = 1."
+    )
+
+
+def test_the_ranking_says_where_each_fleet_point_fits(not_fitting):
+    ranking = not_fitting.summary.fleet
+    fits = ranking.drop_duplicates(["series", "hardware"]).set_index(["series", "hardware"])
+    assert fits.loc[("f", "b200"), "fits_where"] == "up_to"
+    assert fits.loc[("f", "b200"), "fits_up_to"] == "B=16"
+    assert fits.loc[("f", "mi300x"), "fits_up_to"] == "B=16"
+    assert fits.loc[("f", "h100"), "fits_where"] == "none"
+    assert fits.loc[("f", "h200"), "fits_up_to"] == ""
+    assert fits.loc[("small", "h100"), "fits_where"] == "all"
+
+
+def _fleet_table(html: str, series: str) -> dict[str, str]:
+    """The report's fleet table of `series` as {fleet point: its Fits in HBM cell}."""
+    block = html.split(f"<h3>{series}:</h3>")[1].split("</table>")[0]
+    cells = {}
+    for row in re.findall(r"<tr><td class=\"nw\">(.*?)</tr>", block):
+        texts = [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", "<td>" + row)]
+        cells[texts[0]] = texts[-1]
+    return cells
+
+
+def test_the_fits_column_says_over_what_in_the_report(not_fitting):
+    html = render_report(not_fitting, "run")
+    assert _fleet_table(html, "f") == {"b200": "up to B = 16", "mi300x": "up to B = 16",
+                                       "h200": "at no point", "h100": "at no point"}  # fmt: skip
+    assert set(_fleet_table(html, "small").values()) == {"at every point"}
+    assert "Fits in HBM: over the points of its sweep shown" in _text(html)
+
+
+def test_the_fits_column_says_over_what_in_the_workbook(not_fitting, tmp_path):
+    not_fitting.write(tmp_path / "out", plots=False, report=False)
+    sheet = openpyxl.load_workbook(tmp_path / "out" / "workbook.xlsx")["Fleet"]
+    rows = [[c for c in row if c is not None] for row in sheet.iter_rows(values_only=True)]
+    start = next(i for i, r in enumerate(rows) if r == ["f"])
+    end = next(i for i, r in enumerate(rows) if r == ["small"])
+    last = {
+        r[0]: r[-1] for r in rows[start:end] if r and r[0] in ("b200", "mi300x", "h100", "h200")
+    }
+    assert last == {"b200": "up to B = 16", "mi300x": "up to B = 16", "h200": "at no point",
+                    "h100": "at no point"}  # fmt: skip
+    assert {r[-1] for r in rows[end:] if r and r[0] in ("b200", "h100")} == {"at every point"}
+    cells = sheet_text(sheet)
+    assert any(c.startswith("fits in HBM: over the points of its sweep shown") for c in cells)
+    said = [c for c in cells if c.startswith("At B = 1 the fastest is b200")]
+    assert said and said[0].endswith("h200 and h100 do not fit in HBM at B = 1."), said
+
+
+def test_the_fits_column_and_the_sentence_in_korean(not_fitting):
+    from pipeline.i18n import use_lang
+
+    with use_lang("ko"):
+        said = dict(first_sentences(not_fitting.summary.fleet))
+        html = render_report(not_fitting, "run")
+    assert said["f"].endswith("h200, h100: B = 1에서 HBM에 맞지 않음."), said["f"]
+    table = _fleet_table(html, "f")
+    assert table["b200"] == "B = 16까지" and table["h100"] == "어느 지점에서도 맞지 않음"
+
+
+def test_the_fleet_chart_says_its_hollow_marks_are_at_ranked_points(not_fitting):
+    texts = _texts(pipeline.charts.fleet(not_fitting, "f"))
+    assert "does not fit in HBM at a ranked point" in texts, texts
+    assert any(t.endswith("h200 and h100 do not fit in HBM at B = 1.") for t in texts), texts

@@ -20,6 +20,7 @@ from pipeline.cli_support import output_names
 from pipeline.compare_runs import compare_runs
 from pipeline.names import folder_name
 from pipeline.run.baseline import latest_run
+from pipeline.scenarios import load_scenarios
 from tests.helpers import FAST, FAST_WRITE, HEAD, invoke, write_scenarios
 
 LOW = f"{HEAD}\nx,matmul,1,4096,4096,h100\n"  # memory-bound
@@ -131,7 +132,7 @@ def test_compare_of_two_runs_pairs_inputs_by_their_names(tmp_path):
     assert _night(tmp_path, "d2").exit_code == 0
     got = compare_runs(tmp_path / "nightly" / "d1", tmp_path / "nightly" / "d2")
     assert got.counts["bound"] == 0 and got.counts["removed"] == 0
-    assert got.whole == {"plan": "added"}  # plan.csv, new tonight, in plan/
+    assert got.whole == {"plan.csv": "added"}  # new tonight, in plan/
     assert got.counts["added"] == 1
 
 
@@ -143,7 +144,7 @@ def test_compare_keeps_apart_two_inputs_that_took_one_folder_name(tmp_path):
     _inputs(tmp_path / "sc", {"plan.csv": HIGH})
     assert _night(tmp_path, "d2").exit_code == 0
     got = compare_runs(tmp_path / "nightly" / "d1", tmp_path / "nightly" / "d2")
-    assert got.whole == {"plan": "added", "plan (baseline)": "removed"}
+    assert got.whole == {"plan.csv": "added", "Plan.csv": "removed"}
     assert got.counts["bound"] == 0
 
 
@@ -307,3 +308,56 @@ def test_a_write_outside_the_cli_is_untouched(tmp_path):
     assert analysis.name == "계획-a"
     written = analysis.write(tmp_path / "out" / analysis.name, **FAST_WRITE)
     assert written.folder.name == "계획-a"
+
+
+# ---------------------------------------------------------------- found by a review
+
+
+def test_every_commands_errors_say_error_in_the_chosen_language(tmp_path, monkeypatch):
+    """`hardware --lang ko nosuch` said `Error: unknown hardware` where compare said `오류:`."""
+    got = invoke("hardware", "--lang", "ko", "nosuch")
+    assert got.exit_code == 1 and got.stderr.startswith("오류: unknown hardware 'nosuch'")
+    usage = invoke("hardware", "--lang", "ko", "--force", "h100")  # --force without --chart
+    assert usage.exit_code == 2 and "\n오류: --force" in usage.stderr, usage.stderr
+    assert "도움말: cli hardware --help" in usage.stderr and "Try" not in usage.stderr
+    monkeypatch.setenv("PIPELINE_LANG", "ko")
+    for args in (["template", str(tmp_path)], ["nosuch"], ["run", "--bogus"]):
+        got = invoke(*args)
+        assert got.exit_code in (1, 2) and "오류: " in got.stderr, (args, got.stderr)
+        assert "Error:" not in got.stderr
+    monkeypatch.setenv("PIPELINE_LANG", "xx")  # no language: English, and no traceback
+    got = invoke("hardware", "h100")
+    assert got.exit_code == 2 and "Error: PIPELINE_LANG is 'xx'" in got.stderr
+    monkeypatch.delenv("PIPELINE_LANG")
+    assert invoke("hardware", "nosuch").stderr.startswith("Error: unknown hardware 'nosuch'")
+
+
+def test_the_reach_warnings_left_unsaid_are_counted_in_scenarios(tmp_path):
+    """'and 1 more rows ask a link …' of one input row: the warnings left out are chips of
+    that row, so the line counts the scenarios they hold and names the lines."""
+    every = "|".join(pipeline.catalog().index)  # 21 chips, 20 warnings named
+    text = f"name,op,hardware,B,D,F,chips,shard\nq,matmul,{every},64,65536,4096,32768|65536,D\n"
+    path = write_scenarios(tmp_path, text, name="r.csv")
+    for planned in (False, True):  # run, and validate's (and Dask's) unexpanded check
+        warnings = load_scenarios(path, pipeline.load_hardware([]),
+                                  planned=planned).warnings  # fmt: skip
+        more = [w for w in warnings if "more" in w and "ask" in w]
+        left = len(pipeline.catalog()) - 20
+        assert more == [f"{path}: and {2 * left} more scenarios on line 2 ask a link for more "
+                        "chips than it reaches"], warnings  # fmt: skip
+
+
+def test_validate_and_run_count_a_partly_rejected_row_alike(tmp_path):
+    """validate said '0 rejected rows, 1 row partly rejected' where run said '1 rejected row'
+    of a row one of whose fleet points is a duplicate (h100-sxm is h100)."""
+    text = f"{HEAD}\nq,matmul,8,4096,4096,h100|h100-sxm|b200\nr,matmul,8,4096,4096,h10\n"
+    text += "s,matmul,8,64,64,h100\n"
+    path = write_scenarios(tmp_path, text, name="dup.csv")
+    checked = invoke("validate", path)
+    ran = invoke("run", path, "-o", tmp_path / "out", *FAST)
+    assert checked.exit_code == ran.exit_code == 1, ran.output
+    said = ", 2 rejected rows (1 partly)"
+    assert checked.stdout == f"{path}: 3 rows read, 3 valid scenarios{said}\n", checked.stdout
+    assert f"network-bound 0){said} -> " in ran.stdout, ran.stdout
+    ko = invoke("validate", path, "--lang", "ko")
+    assert ko.stdout.endswith("거부된 행 2개 (그중 1개는 일부만)\n"), ko.stdout

@@ -46,8 +46,14 @@ def with_flops(rows: pd.DataFrame) -> np.ndarray:
 
 
 def talks(rows: pd.DataFrame) -> np.ndarray:
-    """Rows a network roofline places: multi-chip ops with FLOPs and a collective."""
-    return ((rows["chips"] > 1) & (rows["network_bytes"] > 0)).to_numpy() & with_flops(rows)
+    """Rows a network roofline places: multi-chip ops with FLOPs and a collective, and a
+    network intensity to place them by (a step's or group's total has none: its ops are
+    placed, one by one)."""
+    talking = ((rows["chips"] > 1) & (rows["network_bytes"] > 0)).to_numpy() & with_flops(rows)
+    if "network_intensity" in rows.columns:
+        x = rows["network_intensity"].to_numpy(dtype=float, na_value=np.nan)
+        talking &= np.isfinite(x)
+    return talking
 
 
 def chart_grids(frame: pd.DataFrame) -> Grids:

@@ -31,8 +31,12 @@ ROW_COLUMNS = [
 CHOSEN = ("first", "critical batch", "last", "only")
 RANKING_COLUMNS = [
     "series", "point", "at", "rank", *POINT, "t_lower", "ratio", "bound", "fits",
-    "critical_batch",
+    "critical_batch", "fits_where", "fits_up_to",
 ]  # fmt: skip
+# where a fleet point fits in HBM, over the points of its sweep the answer keeps (its chosen
+# points and its line): at every one, at none, up to a value of its line (`fits_up_to`,
+# 'B=16': at that value and below, at none above), or at some (none of those)
+FITS_WHERE = ("all", "none", "up_to", "some")
 CURVE_COLUMNS = ["series", *POINT, "line_dim", "line_value", "t_lower", "bound"]
 
 # Which of its sweep's points a scenario is, as bits (the `marks` column the expansion writes:
@@ -157,16 +161,16 @@ def fleet_answer(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     point, _ = pd.factorize(pd.MultiIndex.from_frame(rows[POINT]))
     counted = pd.DataFrame({"s": series, "p": point}).drop_duplicates()
     several = np.bincount(counted["s"], minlength=series.max() + 1) >= 2
-    rows = rows[several[series]].reset_index(drop=True)
-    series = series[several[series]]
+    keep = several[series]
+    rows, series, point = rows[keep].reset_index(drop=True), series[keep], point[keep]
     line = rows["line_dim"].to_numpy(dtype=object) != ""
     one = ~line & rows["first"].to_numpy(dtype=bool) & rows["last"].to_numpy(dtype=bool)
     single = (rows["at"] == "").to_numpy(dtype=bool)  # a series of its fleet axes alone
     parts = [
-        _chosen(rows, series, rows["first"].to_numpy(dtype=bool) & ~single, 0),
-        _chosen(rows, series, _nearest_critical(rows, series, line), 1),
-        _chosen(rows, series, rows["last"].to_numpy(dtype=bool) & ~single, 2),
-        _chosen(rows, series, one & single, 3),
+        _chosen(rows, series, point, rows["first"].to_numpy(dtype=bool) & ~single, 0),
+        _chosen(rows, series, point, _nearest_critical(rows, series, line), 1),
+        _chosen(rows, series, point, rows["last"].to_numpy(dtype=bool) & ~single, 2),
+        _chosen(rows, series, point, one & single, 3),
     ]
     chosen = pd.concat(parts, ignore_index=True)
     # a point chosen twice (the critical batch at the first or last value) is said once
@@ -177,16 +181,54 @@ def fleet_answer(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     chosen["rank"] = group["t_lower"].rank(method="min", na_option="bottom").astype(np.int64)
     chosen["ratio"] = chosen["t_lower"] / group["t_lower"].transform("min")
     chosen["point"] = np.asarray(CHOSEN, dtype=object)[chosen["kind"].to_numpy()]
+    where, up_to = _fits_where(rows, point, line)
+    chosen["fits_where"] = where[chosen["fleet_point"].to_numpy()]
+    chosen["fits_up_to"] = up_to[chosen["fleet_point"].to_numpy()]
     ranking = chosen[RANKING_COLUMNS].reset_index(drop=True)
     curves = rows.loc[line, CURVE_COLUMNS].reset_index(drop=True)
     return ranking, curves
 
 
-def _chosen(rows: pd.DataFrame, series: np.ndarray, mask: np.ndarray, kind: int) -> pd.DataFrame:
-    """The rows `mask` keeps, tagged with their series' order and the kind of point."""
+def _chosen(
+    rows: pd.DataFrame, series: np.ndarray, point: np.ndarray, mask: np.ndarray, kind: int
+) -> pd.DataFrame:
+    """The rows `mask` keeps, tagged with their series' order, their fleet point's code and the
+    kind of point."""
     out = rows[mask].copy()
     out["order"], out["kind"] = series[mask], kind
+    out["fleet_point"] = point[mask]
     return out
+
+
+def _fits_where(
+    rows: pd.DataFrame, point: np.ndarray, line: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per fleet point (codes `point`), where it fits in HBM over its rows (FITS_WHERE) and,
+    for 'up_to', the value of its line up to which it fits ('B=16'; '' for the others): it
+    fits at its line's values up to it, at none above and at no row off its line."""
+    n = int(point.max()) + 1 if len(point) else 0
+    fit = rows["fits"].to_numpy(dtype=bool)
+    value = rows["line_value"].to_numpy(dtype=float)
+    fitting = np.bincount(point, weights=fit, minlength=n)
+    total = np.bincount(point, minlength=n)
+    unfit_line = np.full(n, np.inf)  # the smallest value of its line at which it does not fit
+    np.minimum.at(unfit_line, point[line & ~fit], value[line & ~fit])
+    below = line & (value < unfit_line[point])
+    # every row that fits is on its line below that value (and every one there fits)
+    stray = np.bincount(point[fit & ~below], minlength=n) > 0
+    largest = np.full(n, -np.inf)  # the largest value of its line at which it fits
+    np.maximum.at(largest, point[fit & below], value[fit & below])
+    up_to = (fitting > 0) & (fitting < total) & np.isfinite(unfit_line) & ~stray
+    where = np.select(
+        [fitting == total, fitting == 0, up_to], ["all", "none", "up_to"], "some"
+    ).astype(object)
+    text = np.full(n, "", dtype=object)
+    if up_to.any():  # as `at` says a value: 'B=16'
+        dims = pd.Series(rows["line_dim"].to_numpy(dtype=object)[line], index=point[line])
+        dim = dims[~dims.index.duplicated()].reindex(np.flatnonzero(up_to)).astype(str)
+        digits = pd.Series(largest[up_to].astype(np.int64), index=dim.index).astype(str)
+        text[up_to] = (dim + "=" + digits).to_numpy(dtype=object)
+    return where, text
 
 
 def _nearest_critical(rows: pd.DataFrame, series: np.ndarray, line: np.ndarray) -> np.ndarray:

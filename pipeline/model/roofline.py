@@ -53,7 +53,7 @@ INTERNAL = frozenset(
         *DTYPE_COLUMNS, "peak_flops", "hbm_bandwidth",
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
         "measured_seconds", "notes", "own_numbers", "given", "swept", "marks", "count",
-        "step_of", "block_of", "in_step", "moe_k", "moe_width",
+        "step_of", "block_of", "in_step", "moe_k", "moe_width", "op_total_flops",
         *EFFICIENCIES,
     }
 )  # fmt: skip

@@ -14,7 +14,7 @@ from pipeline.model.dtypes import dtype_bytes
 from pipeline.model.groups import BLOCK, GROUP
 from pipeline.model.params import param_counts
 from pipeline.model.roofline import BOUNDS, EXACT
-from pipeline.model.transformer import is_step
+from pipeline.model.transformer import OP_FLOPS, is_step
 
 SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
           "network_bytes", "t_math", "t_hbm", "t_network", "t_lower", "t_upper")  # fmt: skip
@@ -213,13 +213,18 @@ def _max_batch(capacity, weights_pc, per_unit, unit) -> np.ndarray:
 
 
 def _op_totals(out: pd.DataFrame, frame: pd.DataFrame, ops: np.ndarray) -> np.ndarray:
-    """`flops` with each custom op row of a step (or group) the op's total: the work of one
-    chip times the chips sharing it (model.transformer sets them; a row of the file's own
-    runs on one chip), as an einsum row's `flops` is its op's total (docs/outputs.md)."""
+    """`flops` with each custom op row of a step (or group) the op's total, as an einsum
+    row's `flops` is (docs/outputs.md): a step's op's own total (model.transformer's
+    OP_FLOPS, its `flops_per_chip` being the busiest chip's share) times its `count`, a row
+    of the file's own the work of one chip times the chips sharing it."""
     flops = out["flops"].to_numpy(dtype=float, copy=True)
     custom = ops[(frame["op"].to_numpy()[ops] == "custom")]
     chips = out["chips"].to_numpy(dtype=float)[custom]
     flops[custom] = out["flops_per_chip"].to_numpy(dtype=float)[custom] * chips
+    if OP_FLOPS in frame.columns:
+        total = frame[OP_FLOPS].to_numpy(dtype=float)[custom]
+        count = frame["count"].to_numpy(dtype=float)[custom] if "count" in frame.columns else 1.0
+        flops[custom] = np.where(np.isnan(total), flops[custom], total * count)
     return flops
 
 

@@ -22,6 +22,8 @@ SHAPE = ("D", "F", "N", "K", "H", "L", "V")
 MOE_COLUMNS = ("E", "moe_k", "moe_width")  # experts, active experts, expert MLP width
 STEP_DIMS = ("B", "T", "S")
 PART, AT = "_step_part", "_step_at"  # sort keys of the expansion (dropped after)
+# internal: a custom op row's total FLOPs (one op, all chips; its `flops` is one chip's)
+OP_FLOPS = "op_total_flops"
 
 
 def _einsum(name, einsum, shard=None, count="L"):
@@ -145,8 +147,10 @@ def _op_rows(step: pd.DataFrame, template: dict) -> pd.DataFrame:
         return rows
     heads = np.where(tp, chips, 1.0)  # tensor parallelism: the heads and F on each chip
     kv_heads = np.where(tp, np.minimum(chips, f["K"]), 1.0)  # a KV head shared past K chips
-    batch = np.where(ep, chips, 1.0)  # expert parallelism: the batch split for the rest
     b, t, s, d = f["B"], f["T"], f["S"], f["D"]
+    # expert parallelism: the rest of the layer batch-split as the einsum rows are (shard B),
+    # its busiest chip holding ceil(B / chips) of the B sequences
+    mine = np.where(ep, np.ceil(b / chips), b)
     name = template["name"]
     if template["kind"] == "all_to_all":  # a token's D values to its k experts' chips
         rows["op"], rows["einsum"], rows["shard"] = "all_to_all", "", ""
@@ -154,52 +158,59 @@ def _op_rows(step: pd.DataFrame, template: dict) -> pd.DataFrame:
         return rows
     if name == "attention":  # fused: the scores never reach HBM (FlashAttention)
         n, k_, h = f["N"] / heads, f["K"] / kv_heads, f["H"]
-        flops = 4 * b * t * s * n * h
-        moved = 2 * b * t * n * h * act + 2 * b * s * k_ * h * kv
-    elif name == "norms":  # two RMSNorms a layer: read and write B·T·D, weights D
-        flops, moved = 2 * 4 * b * t * d, 2 * (2 * b * t * d * act + d * _bytes(step, "y_dtype"))
+        flops, total = 4 * mine * t * s * n * h, 4 * b * t * s * f["N"] * h
+        moved = 2 * mine * t * n * h * act + 2 * mine * s * k_ * h * kv
+    elif name == "norms":  # two RMSNorms a layer: read and write B·T·D, weights D (each chip)
+        flops, total = 2 * 4 * mine * t * d, 2 * 4 * b * t * d
+        moved = 2 * (2 * mine * t * d * act + d * _bytes(step, "y_dtype"))
     elif name == "residual":  # two adds a layer: two B·T·D in, one out
-        flops, moved = 2 * b * t * d, 2 * 3 * b * t * d * act
+        flops, total, moved = 2 * mine * t * d, 2 * b * t * d, 2 * 3 * mine * t * d * act
     elif name == "mlp_act":  # SiLU(gate) x up: two B·T·F in, one out
         width = f["F"] / np.where(tp, chips, 1.0)
-        flops, moved = 5 * b * t * width, 3 * b * t * width * act
+        flops, total, moved = 5 * mine * t * width, 5 * b * t * f["F"], 3 * mine * t * width * act
     else:
-        flops, moved = _experts(step, f, name, act)
-        batch = np.ones(len(step))
-    # `chips`: how many chips share the op's work, so that its `flops` is the op's total
-    # (flops_per_chip x chips: model.step_totals) as an einsum row's is; the norms and the
-    # residual adds of a tensor-parallel step run whole on every chip (1)
+        flops, total, moved = _experts(step, f, name, act)
+    # `chips`: how many chips share the op's work (the norms and the residual adds of a
+    # tensor-parallel step run whole on every chip: 1); `flops` one chip's (the busiest's),
+    # which the times come from, and OP_FLOPS the op's total, which model.step_totals puts
+    # in the results' `flops` as an einsum row's is (docs/outputs.md)
     split = tp if name not in ("norms", "residual") else np.zeros(len(step), bool)
     rows["op"], rows["einsum"], rows["shard"] = "custom", "", ""
     rows["chips"] = np.where(split | ep, chips, 1.0)
-    flops, moved = flops / batch, moved / batch
-    rows["flops"], rows["bytes"] = flops, moved
+    rows["flops"], rows["bytes"], rows[OP_FLOPS] = flops, moved, total
     return rows
 
 
 def _experts(step: pd.DataFrame, f: dict, name: str, act: np.ndarray):
-    """FLOPs and bytes of the routed experts on a chip: B·T tokens to k of E experts each;
-    the weights of the experts some token uses (expected E·(1 - (1 - k/E)^(B·T))) read
-    once; with expert parallelism (shard = E) a chip holds E / chips of them, with tensor
-    parallelism (shard = N) 1 / chips of each one's width."""
+    """FLOPs and bytes of the routed experts on the busiest chip, and the op's total FLOPs:
+    B·T tokens to k of E experts each; the weights of the experts some token uses (expected
+    E·(1 - (1 - k/E)^(B·T))) read once. With expert parallelism (shard = E) a chip holds
+    E / chips of the experts and the token-expert pairs are spread evenly (the best case),
+    the busiest chip holding ceil(B·T·k / chips) of them and ceil(used / chips) of the used
+    experts; with tensor parallelism (shard = N) each chip 1 / chips of every expert's width."""
     tokens = f["B"] * f["T"]
     experts = step["E"].to_numpy(dtype=float)
     k = step["moe_k"].to_numpy(dtype=float)
-    width = step["moe_width"].to_numpy(dtype=float)
-    ep = np.where(_split(step, "E"), step["chips"].to_numpy(dtype=float), 1.0)
-    # tensor parallelism (shard = N) splits each expert's width over the chips too
-    width = width / np.where(_split(step, "N"), step["chips"].to_numpy(dtype=float), 1.0)
-    used = experts * -np.expm1(tokens * np.log1p(-k / experts)) / ep
-    routed = tokens * k / ep  # token-expert pairs on a chip
+    full = step["moe_width"].to_numpy(dtype=float)
+    chips = step["chips"].to_numpy(dtype=float)
+    ep = _split(step, "E")
+    width = full / np.where(_split(step, "N"), chips, 1.0)
+    used = experts * -np.expm1(tokens * np.log1p(-k / experts))
+    pairs = tokens * k  # token-expert pairs
+    # rounded first: an expected count a hair over a whole number is that number
+    used_here = np.where(ep, np.ceil(np.round(used / chips, 9)), used)
+    routed = np.where(ep, np.ceil(pairs / chips), pairs)  # token-expert pairs on the chip
     weight = _bytes(step, "y_dtype")
     d = f["D"]
     if name == "experts_gate_up":
-        return 2 * routed * d * 2 * width, used * 2 * d * width * weight + routed * (
-            d + 2 * width
-        ) * act
-    if name == "experts_act":
-        return 5 * routed * width, 3 * routed * width * act
-    return 2 * routed * width * d, used * width * d * weight + routed * (width + d) * act
+        flops, total = 2 * routed * d * 2 * width, 2 * pairs * d * 2 * full
+        moved = used_here * 2 * d * width * weight + routed * (d + 2 * width) * act
+    elif name == "experts_act":
+        flops, total, moved = 5 * routed * width, 5 * pairs * full, 3 * routed * width * act
+    else:
+        flops, total = 2 * routed * width * d, 2 * pairs * full * d
+        moved = used_here * width * d * weight + routed * (width + d) * act
+    return flops, total, moved
 
 
 def _bytes(step: pd.DataFrame, column: str) -> np.ndarray:

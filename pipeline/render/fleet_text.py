@@ -51,7 +51,8 @@ def at_text(at: str) -> str:
 def sentence(group: pd.DataFrame) -> str:
     """One chosen point's ranking (rows fastest first, with `label`) in one sentence: the
     fastest that fits in HBM (the answer; points tied with it named with it), the faster ones
-    that do not fit, then the runner-up and the slowest, their times over the answer's."""
+    that do not fit, the runner-up and the slowest, their times over the answer's, then the
+    slower ones that do not fit."""
     t = group["t_lower"].to_numpy(dtype=float)
     fit = group["fits"].to_numpy(dtype=bool)
     where = at_text(str(group["at"].iloc[0]))
@@ -73,7 +74,28 @@ def sentence(group: pd.DataFrame) -> str:
     text = _lead(group[lead], where, bool(ahead.any()))
     if ahead.any():
         text += "; " + _ahead(group[ahead], best)
-    return text + _runners(group[~lead & ~ahead], best, len(group)) + "."
+    text += _runners(group[~lead & ~ahead], best, len(group))
+    return text + _unfit(group[~fit & ~ahead], where) + "."
+
+
+def _unfit(rest: pd.DataFrame, where: str) -> str:
+    """The slower points that do not fit in HBM at this point, named (those ahead of the
+    answer are said so already)."""
+    if rest.empty:
+        return ""
+    labels = rest["label"].tolist()
+    values = {"label": labels[0], "labels": listed(labels), "where": where}
+    if len(labels) == 1:
+        return "; " + (
+            _("{label} does not fit in HBM at {where}", **values)
+            if where
+            else _("{label} does not fit in HBM", **values)
+        )
+    return "; " + (
+        _("{labels} do not fit in HBM at {where}", **values)
+        if where
+        else _("{labels} do not fit in HBM", **values)
+    )
 
 
 def _lead(lead: pd.DataFrame, where: str, unfit: bool) -> str:
@@ -168,8 +190,9 @@ def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:
     """The first `limit` fleet series' answers as plain records, one table per series: its
     chosen points as columns (each with its sentence), its fleet points as rows (at most
     FLEET_POINTS, the rest counted in `more`) fastest first at the point the answer leads
-    with (its critical batch, else its first), each with its time, ratio to the fastest
-    and bound at every chosen point."""
+    with (its critical batch, else its first), each with its time, ratio to the fastest,
+    bound and whether it fits in HBM at every chosen point, and where over its sweep it fits
+    (`fits_text`: fits_text)."""
     if fleet.empty:
         return []
     names = list(dict.fromkeys(fleet["series"].astype(str)))[:limit]
@@ -190,8 +213,8 @@ def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:
             for k, (_, group) in enumerate(groups)
             for r in group.itertuples(index=False)
         }
-        unfit = set(rows.loc[~rows["fits"].astype(bool), "label"])
         first = rows.drop_duplicates("label").set_index("label")
+        single = not any(c["at"] for c in columns)  # a series of its fleet axes alone
         answers.append(
             {
                 "series": str(name),
@@ -205,7 +228,10 @@ def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:
                         "hardware": str(first.at[label, "hardware"]),
                         "dtype": str(first.at[label, "dtype"]),
                         "chips": int(first.at[label, "chips"]),
-                        "fits": label not in unfit,
+                        "fits": first.at[label, "fits_where"] == "all",
+                        "fits_text": fits_text(
+                            first.at[label, "fits_where"], first.at[label, "fits_up_to"], single
+                        ),
                         "cells": [cells.get((k, label)) for k in range(len(columns))],
                     }
                     for label in order[:FLEET_POINTS]
@@ -215,8 +241,29 @@ def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:
     return answers
 
 
+def fits_text(where: str, up_to: str, single: bool = False) -> str:
+    """Where a fleet point fits in HBM over the points of its sweep shown (model.ranking's
+    fits_where, fits_up_to): 'at every point', 'up to B = 16', 'at some points', 'at no
+    point'; 'yes' or 'no' for a series of one point."""
+    if single:
+        return _("yes") if where == "all" else _("no")
+    if where == "up_to":
+        return _("up to {at}", at=at_text(up_to))
+    return {"all": _("at every point"), "none": _("at no point")}.get(where, _("at some points"))
+
+
+def fits_reading() -> str:
+    """What the Fits in HBM column counts, after its name in the report and the workbook."""
+    return _(
+        "over the points of its sweep shown (its chosen points and the line its chart draws): "
+        "at every point; up to B = 16: at B = 16 and below, at none above; at some points; or at "
+        "no point"
+    )
+
+
 def _cell(r) -> dict:
     return {
+        "fits": bool(r.fits),
         "rank": int(r.rank),
         "t_lower": float(r.t_lower),
         "time": fmt.seconds(r.t_lower),

@@ -36,6 +36,8 @@ def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
     rows = [_row(step, top) for step, top in zip(steps, tops, strict=True)]
     return {
         "rows": rows,
+        # some step stands for n > 1 steps (`count`): the time is said as the n steps'
+        "counted": any(r["count"] != 1 for r in rows),
         "total": len(totals),
         "more": len(totals) - len(shown),
         "sampled": bool(record.sampled),
@@ -80,14 +82,19 @@ def _row(step: dict, top: tuple[str, float] | None) -> dict:
     share = _number(step.get(f"{bound}_share")) if bound in BOUNDS else None
     fits, footprint, capacity = bool(step["fits"]), step["memory_footprint"], step["hbm_capacity"]
     top_share = top[1] / t if top and t else None
+    n = _whole(step.get("count")) or 1  # `count` = n: n steps one after another
+    time = (
+        fmt.seconds(t) if n == 1 else _("{time} ({n} steps)", time=fmt.seconds(t), n=fmt.count(n))
+    )
     return {
         "name": str(step["name"]),
         "model": _text(step.get("model")),
         "hardware": str(step["hardware"]),
         "chips": int(step["chips"]),
         **{d: _whole(step.get(d)) for d in ("B", "T", "S")},
-        "t_step": t,
-        "time": fmt.seconds(t),
+        "count": n,
+        "t_step": t,  # the n steps' time
+        "time": time,
         "t_token": _number(step["time_per_token"]),
         "time_per_token": fmt.seconds(step["time_per_token"]),
         "tokens_per_second": _number(step["tokens_per_second"]),

@@ -8,7 +8,7 @@ import pandas as pd
 
 from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
-from pipeline.render.fleet_text import FLEET_SERIES, fleet_answers
+from pipeline.render.fleet_text import FLEET_SERIES, fits_reading, fleet_answers
 
 
 def column_heading(column: dict) -> tuple[str, str]:
@@ -26,7 +26,8 @@ def fleet_context(
 ) -> dict:
     """The fleet section's variables: the first `limit` fleet series' answers (each column
     with its heading, and its fleet chart from `charts`, series -> chart record, if drawn),
-    the bounds their cells show, and how many fleet series there are."""
+    the bounds their cells show, how many fleet series there are and what the Fits in HBM
+    column counts."""
     charts = charts or {}
     answers = [
         {
@@ -43,4 +44,5 @@ def fleet_context(
         "bounds": [b for b in BOUNDS if b in shown],
         "total": total,
         "more": total - len(answers),
+        "fits_reading": fits_reading(),  # what the Fits in HBM column counts
     }

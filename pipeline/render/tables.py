@@ -54,6 +54,8 @@ def _column(series: pd.Series) -> pa.Array:
 
 def _empty_is_null(arr: pa.Array) -> pa.Array:
     """Empty text as null: an empty, unquoted cell; a formula-leading text neutralized."""
+    if pa.types.is_null(arr.type):  # a text column of no rows (every row refused): no text
+        return arr
     return _neutralized(pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr))
 
 

@@ -10,18 +10,19 @@ import pandas as pd
 
 from pipeline.i18n import _
 from pipeline.render.answer import bound_word
-from pipeline.render.fleet_text import FLEET_POINTS, FLEET_SERIES, fleet_answers
+from pipeline.render.fleet_text import FLEET_POINTS, FLEET_SERIES, fits_reading, fleet_answers
 from pipeline.render.format import EXCEL, count
-from pipeline.render.workbook_cells import FittedSheet, header_width, text_width, yes_no
+from pipeline.render.workbook_cells import FittedSheet, header_width, text_width
 from pipeline.render.workbook_styles import Styles
 
 SHEET = "Fleet"
-# a fleet point's columns, then per chosen point three, then whether it fits in HBM:
+# a fleet point's columns, then per chosen point three, then where over its sweep it fits in
+# HBM (fleet_text.fits_text):
 # (column, width in characters; None: as wide as its text, up to MAX_WIDTH); its header is
 # `header(column)`, in the run's language
 POINT_COLUMNS = (("hardware", None), ("dtype", 8), ("chips", 7))
 CHOSEN_COLUMNS = (("time", 12), ("× fastest", 10), ("bound", 10))
-FITS_COLUMN = ("fits in HBM", 12)
+FITS_COLUMN = ("fits in HBM", 12)  # at least: as wide as its longest text
 MAX_WIDTH = 44
 
 
@@ -51,6 +52,11 @@ def reading() -> str:
     )
 
 
+def fits_line() -> str:
+    """What a block's last column counts."""
+    return f"{header('fits in HBM')}: {fits_reading()}."
+
+
 def write_fleet_sheet(book, styles: Styles, fleet: pd.DataFrame, whole: str) -> list[str]:
     """The Fleet sheet added to `book` when `fleet` (Summary.fleet) has rows; the notices of
     its cells cut to Excel's limit (`whole`: where the texts are whole)."""
@@ -73,7 +79,8 @@ def write_fleet(sheet, styles: Styles, fleet: pd.DataFrame, limit: int = FLEET_S
     sheet.write(0, 0, title, styles.title)
     sheet.write(1, 0, intro(), styles.text)
     sheet.write(2, 0, reading(), styles.text)
-    row = 3
+    sheet.write(3, 0, fits_line(), styles.text)
+    row = 4
     total = fleet["series"].nunique()
     if total > len(answers):
         row += 1
@@ -138,7 +145,7 @@ def _block(sheet, styles: Styles, answer: dict, row: int) -> int:
             tint = styles.bound_words.get(cell["bound"], styles.words)
             sheet.write(row, col + 2, bound_word(cell["bound"]), tint)
         fits = styles.words if point["fits"] else styles.not_fitting_words
-        sheet.write(row, last, yes_no(point["fits"]), fits)
+        sheet.write(row, last, point["fits_text"], fits)
     if answer["more"]:
         row += 1
         at = point_header(columns[answer["lead"]])
@@ -158,9 +165,16 @@ def _block(sheet, styles: Styles, answer: dict, row: int) -> int:
 
 
 def _widths(answers: list[dict], chosen: int) -> list[float]:
-    """The sheet's column widths: hardware as wide as its longest name (up to MAX_WIDTH), the
-    others fixed, for the block with the most chosen points."""
+    """The sheet's column widths: hardware as wide as its longest name and the fits column as
+    its longest text (up to MAX_WIDTH), the others fixed, for the block with the most chosen
+    points."""
     names = [p["hardware"] for a in answers for p in a["rows"]]
     longest = max(text_width(header("hardware")), *(text_width(n) for n in names)) + 2
-    fixed = [(c, w) for c, w in POINT_COLUMNS[1:]] + [*CHOSEN_COLUMNS] * chosen + [FITS_COLUMN]
-    return [min(longest, MAX_WIDTH), *(header_width(w, header(c)) for c, w in fixed)]
+    fixed = [(c, w) for c, w in POINT_COLUMNS[1:]] + [*CHOSEN_COLUMNS] * chosen
+    said = max(text_width(p["fits_text"]) + 2 for a in answers for p in a["rows"])
+    fits = max(header_width(FITS_COLUMN[1], header(FITS_COLUMN[0])), said)
+    return [
+        min(longest, MAX_WIDTH),
+        *(header_width(w, header(c)) for c, w in fixed),
+        min(fits, MAX_WIDTH),
+    ]

@@ -42,6 +42,19 @@ COLUMNS = (
     ("its share", "top_share", "percent", 9),
 )
 
+# when some step stands for n > 1 steps (`count`): n after S, and the time said as the n's
+STEPS = ("steps", "count", "count", 7)
+COUNTED_TIME = ("time of the steps", "t_step", "seconds", 14)
+
+
+def columns(counted: bool) -> tuple:
+    """The sheet's columns: COLUMNS, with the steps a line stands for and their time in place
+    of the time per step when some step has `count` n > 1 (`counted`)."""
+    if not counted:
+        return COLUMNS
+    at = [c for c, *_rest in COLUMNS].index("time per step")
+    return (*COLUMNS[:at], STEPS, COUNTED_TIME, *COLUMNS[at + 1 :])
+
 
 def header(column: str) -> str:
     """A column of the sheet as its header says it, in the run's language."""
@@ -52,7 +65,8 @@ def header(column: str) -> str:
         "bound share": _("bound share"), "weights": _("weights"), "KV cache": _("KV cache"),
         "fits in HBM": _("fits in HBM"), "footprint per chip": _("footprint per chip"),
         "HBM per chip": _("HBM per chip"), "max batch": _("max batch"),
-        "most time": _("most time"), "its share": _("its share"),
+        "most time": _("most time"), "its share": _("its share"), "steps": _("steps"),
+        "time of the steps": _("time of the steps"),
     }[column]  # fmt: skip
 
 
@@ -70,7 +84,8 @@ def write_models_sheet(book, styles: Styles, analysis: Record) -> list[str]:
 def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv") -> None:
     """`table` (render.models_table) as the sheet: a title, what the columns mean, what the
     cap or the sample leaves out, the header and a line per step; printed landscape."""
-    widths = [wrapped_width(width, header(column)) for column, *_rest, width in COLUMNS]
+    shown = columns(table.get("counted", False))
+    widths = [wrapped_width(width, header(column)) for column, *_rest, width in shown]
     for col, width in enumerate(widths):
         sheet.set_column_width(col, width)
     sheet.write(0, 0, _("Models: per step, how long, what bounds it, does it fit"), styles.title)
@@ -84,19 +99,21 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
         ),
         styles.text,
     )
-    sheet.write(
-        2,
-        0,
-        _(
-            "time per step: the sum of its ops' t_lower (the cells hold seconds); time per "
-            "token: that / T; tokens/s: B·T / the step's time; bound: the bound of the ops "
-            "taking the largest share of the time, and that share; weights: every weight once; "
-            "KV cache: the whole batch's; fits in HBM: weights + KV cache + the largest "
-            "activation on a chip (footprint) within its HBM; max batch: the largest B that "
-            "fits; most time: the op taking the largest share."
-        ),
-        styles.text,
+    said = _(
+        "time per step: the sum of its ops' t_lower (the cells hold seconds); time per "
+        "token: that / T; tokens/s: B·T / the step's time; bound: the bound of the ops "
+        "taking the largest share of the time, and that share; weights: every weight once; "
+        "KV cache: the whole batch's; fits in HBM: weights + KV cache + the largest "
+        "activation on a chip (footprint) within its HBM; max batch: the largest B that "
+        "fits; most time: the op taking the largest share."
     )
+    if table.get("counted"):
+        said += " " + _(
+            "steps: the line's count, n steps one after another; time of the steps: all n "
+            "steps' (n × the sum of one step's ops' t_lower), time per token that / (n·T), "
+            "tokens/s n·B·T / it."
+        )
+    sheet.write(2, 0, said, styles.text)
     if table["sampled"]:
         said = _(
             "This sheet shows the steps of the run's sample; {rows_in} has every step (op "
@@ -116,7 +133,7 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
     headers = {"text": "header", "bound": "header_words", "fits": "header_words",
                "words": "header_words"}  # fmt: skip
     wraps = False
-    for col, (column, _key, kind, _width) in enumerate(COLUMNS):
+    for col, (column, _key, kind, _width) in enumerate(shown):
         said, style = header(column), headers.get(kind, "header_right")
         if not said.isascii() and text_width(said) + 2 > widths[col]:  # Korean: two lines
             wraps = True
@@ -131,7 +148,7 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
         "size": styles.column(EXCEL["size"], text=False),
     }
     for row, step in enumerate(table["rows"], start=HEADER_ROW + 1):
-        for col, (_column, key, kind, _width) in enumerate(COLUMNS):
+        for col, (_column, key, kind, _width) in enumerate(shown):
             value = step[key]
             if kind == "fits":
                 cell = styles.words if value else styles.not_fitting_words

@@ -13,7 +13,7 @@ from pipeline.errors import printable
 from pipeline.model.catalog import LINKS, Catalog
 from pipeline.model.ops import COLLECTIVES, parse_op
 
-REACH_WARNINGS = 20  # rows named one by one
+REACH_WARNINGS = 20  # input lines and chips named one by one
 
 
 def reach_warnings(
@@ -70,11 +70,29 @@ def reach_warnings(
             f"time assumes one {link} domain joins them all. {_instead(table, hw, link, c)}"
         )
     if len(low) > REACH_WARNINGS:
-        out.append(
-            f"{printable(path)}: and {len(low) - REACH_WARNINGS:,} more rows ask a link for "
-            "more chips than it reaches"
-        )
+        out.append(_left_unsaid(path, count.iloc[REACH_WARNINGS:]))
     return out
+
+
+def _left_unsaid(path: Path, count: pd.Series) -> str:
+    """The line after the warnings named: the scenarios of the input lines and chips left
+    unsaid (`count`: per line and chip, its scenarios past reach) and their lines (a fleet
+    row's chips are warnings of one line: 'on line 2', not '13 more rows')."""
+    n = int(count.sum())
+    lines = count.index.get_level_values(0).unique().sort_values()
+    shown = ", ".join(str(int(line)) for line in lines[:5])
+    if len(lines) == 1:
+        where = f"line {shown}"
+    elif len(lines) <= 5:
+        where = f"lines {shown}"
+    else:
+        where = f"{len(lines):,} lines ({shown}, ...)"
+    scenarios = "1 more scenario" if n == 1 else f"{n:,} more scenarios"
+    asks = "asks" if n == 1 else "ask"
+    return (
+        f"{printable(path)}: and {scenarios} on {where} {asks} a link for more chips than it "
+        "reaches"
+    )
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:

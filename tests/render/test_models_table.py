@@ -119,4 +119,10 @@ def test_any_name_is_kept_as_written(name):
 
 
 def test_no_step_no_lines(book):
-    assert models_table(book) == {"rows": [], "total": 0, "more": 0, "sampled": False}
+    assert models_table(book) == {
+        "rows": [],
+        "counted": False,
+        "total": 0,
+        "more": 0,
+        "sampled": False,
+    }

@@ -97,10 +97,18 @@ def test_rows_are_the_ranking_with_its_times_and_ratios(sheets, fleet):
                 assert bound.value == fact["bound"]
                 fill = BOUND_COLOURS[fact["bound"]][0].lstrip("#").upper()
                 assert bound.fill.fgColor.rgb[-6:] == fill
-        fits = rows.groupby(POINT)["fits"].all()
+        fits = rows.groupby(POINT)["fits"]
+        said = {"all": "at every point", "none": "at no point", "some": "at some points"}
+        if len(points) == 1 and not points[0][1]:  # its only point
+            said = {"all": "yes", "none": "no"}
         for cells in block["rows"]:
-            fit = fits[(cells[0].value, cells[1].value, int(cells[2].value))]
-            assert cells[3 + 3 * len(points)].value == ("yes" if fit else "no")
+            key = (cells[0].value, cells[1].value, int(cells[2].value))
+            where = rows.set_index(POINT).loc[[key], "fits_where"].iloc[0]
+            assert where == ("all" if fits.all()[key] else "none" if not fits.any()[key]
+                             else where)  # fmt: skip
+            up_to = rows.set_index(POINT).loc[[key], "fits_up_to"].iloc[0]
+            text = said.get(where) or "up to " + up_to.replace("=", " = ")
+            assert cells[3 + 3 * len(points)].value == text
 
 
 def test_text_stays_text_and_more_points_are_counted(tmp_path):

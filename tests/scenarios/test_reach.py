@@ -54,7 +54,8 @@ def test_a_link_without_a_reach_never_warns_and_many_rows_are_cut(tmp_path, cata
     loaded = load_text(tmp_path, catalog, "name,op,hardware,chips,link,bytes\n" + rows)
     assert len(loaded.warnings) == REACH_WARNINGS + 1
     assert all("b200" in w for w in loaded.warnings[:-1])
-    assert loaded.warnings[-1].endswith("and 2 more rows ask a link for more chips than it reaches")
+    assert loaded.warnings[-1].endswith("and 2 more scenarios on lines 25, 26 ask a link for "
+                                        "more chips than it reaches")  # fmt: skip
 
 
 def test_a_planned_row_counts_the_scenarios_its_sweep_makes(tmp_path, catalog):
@@ -64,3 +65,10 @@ def test_a_planned_row_counts_the_scenarios_its_sweep_makes(tmp_path, catalog):
     local = load_text(tmp_path, catalog, text).warnings
     planned = load_text(tmp_path, catalog, text, planned=True).warnings
     assert planned == local and "from 16 chips in 7 of 14 scenarios" in local[0]
+
+
+def test_the_line_after_the_named_warnings_counts_scenarios_and_lines(tmp_path, catalog):
+    rows = "".join(f"n{i},all_gather,b200,16|32,,1e9\n" for i in range(REACH_WARNINGS + 7))
+    loaded = load_text(tmp_path, catalog, "name,op,hardware,chips,link,bytes\n" + rows)
+    assert loaded.warnings[-1].endswith(": and 14 more scenarios on 7 lines (22, 23, 24, 25, 26, "
+                                        "...) ask a link for more chips than it reaches")  # fmt: skip

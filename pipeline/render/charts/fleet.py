@@ -123,7 +123,7 @@ def _lines(data: FleetData) -> Figure:
         bounds,
         unfit,
         lambda b: _("{bound} at a ranked point", bound=bound_text(b)),
-        _("does not fit in HBM"),
+        _("does not fit in HBM at a ranked point"),  # hollow: at that point, not the line
     )
     ax.set_xlabel(data.x_label)
     ax.set_ylabel(data.y_label)

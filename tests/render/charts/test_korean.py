@@ -20,26 +20,13 @@ from pipeline.render.charts.data import chart_frame
 from pipeline.render.charts.fonts import chart_rc
 from pipeline.render.charts.model_sweep_data import model_frame
 from pipeline.render.charts.style import png_bytes
-from tests.helpers import ROOT, analyze_file, analyze_rows, assert_png
+from tests.helpers import ROOT, analyze_file, analyze_rows, assert_png, figure_texts
 
 HANGUL = re.compile("[\uac00-\ud7a3]")
 SCENARIOS = ["q1-q5.csv", "collectives.csv", "models.csv", "fleet.csv"]
 # the title each kind has in Korean (a word of it)
 TITLE_WORDS = {"summary": "병목", "fleet": "칩", "model": "스텝 시간", "roofline": "루프라인",
                "network": "네트워크 루프라인", "sweep": "에 따른"}  # fmt: skip
-
-
-def texts(fig) -> list[str]:
-    """Every text of a figure: its own, its axes' titles, labels and texts, its legends'."""
-    found = [t.get_text() for t in fig.texts]
-    for ax in fig.axes:
-        found += [ax.get_title(loc=loc) for loc in ("left", "center", "right")]
-        found += [ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.texts)]
-        if ax.get_legend():
-            found += [t.get_text() for t in ax.get_legend().get_texts()]
-    for legend in fig.legends:
-        found += [t.get_text() for t in legend.get_texts()] + [legend.get_title().get_text()]
-    return [t for t in found if t]
 
 
 def title_of(fig) -> str:
@@ -77,7 +64,7 @@ def test_every_chart_a_run_draws_renders_in_korean_without_a_missing_glyph(name)
             continue
         fig, png = korean_png(lambda data=data: figure(data))
         assert_png(png, (400, 300))
-        drawn = texts(fig)
+        drawn = figure_texts(fig)
         title = title_of(fig)
         assert TITLE_WORDS[p.chart.kind] in title, (p.chart.path, title)
         assert sum(bool(HANGUL.search(t)) for t in drawn) >= 3, (p.chart.path, drawn)
@@ -104,7 +91,7 @@ def test_the_chips_and_calibration_charts_render_in_korean():
     fig, png = korean_png(calibration)
     assert_png(png)
     assert title_of(fig) == "예측 시간 대 측정 시간"
-    assert "보정 전: 루프라인 하한" in texts(fig)
+    assert "보정 전: 루프라인 하한" in figure_texts(fig)
 
 
 def test_lang_on_the_chart_functions_and_english_untouched(book):
@@ -116,11 +103,13 @@ def test_lang_on_the_chart_functions_and_english_untouched(book):
         korean_png_bytes = png_bytes(korean)  # drawn later, outside use_lang: still Korean
     assert title_of(korean).startswith("tpu-v5e 루프라인: 시나리오 ")
     assert title_of(english).startswith("tpu-v5e roofline: ")
-    assert not any(HANGUL.search(t) for t in texts(english))
+    assert not any(HANGUL.search(t) for t in figure_texts(english))
     assert korean_png_bytes != png_bytes(english)
-    assert "연산 병목" in " ".join(texts(korean)) and "compute-bound" in " ".join(texts(english))
+    assert "연산 병목" in " ".join(figure_texts(korean)) and "compute-bound" in " ".join(
+        figure_texts(english)
+    )
     assert not hasattr(english, "chart_rc") and chart_rc("en") == {}
     rejected = analyze_rows([{"name": "x", "op": "matmul", "B": 1, "D": 1, "F": 1,
                               "hardware": "nope"}])  # fmt: skip
     fig, png = korean_png(lambda: pipeline.charts.summary(rejected))
-    assert "차트에 그릴 시나리오 없음: 행 1개 거부됨 (.problems 참고)" in texts(fig)
+    assert "차트에 그릴 시나리오 없음: 행 1개 거부됨 (.problems 참고)" in figure_texts(fig)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
+from matplotlib.text import Text
 
+from pipeline.i18n import use_lang
 from pipeline.render.charts import png
 from pipeline.render.charts.model_sweep import model_sweep_figure
 from pipeline.render.charts.model_sweep_data import model_frame, model_sweep_data
@@ -58,3 +60,35 @@ def test_a_chip_per_line_and_the_png(data):
     texts = [t.get_text() for t in legend.get_texts()]
     assert texts[:2] == ["h100: fits up to B = 119", "tpu-v5e: fits at no batch"]
     assert_png(png(data), (1400, 700))
+
+
+def _callouts(fig) -> list:
+    """The 'B = 64: …' callouts of a model chart, each with its panel."""
+    return [(ax, t) for ax in fig.axes for t in ax.texts if t.get_text().startswith("B = ")]
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_callouts_of_a_model_list_never_overlap(lang):
+    # the README's model list: both lines' last fitting point is B = 64, at nearly one height
+    a = analyze_rows([{"name": "ml", "op": "transformer", "model": "llama3-8b|mistral-7b",
+                       "hardware": "h100", "B": "1..256*4", "T": "1", "S": "2048"}])  # fmt: skip
+    with use_lang(lang):
+        fig = model_sweep_figure(model_sweep_data(model_frame(a), "ml"))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    callouts = _callouts(fig)
+    assert len(callouts) == 4  # two lines, two panels
+
+    def extent(t):  # the text's own box (an Annotation's adds its leader's)
+        return Text.get_window_extent(t, renderer)
+
+    boxes = [(ax, extent(t)) for ax, t in callouts]
+    for i, (ax, box) in enumerate(boxes):
+        frame = ax.get_window_extent(renderer)
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, callouts[i][1].get_text()
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1, callouts[i][1].get_text()
+        others = [t for t in ax.texts if not t.get_text().startswith("B = ")]
+        for other in [*(b for _, b in boxes[i + 1 :]), *map(extent, others)]:
+            assert not box.overlaps(other), callouts[i][1].get_text()
+    (legend,) = fig.legends
+    assert not any(legend.get_window_extent(renderer).overlaps(b) for _, b in boxes)
