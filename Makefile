@@ -29,11 +29,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/pytest -n auto
+	$(VENV)/bin/pytest -n auto --durations=20
 
 soak: $(STAMP)
-	$(VENV)/bin/pytest -m soak
-	FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py tests/test_fuzz_workbooks.py tests/test_fuzz_compare.py
+	HYPOTHESIS_PROFILE=explore $(VENV)/bin/pytest -m soak
+	HYPOTHESIS_PROFILE=explore FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py tests/test_fuzz_workbooks.py tests/test_fuzz_compare.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
