@@ -13,6 +13,7 @@ from pipeline.cli_support import Checked, index_line, input_line, warnings_line
 from pipeline.engine.cluster import DEFAULT_WORKER_WAIT, Progress, scheduler_problem
 from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
 from pipeline.errors import printable
+from pipeline.i18n import _
 from pipeline.render import format as fmt
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Options, Written
@@ -45,19 +46,21 @@ def run_usage(given: set[str], engine: dict, sheet: str | None, paths: list[Path
     the options given on the command line (or by the environment), whatever their value."""
     if engine["engine"] != "dask":
         named = [f"--{name.replace('_', '-')}" for name in DASK_ONLY if name in given]
+        if len(named) == 1:
+            return _("{option} is for --engine dask only (this run uses the local engine): add "
+                     "--engine dask, or leave it out", option=named[0])  # fmt: skip
         if named:
-            one = len(named) == 1
-            listed = named[0] if one else f"{', '.join(named[:-1])} and {named[-1]}"
-            return (f"{listed} {'is' if one else 'are'} for --engine dask only (this run uses "
-                    f"the local engine): add --engine dask, or leave {'it' if one else 'them'} "
-                    "out")  # fmt: skip
+            return _("{options} and {last} are for --engine dask only (this run uses the local "
+                     "engine): add --engine dask, or leave them out",
+                     options=", ".join(named[:-1]), last=named[-1])  # fmt: skip
     if engine["scheduler"] is not None and (problem := scheduler_problem(engine["scheduler"])):
         return problem
     if sheet is not None:  # a regular file's first bytes only: a pipe is never read here
         for path in paths:
             if path.is_file() and not is_workbook(path.name, _head(path)):
-                return (f"--sheet picks a workbook's sheet, and {printable(path)} is not a "
-                        "workbook (.xlsx): leave --sheet out, or give workbooks only")  # fmt: skip
+                return _("--sheet picks a workbook's sheet, and {path} is not a workbook "
+                         "(.xlsx): leave --sheet out, or give workbooks only",
+                         path=printable(path))  # fmt: skip
     return None
 
 
@@ -94,9 +97,10 @@ def run_on_dask(paths, output_dir: Path, catalog, names, engine: dict, read: dic
 
     echo, errors, say, bar = ui  # the command line's problem printer, error guard, echo and bar
     if how["baseline"] is not None:
-        say("Error: --baseline is not taken with --engine dask: compare the finished run with "
-            "an earlier one by `pipeline compare EARLIER NEW` (it reads a Dask run's "
-            "results/part-*.parquet).", err=True)  # fmt: skip
+        say(_("Error: {text}", text=_(
+            "--baseline is not taken with --engine dask: compare the finished run with an "
+            "earlier one by `pipeline compare EARLIER NEW` (it reads a Dask run's "
+            "results/part-*.parquet).")), err=True)  # fmt: skip
         return 2
     write = dict(how["write"])
     protect = write.pop("protect")  # the inputs: never under an output folder or index.html
@@ -161,8 +165,9 @@ def _progress(path: Path, quiet: bool, bar, say) -> Iterator[Progress | None]:
 
     def words(wait_left: float | None) -> str:
         if wait_left is None:
-            return f"{label}: partitions"
-        return f"{label}: waiting for a Dask worker ({max(wait_left, 0):.0f} s left)…"
+            return _("{input}: partitions", input=label)
+        return _("{input}: waiting for a Dask worker ({seconds} s left)…", input=label,
+                 seconds=f"{max(wait_left, 0):.0f}")  # fmt: skip
 
     if not sys.stderr.isatty():
         waiting = False

@@ -18,7 +18,7 @@ from pipeline.render.charts.labels import chart_text
 from pipeline.render.fleet_text import first_sentences
 from pipeline.render.index_page import render_index
 from pipeline.render.report import render_report
-from tests.helpers import ROOT, measured_rows, sheet_text
+from tests.helpers import HEAD, ROOT, invoke, measured_rows, sheet_text, write_scenarios
 
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 TRICK = "mm\u202etxt.exe"  # reads 'mmexe.txt' where the override is obeyed
@@ -344,3 +344,110 @@ def test_the_fleet_chart_says_its_hollow_marks_are_at_ranked_points(not_fitting)
     texts = _texts(pipeline.charts.fleet(not_fitting, "f"))
     assert "does not fit in HBM at a ranked point" in texts, texts
     assert any(t.endswith("h200 and h100 do not fit in HBM at B = 1.") for t in texts), texts
+
+
+# ---------------------------------------------------------------- last reviews (issue 39)
+
+
+def test_a_typo_column_with_a_space_is_offered_names_a_user_can_type(tmp_path):
+    """`byte s`: the user_ name has no space (`user_byte_s`), --keep-column quotes it for a
+    shell; the Korean message says the same names."""
+    from pipeline.errors import ScenarioFileError
+    from pipeline.i18n import use_lang
+
+    src = tmp_path / "s.csv"
+    src.write_text("name,op,hardware,Byte s,x-dtype\na,dot_product,h100,1,2\n")
+    for lang in ("en", "ko"):
+        with use_lang(lang), pytest.raises(ScenarioFileError) as e:
+            pipeline.analyze(src)
+        said = str(e.value)
+        assert "user_Byte_s" in said and "user_x_dtype" in said, said
+        assert "--keep-column 'Byte s'" in said and "--keep-column x-dtype " in said, said
+        assert "user_byte s" not in said.lower() and "--keep-column byte s" not in said, said
+    # the names offered are taken
+    src.write_text("name,op,hardware,user_Byte_s\na,dot_product,h100,1\n")
+    assert "user_byte_s" in pipeline.analyze(src).results.columns
+    src.write_text("name,op,hardware,Byte s\na,dot_product,h100,1\n")
+    assert "byte s" in pipeline.analyze(src, keep_columns="Byte s").results.columns
+
+
+def test_the_dask_engines_command_line_messages_are_in_korean(tmp_path):
+    """cli_engine's messages pass through the catalog: --baseline with --engine dask, an
+    option for dask only, --sheet on a CSV, and the wait for a worker."""
+    from pipeline.cli_engine import _progress
+    from pipeline.i18n import use_lang
+
+    path = write_scenarios(tmp_path, f"{HEAD}\nx,matmul,8,8,8,v5e\n")
+    out = str(tmp_path / "out")
+    for args in (
+        ("--engine", "dask", "--baseline", "latest"),
+        ("--csv",),
+        ("--scheduler", "tcp://h:8786", "--partition-rows", "9"),
+        ("--sheet", "A"),
+    ):
+        said = invoke("run", path, "-o", out, "--lang", "ko", *args)  # fmt: skip
+        assert said.exit_code == 2, said.stderr
+        line = said.stderr.strip().splitlines()[-1]
+        assert line.startswith("오류: ") and re.search("[가-힣]", line[4:]), line
+        english = re.sub(r"--[a-z-]+|`[^`]*`|\S*/\S*|\(\.xlsx\)", "", line)
+        assert not re.search(r"\b(is|are|the|with|not|for|only|leave|give)\b", english), line
+    lines: list[str] = []
+    with use_lang("ko"), _progress(path, False, None, lambda t, err: lines.append(t)) as step:
+        step(0, 4, 30.0)
+    assert lines and "Dask" in lines[0] and re.search("[가-힣]", lines[0]), lines
+    assert "waiting" not in lines[0] and "left" not in lines[0], lines
+
+
+def test_the_index_breaks_an_input_path_only_at_its_slashes():
+    """`scenarios/collectives.csv` wraps as `scenarios/ collectives.csv`, never inside a name
+    (`collective s.csv` at 1,300 px): a break opportunity after each slash, and the cell's
+    CSS lets nothing else break (no overflow-wrap: anywhere, which also narrows the column)."""
+    run = {"run_name": "c", "input_path": "scenarios/night/collectives.csv",
+           "report_href": "c/report.html", "scenarios": 1, "compute": 0, "memory": 1,
+           "network": 0, "not_fitting": 0, "rejected": 0, "status": "ok"}  # fmt: skip
+    html = render_index([run, {**run, "run_name": "d", "input_path": "plain.csv"}])
+    assert "<code>scenarios/<wbr>night/<wbr>collectives.csv</code>" in html
+    assert "<code>plain.csv</code>" in html
+    rules = " ".join(re.findall(r"td\.path\s*\{([^}]*)\}", html))
+    assert rules and "anywhere" not in rules and "break-all" not in rules, rules
+    assert "overflow-wrap: break-word" in rules or "word-break: keep-all" in rules, rules
+
+
+@pytest.fixture(scope="module")
+def model_steps():
+    """Three steps with long names: one that fits, one that does not, an MoE one."""
+    return pipeline.analyze(
+        [{"name": "llama3_8b_decode_sweep_long", "op": "transformer", "model": "llama3-8b",
+          "hardware": "v5e", "B": 32, "T": 1, "S": 2048},
+         {"name": "llama3_8b_decode_h100", "op": "transformer", "model": "llama3-8b",
+          "hardware": "h100", "B": 32, "T": 1, "S": 2048},
+         {"name": "qwen3_moe_decode_ep", "op": "transformer", "model": "qwen3-30b-a3b",
+          "hardware": "h100", "chips": 8, "shard": "E", "B": 256, "T": 1, "S": 4096}]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_models_table_wraps_between_words_to_fit_1300_px(model_steps, lang):
+    """At 1,300 px the Models table scrolled sideways (Korean: the fit cut mid-value, Max
+    batch and Most time out of view): its cells wrap between words (step and op names after
+    an underscore, the fit's sizes on a line of their own), its headers wrap, its padding is
+    narrower; no cell of it is kept on one line but the numbers."""
+    from pipeline.i18n import use_lang
+
+    with use_lang(lang):
+        html = render_report(model_steps, "run")
+    table = html.split('id="models"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
+    cells = [re.findall(r"<td([^>]*)>(.*?)</td>", r, re.S) for r in rows]
+    assert len(cells) == 3
+    step, model, fit, top = (cells[0][i] for i in (0, 1, 13, 15))
+    assert step[1] == "llama3_<wbr>8b_<wbr>decode_<wbr>sweep_<wbr>long", step
+    assert "nw" not in model[0] and "nw" not in fit[0] and "nw" not in top[0], cells[0]
+    word, _, sizes = fit[1].partition("<br>")
+    sizes = _text(sizes)
+    assert _text(word) == ("no" if lang == "en" else "아니요"), fit
+    assert sizes == ("24.7 GB of 16.0 GB" if lang == "en" else "24.7 GB / 16.0 GB"), fit
+    tops = [c[15][1] for c in cells]  # an op's name wraps after its underscores too
+    assert all(t.count("<wbr>") == _text(t).count("_") for t in tops), tops
+    css = " ".join(re.findall(r"table\.models[^{]*\{([^}]*)\}", html))
+    assert "white-space: normal" in css and "padding" in css, css

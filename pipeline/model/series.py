@@ -12,13 +12,17 @@ import pyarrow as pa
 
 from pipeline.model.codes import bound_codes_of, fits
 from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
+from pipeline.model.ops import CUSTOM, is_dim
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.shapes import range_dims, series_shapes
 from pipeline.model.turns import MIXED, change_points
 
+SIZES = ("flops", "hbm_bytes")  # a custom op's size, as given: its range over a series
 SERIES_COLUMNS = (
     "hardware", "op", "einsum", "dtype", "chips", "scenarios", "swept", "t_min", "t_max", "bound",
     *BOUNDS, "change_dim", "change_at", "critical_min", "critical_max", "best_fraction",
-    "not_fitting", "bytes_min", "bytes_max",
+    "not_fitting", "bytes_min", "bytes_max", "flops_min", "flops_max", "hbm_bytes_min",
+    "hbm_bytes_max",
 )  # fmt: skip
 
 
@@ -30,8 +34,10 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
     network, or mixed) with the count of each, `change_dim` / `change_at` (a sweep of its
     batch dim that turns compute-bound: compute-bound from change_dim = change_at, the exact
     critical batch), its critical batch range, its best fraction of peak, rows not fitting
-    in HBM, and a collective's size range (bytes). `series`: the rows' series as
-    pd.factorize gives them (codes, names), when known."""
+    in HBM, a collective's size range (bytes), a custom op's (flops and hbm_bytes, each
+    `_min` and `_max`); then each dim column's range (`B_min`, `B_max`: whole numbers, NA
+    where the series has none), which model.summary.finish words as the line's shape.
+    `series`: the rows' series as pd.factorize gives them (codes, names), when known."""
     if results.empty:
         return pd.DataFrame(columns=list(SERIES_COLUMNS), index=pd.Index([], name="series"))
     codes, names = series or pd.factorize(results["series"].astype(str))
@@ -58,8 +64,13 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
     unfit = ~fits(results)
     collective = (facts["kind"] == "collective").to_numpy(dtype=bool)
     volume = np.where(collective, results["network_bytes"].to_numpy(dtype=float), np.nan)
+    custom = (results["op"] == CUSTOM).to_numpy(dtype=bool)
     with np.errstate(invalid="ignore"):
         bytes_min, bytes_max = reduce(np.fmin, volume), reduce(np.fmax, volume)
+        sizes = {}
+        for c in SIZES:
+            given = np.where(custom, results[c].to_numpy(dtype=float, na_value=np.nan), np.nan)
+            sizes[f"{c}_min"], sizes[f"{c}_max"] = reduce(np.fmin, given), reduce(np.fmax, given)
     table = pd.DataFrame(
         {
             "hardware": _joined(results["hardware"], codes, order, starts, first),
@@ -79,6 +90,7 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
             "not_fitting": np.bincount(codes, weights=unfit, minlength=n).astype(np.int64),
             "bytes_min": bytes_min,
             "bytes_max": bytes_max,
+            **sizes,
         },
         index=pd.Index(names, name="series"),
     )
@@ -90,7 +102,31 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
         estimate = results["t_estimate"].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             table = table.assign(e_min=reduce(np.fmin, estimate), e_max=reduce(np.fmax, estimate))
-    return table
+    return table.assign(**dim_ranges(results, reduce))
+
+
+def dim_ranges(results: pd.DataFrame, reduce) -> dict[str, pd.api.extensions.ExtensionArray]:
+    """Each dim column's lowest and highest value over each series' rows (`B_min`, `B_max`),
+    reduced on whole numbers by `reduce(ufunc, values)`; NA where a series has none."""
+    out = {}
+    top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    for d in (c for c in results.columns if is_dim(c)):
+        missing = results[d].isna().to_numpy()
+        values = results[d].to_numpy(dtype=np.int64, na_value=0)
+        low = reduce(np.minimum, np.where(missing, top, values))
+        high = reduce(np.maximum, np.where(missing, bottom, values))
+        out[f"{d}_min"] = pd.arrays.IntegerArray(low, low == top)
+        out[f"{d}_max"] = pd.arrays.IntegerArray(high, high == bottom)
+    return out
+
+
+def finished_lines(lines: pd.DataFrame) -> pd.DataFrame:
+    """The merged lines of a run as Summary.lines: each one's shape (model.shapes) worded
+    from its dims' ranges over the whole run, beside its einsum, in place of the ranges."""
+    shapes = series_shapes(lines)
+    lines = lines.drop(columns=[f"{d}_{e}" for d in range_dims(lines) for e in ("min", "max")])
+    lines.insert(lines.columns.get_loc("einsum") + 1, "shape", shapes)
+    return lines
 
 
 def bound_labels(counts: np.ndarray) -> pd.api.extensions.ExtensionArray:
@@ -152,6 +188,8 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
             "not_fitting": sums["not_fitting"],
             "bytes_min": grouped["bytes_min"].min(),
             "bytes_max": grouped["bytes_max"].max(),
+            **{f"{c}_min": grouped[f"{c}_min"].min() for c in SIZES},
+            **{f"{c}_max": grouped[f"{c}_max"].max() for c in SIZES},
             **(
                 {"e_min": grouped["e_min"].min(), "e_max": grouped["e_max"].max()}
                 if "e_min" in both.columns
@@ -163,7 +201,12 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
     table.index.name = "series"
     dim, at = change_points(table)
     table["change_dim"], table["change_at"] = dim, at
-    return table[[*SERIES_COLUMNS, *(c for c in ESTIMATED if c in table.columns)]]
+    dims = range_dims(both)
+    for d in dims:  # each dim's range over every part (NA where none has one)
+        table[f"{d}_min"] = grouped[f"{d}_min"].min().astype("Int64")
+        table[f"{d}_max"] = grouped[f"{d}_max"].max().astype("Int64")
+    ranges = [f"{d}_{e}" for d in dims for e in ("min", "max")]
+    return table[[*SERIES_COLUMNS, *(c for c in ESTIMATED if c in table.columns), *ranges]]
 
 
 ESTIMATED = ("e_min", "e_max")  # a calibrated run's: t_estimate over the series' rows

@@ -12,7 +12,6 @@ import pandas as pd
 
 from pipeline.i18n import _, use_lang
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.shapes import series_shapes, series_sizes
 from pipeline.model.turns import MIXED
 from pipeline.record import Record
 from pipeline.render import format as fmt
@@ -122,8 +121,6 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
     lines = record.summary.lines.head(limit)
     if lines.empty:
         return []
-    shapes = series_shapes(record.results, lines.index)
-    shapes.update(_custom_sizes(record.results, lines.index[lines["op"] == "custom"]))
     rows = []
     for name, line in lines.iterrows():  # at most `limit` series: a table, not the rows
         t_min, t_max = float(line["t_min"]), float(line["t_max"])
@@ -132,7 +129,7 @@ def series_rows(record: Record, limit: int = SERIES_ROWS) -> list[dict]:
                 "series": str(name),
                 "hardware": line["hardware"],
                 "op": line["op"],
-                "shape": shape_text(shapes.get(str(name), ""), line),
+                "shape": shape_text(line),
                 "dtype": str(line["dtype"]),
                 "chips": str(line["chips"]),
                 "scenarios": int(line["scenarios"]),
@@ -267,24 +264,18 @@ def fits_text(not_fitting: int, scenarios: int) -> str:
     return _("{n} of {total} do not", n=fmt.count(not_fitting), total=fmt.count(scenarios))
 
 
-def shape_text(shape: str, line: Mapping) -> str:
-    """A collective's shape is its size, V (a range over a message-size sweep)."""
-    if shape or pd.isna(line["bytes_min"]):
-        return shape
-    low, high = float(line["bytes_min"]), float(line["bytes_max"])
-    return f"V = {fmt.span(low, high, fmt.size)}"
-
-
-def _custom_sizes(results: pd.DataFrame, series) -> dict[str, str]:
-    """A custom op's shape is the FLOPs and HBM bytes it was given: '1.00 TFLOP, 1.00 MB'
-    (their range over the series: model.shapes.series_sizes)."""
-    if not len(series):
-        return {}
-    sizes = series_sizes(results, series)
-    return {
-        str(name): ", ".join(
-            fmt.span(sizes.at[name, f"{c}_min"], sizes.at[name, f"{c}_max"], f)
+def shape_text(line: Mapping, sizes: bool = True) -> str:
+    """A series' shape over its whole run (Summary.lines): its dims' ranges; a collective's
+    is its size, V (a range over a message-size sweep); with `sizes`, a custom op's the FLOPs
+    and HBM bytes it was given, '1.00 TFLOP, 1.00 MB' (their ranges over the series)."""
+    if line["shape"]:
+        return str(line["shape"])
+    if pd.notna(line["bytes_min"]):
+        low, high = float(line["bytes_min"]), float(line["bytes_max"])
+        return f"V = {fmt.span(low, high, fmt.size)}"
+    if sizes and pd.notna(line["flops_min"]):
+        return ", ".join(
+            fmt.span(float(line[f"{c}_min"]), float(line[f"{c}_max"]), f)
             for c, f in (("flops", fmt.flops), ("hbm_bytes", fmt.size))
         )
-        for name in sizes.index
-    }
+    return ""

@@ -112,6 +112,11 @@ def _row(step: dict, top: tuple[str, float] | None) -> dict:
         "footprint": _number(footprint),
         "capacity": _number(capacity),
         "fits_text": _fits_text(fits, fmt.size(footprint), fmt.size(capacity)),
+        # the report's cell: the word, then the sizes on a line of their own (narrower)
+        "fits_word": _("yes") if fits else _("no"),
+        "fits_sizes": _(
+            "{footprint} of {capacity}", footprint=fmt.size(footprint), capacity=fmt.size(capacity)
+        ),
         "max_batch": _whole(step["max_batch"]),
         "max_batch_text": _max_batch_text(step["max_batch"]),
         "top_op": top[0] if top else "",

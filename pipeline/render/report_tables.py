@@ -14,7 +14,7 @@ from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 from pipeline.model.roofs import catalog_ridges
 from pipeline.model.series import series_lines
-from pipeline.model.shapes import row_shapes, series_shapes
+from pipeline.model.shapes import row_shapes
 from pipeline.model.spellings import shown_aliases
 from pipeline.record import Record
 from pipeline.render import answer
@@ -105,16 +105,12 @@ def scenario_blocks(record: Record, shown: list[np.ndarray]) -> list[list[dict]]
     """For each array of row positions (one chip's shown rows, in file order), its rows as
     blocks: a run of single-scenario series is one plain table; each sweep is one block with
     its line (time, bound, shape from the model's series table, worded by render.answer) and
-    its rows. The sweeps' shapes are found in one pass over the results for every chip."""
-    lines = record.summary.lines
+    its rows."""
     series = record.results["series"].astype(str).to_numpy(dtype=object)
-    many = lines["scenarios"] > 1
-    sweeps = {s for at in shown for s in pd.unique(series[at]) if many.get(s, False)}
-    shapes = series_shapes(record.results, sorted(sweeps)) if sweeps else {}
-    return [_blocks(record, at, series[at], shapes) for at in shown]
+    return [_blocks(record, at, series[at]) for at in shown]
 
 
-def _blocks(record: Record, at: np.ndarray, names: np.ndarray, shapes: dict) -> list[dict]:
+def _blocks(record: Record, at: np.ndarray, names: np.ndarray) -> list[dict]:
     if not len(at):
         return []
     lines = record.summary.lines
@@ -131,19 +127,19 @@ def _blocks(record: Record, at: np.ndarray, names: np.ndarray, shapes: dict) -> 
                 blocks.append({"sweep": False, "rows": rows[start:end]})
             continue
         name = str(names[start])
-        blocks.append(_sweep_block(name, lines.loc[name], rows[start:end], shapes))
+        blocks.append(_sweep_block(name, lines.loc[name], rows[start:end]))
     for block in blocks:  # collectives alone do no math: no intensity columns to show empty
         block["math"] = any(r["intensity"] is not None for r in block["rows"])
     return blocks
 
 
-def _sweep_block(name: str, line: Mapping, rows: list[dict], shapes: dict[str, str]) -> dict:
+def _sweep_block(name: str, line: Mapping, rows: list[dict]) -> dict:
     return {
         "sweep": True,
         "series": name,
         "scenarios": int(line["scenarios"]),
         "shown": len(rows),
-        "shape": answer.shape_text(shapes.get(name, ""), line),
+        "shape": answer.shape_text(line, sizes=False),  # its rows say a custom op's size
         "time": answer.time_text(float(line["t_min"]), float(line["t_max"])),
         "bound": str(line["bound"]),
         "bound_text": answer.bound_text(line),

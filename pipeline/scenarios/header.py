@@ -179,18 +179,36 @@ def check_columns(
     for col in extras:
         if col in kept or col.startswith(USER_PREFIX):
             continue
-        hint = typo_of(col, written.get(col, col))
+        as_written = str(written.get(col, col)).strip()
+        hint = typo_of(col, as_written)
         if hint:
-            name = printable(col)
             refused.append(
                 _("{file}:{line}: column {column}: unknown column; did you mean {hint}? Rename "
-                  "it, or, if the column is yours, give --keep-column {column} (keep_columns= "
-                  "in Python) or name it {prefix}{column}; nothing computed for this file",
-                  file=printable(path), line=line, column=name, hint=hint,
-                  prefix=USER_PREFIX)
+                  "it, or, if the column is yours, give --keep-column {keep} (keep_columns= "
+                  "in Python) or name it {own}; nothing computed for this file",
+                  file=printable(path), line=line, column=printable(col), hint=hint,
+                  keep=shell_word(printable(as_written)), own=own_name(as_written))
             )  # fmt: skip
     if refused:
         raise ScenarioFileError("\n".join(refused))
+
+
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]")  # a character a shell takes as is: \w any script's
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word for a shell: as is when every character is safe, else in single
+    quotes (`'byte s'`; a quote inside written '\\'')."""
+    if text and not _UNSAFE.search(text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def own_name(name: str) -> str:
+    """The USER_PREFIX name offered for a column of the user's own: every run of characters
+    other than letters, digits and underscores (spaces, hyphens, quotes) written `_`, so it
+    is typed without quoting (`byte s`: `user_byte_s`)."""
+    return USER_PREFIX + (re.sub(r"\W+", "_", name).strip("_") or "column")
 
 
 _SEPARATORS = re.compile(r"[\s_\-]+")

@@ -1,0 +1,93 @@
+"""Issue 40, item 1 (render reads, never derives): on the Dask engine the report and the
+workbook draw their rows from a sample, yet every series line's shape (its dims' range, a
+custom op's FLOPs and bytes) is a whole-run fact, worded as the local engine words it. The
+sample budget is lowered so a file of a few thousand scenarios is sampled."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+
+import openpyxl
+import pytest
+
+import pipeline
+from pipeline.engine import views
+from pipeline.engine.sample import sample_plan
+from pipeline.run.write import Options
+from tests.helpers import write_scenarios
+
+pytest.importorskip("distributed")
+
+ROWS = 1_200  # the issue's rows, `512|1|4096` a list whose lowest value is not its first
+BUDGET = 400  # scenarios in the Dask run's sample: a third of the rows kept
+HEAD = "name,op,B,D,F,hardware,chips,flops,bytes"
+FIRST = [
+    "w,matmul,1..512,4096,64|8|1024,h100,,,",  # a sweep and a list, thinned by the sample
+    "c,custom,,,,h100,,1e12,1e6",  # a custom op's size: left out of the sample
+    "v,all_gather,,,,h100,8,,1e3|1e9|1e6",
+]
+
+
+def _scenarios(tmp_path):
+    rows = [f"s{n},matmul,512|1|4096,{64 + n},4096,h100,,," for n in range(ROWS)]
+    return write_scenarios(tmp_path, "\n".join([HEAD, *FIRST, *rows]) + "\n")
+
+
+def _answer_shapes(folder) -> dict[str, str]:
+    """The Answer sheet's series table as {series: shape}."""
+    sheet = openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True)["Answer"]
+    rows = [list(r) for r in sheet.iter_rows(values_only=True)]
+    at = next(i for i, r in enumerate(rows) if "shape" in r)
+    column = rows[at].index("shape")
+    shapes = {}
+    for row in rows[at + 1 :]:
+        if row[1] is None:  # past the table (a blank row, or "... and N more")
+            return shapes
+        shapes[row[0]] = row[column] or ""
+    return shapes
+
+
+def _report_shapes(folder) -> tuple[dict[str, str], dict[str, str]]:
+    """The report's series table as {series: shape}, and each sweep's folded line as
+    {series: its words} (without how many of its rows the table shows)."""
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    table = re.findall(
+        r'<td class="name">(.*?)</td><td class="hw">.*?</td><td>.*?</td><td class="nw"[^>]*>'
+        r"(.*?)</td>",
+        page,
+    )
+    sweeps = re.findall(r"<summary><strong>(.*?)</strong>(.*?)</summary>", page, flags=re.S)
+    shown = re.compile(r" \([\d,]+ shown here\)")
+    return (
+        {html.unescape(s): html.unescape(shape) for s, shape in table},
+        {html.unescape(s): shown.sub("", html.unescape(words)) for s, words in sweeps},
+    )
+
+
+def test_every_series_shape_is_the_whole_runs_on_both_engines(tmp_path, cluster, monkeypatch):
+    from pipeline.engine.dask_run import run_dask
+
+    monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
+    path = _scenarios(tmp_path)
+    options = Options(plots=False)
+    local = pipeline.analyze(path).write(tmp_path / "local", plots=False).folder
+    got = run_dask(path, tmp_path / "dask", scheduler=cluster.scheduler_address,
+                   partition_rows=1_000, options=options)  # fmt: skip
+    assert got.record.sampled and len(got.record.results) < got.scenarios  # a sample indeed
+    want = _answer_shapes(local)
+    assert len(want) == 50  # the first 50 series
+    assert want["w"] == "B=1..512 D=4096 F=8..1024"
+    assert want["c"] == "1.00 TFLOP, 1.00 MB"
+    assert want["v"] == "V = 1.00 kB – 1.00 GB"
+    assert [want[f"s{n}"] for n in range(47)] == [f"B=1..4096 D={64 + n} F=4096" for n in range(47)]
+    assert _answer_shapes(got.folder) == want
+    table, sweeps = _report_shapes(local)
+    assert table == want
+    dask_table, dask_sweeps = _report_shapes(got.folder)
+    assert dask_table == want
+    both = set(dask_sweeps) & set(sweeps)  # the sample's sweeps the local table shows too
+    assert "w" in both and len(both) > 40
+    assert {s: dask_sweeps[s] for s in both} == {s: sweeps[s] for s in both}
+    assert "B=1..512 D=4096 F=8..1024" in dask_sweeps["w"]
