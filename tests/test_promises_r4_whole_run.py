@@ -91,3 +91,22 @@ def test_every_series_shape_is_the_whole_runs_on_both_engines(tmp_path, cluster,
     assert "w" in both and len(both) > 40
     assert {s: dask_sweeps[s] for s in both} == {s: sweeps[s] for s in both}
     assert "B=1..512 D=4096 F=8..1024" in dask_sweeps["w"]
+
+
+def test_a_chip_whose_rows_the_sample_leaves_out_still_has_its_section(
+    tmp_path, cluster, monkeypatch
+):
+    """Found writing the test above: a chip used only on rows the Dask sample left out made
+    the report's write fail (KeyError on the chip) after every partition had run."""
+    from pipeline.engine.dask_run import run_dask
+
+    monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
+    rows = [f"s{n},matmul,512|1|4096,{64 + n},4096,h100,,," for n in range(ROWS)]
+    lone = "c,custom,,,,h100|h200,,1e12,1e6"  # its h200 point: left out of the sample
+    path = write_scenarios(tmp_path, "\n".join([HEAD, lone, *rows]) + "\n")
+    got = run_dask(path, tmp_path / "dask", scheduler=cluster.scheduler_address,
+                   partition_rows=1_000, options=Options(plots=False))  # fmt: skip
+    assert got.record.sampled
+    assert "h200" not in set(got.record.results["hardware"].astype(str))  # left out indeed
+    page = (got.folder / "report.html").read_text(encoding="utf-8")
+    assert 'id="hw-h200"' in page or ">h200<" in page

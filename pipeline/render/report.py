@@ -15,6 +15,7 @@ import base64
 import io
 from collections.abc import Sequence
 
+import numpy as np
 from PIL import Image
 
 from pipeline.errors import OutputError
@@ -248,7 +249,8 @@ def report_context(
     placed: set[int] = set()
     chips, split = [], []
     names = [name for name in order if name in summary.per_hardware.index]
-    shown = {name: shown_rows(results, by_chip[name], max_table_rows) for name in names}
+    none = np.array([], dtype=np.intp)  # a chip the Dask sample has no row of: its counts
+    shown = {name: shown_rows(results, by_chip.get(name, none), max_table_rows) for name in names}
     blocks = dict(zip(names, scenario_blocks(analysis, list(shown.values())), strict=True))
     for i, name in enumerate(order):
         if name not in summary.per_hardware.index:
