@@ -110,3 +110,38 @@ def test_a_chip_whose_rows_the_sample_leaves_out_still_has_its_section(
     assert "h200" not in set(got.record.results["hardware"].astype(str))  # left out indeed
     page = (got.folder / "report.html").read_text(encoding="utf-8")
     assert 'id="hw-h200"' in page or ">h200<" in page
+
+
+def _used_rates(folder, chip: str) -> list[str]:
+    """The rates (peak dtypes, links) the report's hardware section of `chip` marks used."""
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    start = re.search(rf'id="hw-\d+-{chip}"', page).start()
+    end = page.find('id="hw-', start + 1)
+    section = page[start : end if end > 0 else len(page)]
+    return re.findall(r'<tr class="used"[^>]*><td>([\w.-]+)', section)
+
+
+def test_the_rates_a_chip_uses_are_the_whole_runs_on_both_engines(tmp_path, cluster, monkeypatch):
+    """Its fp8 rows and its one collective (over NVLink) only in rows the sample leaves out:
+    the Dask report still marks fp8 and NVLink used, as the local engine's does."""
+    from pipeline.engine.dask_run import run_dask
+
+    monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
+    head = "name,op,B,D,F,hardware,chips,bytes,dtype"
+    first = [  # the sample keeps every third source row from the first: these two not
+        "a,matmul,512,64,4096,h100,,,",
+        "f,matmul,1..64,4096,4096,h100,,,fp8",
+        "v,all_gather,,,,h100,8,1e3|1e9|1e6,",
+    ]
+    rows = [f"s{n},matmul,512|1|4096,{64 + n},4096,h100,,," for n in range(ROWS)]
+    path = write_scenarios(tmp_path, "\n".join([head, *first, *rows]) + "\n")
+    local = pipeline.analyze(path).write(tmp_path / "local", plots=False).folder
+    got = run_dask(path, tmp_path / "dask", scheduler=cluster.scheduler_address,
+                   partition_rows=1_000, options=Options(plots=False))  # fmt: skip
+    sample = got.record.results
+    assert got.record.sampled
+    assert "fp8" not in set(sample["compute_dtype"].astype(str))  # left out indeed
+    assert not (sample["collective"].astype(str) != "").any()
+    want = _used_rates(local, "h100")
+    assert "fp8" in want and "nvlink" in want and "bf16" in want
+    assert _used_rates(got.folder, "h100") == want

@@ -17,13 +17,14 @@ import pandas as pd
 
 from pipeline.model.calibration import with_estimate
 from pipeline.model.codes import bound_codes_of, column_codes, fits
-from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
+from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES, dtype_labels
 from pipeline.model.findings import merge_findings, partial_findings
 from pipeline.model.grids import Grids, chart_grids
 from pipeline.model.groups import BLOCK, STEP_OF, expand_groups
 from pipeline.model.overflow import merge_refused, refusals
 from pipeline.model.ranking import fleet_rows, merge_fleet
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
+from pipeline.model.roofs import RATE_KEYS
 from pipeline.model.series import merge_lines, series_lines
 from pipeline.model.step_totals import with_step_totals
 from pipeline.model.transformer import expand_steps
@@ -45,6 +46,7 @@ class Partial:
     derated: pd.DataFrame  # per chip and efficiencies: rows (derated_table)
     refused: pd.DataFrame  # per input line: model.overflow.refusals' table
     fleet: pd.DataFrame  # fleet series' rows at their chosen points (model.ranking)
+    rates: pd.DataFrame  # distinct (chip, peak family or link) pairs: rate_pairs
     grids: Grids | None = None  # the charts' binned points (only when asked: model.grids)
 
 
@@ -95,6 +97,7 @@ def partial(
         derated=derated_table(results),
         refused=refused,
         fleet=fleet_rows(results, facts),
+        rates=rate_pairs(results),
         grids=chart_grids(pd.concat([results, facts], axis=1)) if grids else None,
     )
 
@@ -121,6 +124,7 @@ def merge(parts: list[Partial]) -> Partial:
         derated=derated_order(_sum([p.derated for p in parts], DERATED_KEYS, ["rows"])),
         refused=merge_refused([p.refused for p in parts]),
         fleet=merge_fleet([p.fleet for p in parts]),
+        rates=pd.concat([p.rates for p in parts], ignore_index=True).drop_duplicates(),
         grids=sum(grids[1:], grids[0]) if grids else None,
     )
 
@@ -251,3 +255,29 @@ def derated_order(table: pd.DataFrame) -> pd.DataFrame:
     """Derated rows as Summary.derated lists them: per chip (A-Z), the most used first."""
     table = table.sort_values(["hardware", "rows"], ascending=[True, False], kind="stable")
     return table.reset_index(drop=True)[[*DERATED_KEYS, "rows"]]
+
+
+def rate_pairs(results: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (chip, rate) pairs of the rows, RATE_KEYS: kind "peak" with each peak
+    family they compute in ('' for none), "link" with each link the rows with a collective
+    send over. On the columns' codes (no per-row Python work); merged by union (rates_of)."""
+    hw, chips = column_codes(results["hardware"])
+    dt, dtypes = column_codes(results["compute_dtype"])
+    families = np.array([*(DTYPES[d][2] if d in DTYPES else "" for d in dtypes), ""], object)
+    peaks = np.unique(hw.astype(np.int64) * (len(dtypes) + 1) + dt + 1)
+    ln, links = column_codes(results["link"])
+    talking = (results["collective"] != "").to_numpy(dtype=bool) & (ln >= 0)
+    sent = np.unique(hw[talking].astype(np.int64) * max(len(links), 1) + ln[talking])
+    names = np.asarray(chips, dtype=object)
+    table = pd.DataFrame(
+        {
+            "hardware": [*names[peaks // (len(dtypes) + 1)], *names[sent // max(len(links), 1)]],
+            "kind": ["peak"] * len(peaks) + ["link"] * len(sent),
+            "rate": [
+                *families[peaks % (len(dtypes) + 1) - 1],
+                *np.asarray(links, dtype=object)[sent % max(len(links), 1)],
+            ],
+        },
+        columns=RATE_KEYS,
+    )
+    return table.drop_duplicates(ignore_index=True)

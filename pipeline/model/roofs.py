@@ -172,18 +172,17 @@ def derated_pairs(compute: np.ndarray, rate: np.ndarray) -> pd.Series:
     return pairs[(pairs["c"] < 1) | (pairs["b"] < 1)].value_counts(sort=True)
 
 
-def rates_used(results: pd.DataFrame) -> dict[str, tuple[set[str], set[str]]]:
-    """Per chip: the peak families its rows compute in and the links its rows send over
-    (from the distinct pairs: no per-row Python work)."""
+RATE_KEYS = ["hardware", "kind", "rate"]  # kind: "peak" (a peak family) or "link"
+
+
+def rates_of(pairs: pd.DataFrame) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Per chip: the peak families its rows compute in and the links its rows send over,
+    from the (chip, rate) pairs of model.partial.rate_pairs (a few per chip), united."""
+    pairs = pairs.drop_duplicates()
     used: dict[str, tuple[set[str], set[str]]] = {}
-    pairs = results[["hardware", "compute_dtype"]].drop_duplicates()
-    families = peak_families(pairs["compute_dtype"])
-    for chip, family in zip(pairs["hardware"].astype(str), families, strict=True):
-        used.setdefault(chip, (set(), set()))[0].add(family)
-    talking = results.loc[results["collective"].astype(str) != "", ["hardware", "link"]]
-    for chip, link in talking.drop_duplicates().itertuples(index=False):
-        used.setdefault(str(chip), (set(), set()))[1].add(str(link))
-    return used
+    for chip, kind, rate in pairs[RATE_KEYS].itertuples(index=False):
+        used.setdefault(str(chip), (set(), set()))[kind == "link"].add(str(rate))
+    return {chip: (frozenset(f), frozenset(k)) for chip, (f, k) in used.items()}
 
 
 def catalog_ridges(chip: Mapping) -> dict[str, float | None]:

@@ -22,6 +22,7 @@ from pipeline.model.grids import Grids
 from pipeline.model.partial import Partial, merge, partial
 from pipeline.model.ranking import fleet_answer
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
+from pipeline.model.roofs import rates_of
 from pipeline.model.series import bottom_line, finished_lines
 
 COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
@@ -50,6 +51,8 @@ class Summary:
     derated: pd.DataFrame = field(repr=False)
     # per chip used: its most used efficiencies and each catalog rate derated by them
     chips: pd.DataFrame = field(repr=False)
+    # per chip used: the peak families its rows compute in and the links its rows send over
+    rates_used: Mapping[str, tuple[frozenset[str], frozenset[str]]] = field(repr=False)
     # per series (a source row: a sweep or one scenario), the unit people read (model.series),
     # its shape worded from its dims' ranges over every row (model.series.finished_lines)
     lines: pd.DataFrame = field(repr=False)
@@ -118,6 +121,7 @@ def finish(
         findings=findings,
         derated=merged.derated,
         chips=chip_table(hardware, merged.derated),
+        rates_used=rates_of(merged.rates),
         lines=finished_lines(merged.lines),
         bottom=bottom_line(merged.lines, merged.scenarios),
         fleet=fleet,

@@ -23,7 +23,6 @@ from pipeline.i18n import _
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.calibration import unused_warnings
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.roofs import rates_used
 from pipeline.model.turns import MIXED
 from pipeline.names import slug
 from pipeline.record import Record
@@ -244,7 +243,7 @@ def report_context(
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
     by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
     chart_records = [(c, _png_record(c, data)) for c, data in charts]
-    used = rates_used(results)
+    used = summary.rates_used
     derated, chip_table = summary.derated, summary.chips
     placed: set[int] = set()
     chips, split = [], []

@@ -20,7 +20,6 @@ from pipeline.model.roofs import (
     links_used,
     network_roofs,
     peak_families,
-    rates_used,
     ridge_point,
 )
 from tests.helpers import analyze_rows, chip
@@ -103,10 +102,10 @@ def test_derated_roofs_with_their_rows_most_used_first(mix):
 
 
 def test_rates_used_per_chip(book, mix):
-    used = rates_used(book.results)
+    used = book.summary.rates_used  # model.partial.rate_pairs, united (roofs.rates_of)
     assert used["tpu-v5e"] == ({"bf16", "int8"}, {"ici"})  # two_chip_* split D over ICI
     assert used["h100"] == ({"bf16"}, set())
-    assert rates_used(mix.results)["h100"][1] == {"nvlink"}
+    assert mix.summary.rates_used["h100"][1] == {"nvlink"}
     assert links_used(mix.results) == ["ici", "nvlink"]
     assert links_used(book.results[book.results["chips"] == 1]) == []
 
