@@ -68,7 +68,7 @@ def failed_line(source, changes: dict, kinds: tuple[str, ...], folder: Path, fil
     without -q (a cron mail must say it): which kinds changed and how many, since which
     baseline, and the files that list the changes."""
     counts = changes["counts"]
-    found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in kinds if counts.get(k))
+    found = _found(counts, kinds)
     other = ", ".join(f"{k} {fmt.count(n)}" for k, n in counts.items() if n and k not in kinds)
     names = {Path(f).name for f in files}
     held = [n for n in CHANGES_HELD_IN if n in names]
@@ -86,9 +86,12 @@ def failed_line(source, changes: dict, kinds: tuple[str, ...], folder: Path, fil
 
 def fail_status(changes: dict, kinds: tuple[str, ...]) -> str:
     """The index's Status of an input that fails `--fail-on KINDS`: the kinds and counts."""
-    counts = changes["counts"]
-    found = ", ".join(f"{k} {fmt.count(counts[k])}" for k in kinds if counts.get(k))
-    return _("failed --fail-on: {changes}", changes=found)
+    return _("failed --fail-on: {changes}", changes=_found(changes["counts"], kinds))
+
+
+def _found(counts: dict, kinds: tuple[str, ...]) -> str:
+    """The counts of `kinds` that changed: 'bound 1, fits 2'."""
+    return ", ".join(f"{k} {fmt.count(counts[k])}" for k in kinds if counts.get(k))
 
 
 def added_line(source, baseline: Path, folder: Path) -> str:

@@ -3,10 +3,9 @@ counts and a link to its report (docs/outputs.md#several-inputs-indexhtml)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 
 from pipeline.errors import OutputError, printable
@@ -14,7 +13,9 @@ from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
 from pipeline.render.index_page import render_index
+from pipeline.run.earlier import start_time
 from pipeline.run.folder import temp_name
+from pipeline.run.manifest import read_manifest
 from pipeline.run.write import Written
 from pipeline.textfile import atomic_file
 
@@ -69,7 +70,7 @@ def folder_entries(out_root: Path, shown: Sequence[str] = ()) -> list[dict]:
         if child.name in shown or child.is_symlink():
             continue
         if child.is_dir():
-            manifest = _manifest(child / "manifest.json")
+            manifest = read_manifest(child)
             if manifest is None:
                 continue
             report = (child / "report.html").is_file()
@@ -98,28 +99,10 @@ def folder_entries(out_root: Path, shown: Sequence[str] = ()) -> list[dict]:
     return found
 
 
-def _manifest(path: Path) -> dict | None:
-    """A run folder's manifest.json when this tool wrote it, else None."""
-    try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > 16 * 2**20:
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("tool") != "roofline-pipeline":
-        return None
-    return data
-
-
 def _when(value: object) -> str:
     """A manifest's start time as people read it (2026-11-28 01:11 UTC); odd text as it is."""
-    try:
-        when = datetime.fromisoformat(str(value))
-    except ValueError:
-        return str(value or "")
-    if when.tzinfo is not None:
-        return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return when.strftime("%Y-%m-%d %H:%M")
+    when = start_time(value)
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if when else str(value or "")
 
 
 def _count(value: object) -> int | None:
