@@ -6,11 +6,20 @@ and count: what the expansion makes), in the same process, alternating.
     .venv/bin/python benchmarks/bench_models.py [--rows 1000] [--points 64] [--repeat 3]
 
 Reported: seconds of analyze (load + compute) for each, rows per second, and the ratio;
-issue 31 asks the model rows for at most 1.2 x the plain rows' time."""
+issue 31 asks the model rows for at most 1.2 x the plain rows' time.
+
+    .venv/bin/python benchmarks/bench_models.py --planner [--repeat 3]
+
+A planner's 3-row file (PLANNER: Llama-3-70B decode over 4 GPUs x 2 dtypes x 4 chip counts
+x 9 batches, a TPU fleet, a prefill): `pipeline run` with every output against the same run
+with --no-plots --no-workbook --no-report, each a process of its own, alternating; the
+fastest of each, their ratio (issue 40 asks at most 5.5 x) and the charts drawn."""
 
 from __future__ import annotations
 
 import argparse
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,12 +66,54 @@ def files(folder: Path, rows: int, points: int) -> tuple[Path, Path]:
     return models, path
 
 
+PLANNER = """name,op,model,hardware,dtype,chips,shard,B,T,S
+decode,transformer,llama3-70b,h100|h200|b200|mi300x,bf16|fp8,1|2|4|8,N,1..256*2,1,8192
+decode_tpu,transformer,llama3-70b,tpu-v5e|tpu-v6e|tpu7x,bf16,1|4|8|16,N,1..256*2,1,8192
+prefill,transformer,llama3-70b,h100,bf16,8,N,1,2048,2048
+"""
+BARE = ("--no-plots", "--no-workbook", "--no-report")
+
+
+def planner(repeat: int) -> None:
+    """The planner's file, every output against the bare analysis (see the module)."""
+    command = [str(Path(sys.executable).parent / "pipeline"), "run", "-q", "--force"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "planner.csv"
+        path.write_text(PLANNER)
+        best = {"full": float("inf"), "bare": float("inf")}
+        cpu = dict(best)  # CPU seconds of the run's processes: less swayed by other work
+        for _ in range(repeat):
+            for label, extra in (("full", ()), ("bare", BARE)):
+                out = Path(tmp) / label
+                used = _children_cpu()
+                start = time.perf_counter()
+                subprocess.run([*command, str(path), "-o", str(out), *extra], check=True)
+                best[label] = min(best[label], time.perf_counter() - start)
+                cpu[label] = min(cpu[label], _children_cpu() - used)
+        charts = len(list((Path(tmp) / "full").rglob("plots/*.png")))
+        scenarios = len(pd.read_parquet(next((Path(tmp) / "bare").rglob("results.parquet"))))
+    print(f"planner's file, {scenarios:,} scenarios, {charts} charts: every output "
+          f"{best['full']:.2f} s, bare analysis {best['bare']:.2f} s: "
+          f"{best['full'] / best['bare']:.2f} x (issue 40 asks <= 5.5 x); CPU seconds "
+          f"{cpu['full']:.2f} against {cpu['bare']:.2f}: "
+          f"{cpu['full'] / cpu['bare']:.2f} x")  # fmt: skip
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--points", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--planner", action="store_true", help="the planner's 3-row file")
     args = parser.parse_args()
+    if args.planner:
+        planner(args.repeat)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         models, plain = files(Path(tmp), args.rows, args.points)
         best = {"models": float("inf"), "plain": float("inf")}

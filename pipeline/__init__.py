@@ -23,8 +23,7 @@ from pipeline.analysis import (
     load_hardware,
     write_template,
 )
-from pipeline.compare import Comparison, compare
-from pipeline.compare_runs import RunsComparison, compare_runs
+from pipeline.comparing import Comparison, RunsComparison, compare, compare_runs
 from pipeline.errors import (
     InvalidCalibrationFile,
     InvalidHardwareFile,

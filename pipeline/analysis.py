@@ -5,10 +5,12 @@ run's statistics, and `write()` for the outputs `pipeline run` writes (docs/api.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from numbers import Integral
 from pathlib import Path
@@ -25,18 +27,16 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_ROWS,
     MAX_ROWS_LIMIT,
 )
-from pipeline.model.calibration import unused_warnings
 from pipeline.model.calibration_file import calibration_from
-from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from, catalog_records
+from pipeline.model.catalog import Catalog, Hardware, catalog_frame, catalog_from
 from pipeline.model.chips import chips as chips_table
 from pipeline.model.model_catalog import models_from
 from pipeline.model.overflow import refused_problems
-from pipeline.model.partial import chips_counted, computed, merge
-from pipeline.model.summary import finish
-from pipeline.names import folder_name
-from pipeline.record import Record, provenance
+from pipeline.model.partial import computed, merge
+from pipeline.names import FOLDER_BYTES, fit_bytes, folder_name
+from pipeline.record import Record, record_of
 from pipeline.render.catalog_text import chips_html, compare_lines
-from pipeline.render.format import count, plural
+from pipeline.render.format import count, counted, plural
 from pipeline.render.notebook import render_analysis_html
 from pipeline.render.template_workbook import DEFAULT_PATH as DEFAULT_TEMPLATE
 from pipeline.render.template_workbook import write_template as write_template_workbook
@@ -62,17 +62,11 @@ class Analysis(Record):
         return _(
             "<Analysis of {source}: {scenarios} ({bounds}) on {chips}; {rejected}, {warnings}>",
             source=self.source,
-            scenarios=(_("{n} scenario") if s.scenarios == 1 else _("{n} scenarios")).format(
-                n=count(s.scenarios)
-            ),
+            scenarios=counted(s.scenarios, _("{n} scenario"), _("{n} scenarios")),
             bounds=bounds,
             chips=chips or "-",
-            rejected=(_("{n} rejected row") if rejected == 1 else _("{n} rejected rows")).format(
-                n=count(rejected)
-            ),
-            warnings=(_("{n} warning") if warned == 1 else _("{n} warnings")).format(
-                n=count(warned)
-            ),
+            rejected=counted(rejected, _("{n} rejected row"), _("{n} rejected rows")),
+            warnings=counted(warned, _("{n} warning"), _("{n} warnings")),
         )
 
     def _repr_html_(self) -> str:
@@ -84,7 +78,7 @@ class Analysis(Record):
         """The default output folder name: the file's stem, sanitized (output_name)."""
         if self.source_sha256 and self._read:  # the file read: a workbook's source names its sheet
             return output_name(self._read[0])
-        return sanitize_name(Path(self.source).stem if self.source_sha256 else self.source)
+        return folder_name(Path(self.source).stem if self.source_sha256 else self.source)
 
     def write(
         self,
@@ -129,12 +123,6 @@ class Analysis(Record):
             return write_outputs(self, out_dir, options, protect, progress, self._read, compared)
 
 
-def sanitize_name(text: str) -> str:
-    """A file-system-safe folder name keeping the letters of any script (names.folder_name):
-    never empty, never a dot-file or '..', a path separator, a control or a reserved name."""
-    return folder_name(text)
-
-
 def output_name(path: Path) -> str:
     """The output folder name of scenario file `path`: its stem, sanitized; for a run's own
     workbook (workbook.xlsx, titled by the run that wrote it) the run's name and `-rerun`
@@ -144,8 +132,8 @@ def output_name(path: Path) -> str:
     if path.stem.lower() == RUN_WORKBOOK and path.suffix.lower() in (".xlsx", ".xlsm"):
         run = recorded_run_name(path)
         if run is not None:
-            return f"{sanitize_name(run)}-rerun"
-    return sanitize_name(path.stem)
+            return f"{folder_name(run)}-rerun"
+    return folder_name(path.stem)
 
 
 def analyze(
@@ -182,65 +170,52 @@ def analyze(
         )
     if not 1 <= max_rows <= MAX_ROWS_LIMIT:
         raise ValueError(f"max_rows must be 1 to {MAX_ROWS_LIMIT:,}, not {max_rows:,}")
-    if not isinstance(strict, bool):
-        raise TypeError(f"strict must be True or False, not {described(strict)}")
-    for label, value in (("name", name), ("sheet", sheet), ("encoding", encoding)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{label} must be a str or None, not {described(value)}")
-    if encoding is not None:
-        try:
-            codecs.lookup(encoding)
-        except LookupError:
-            raise ValueError(f"unknown encoding {quoted(encoding)} (e.g. cp1252, utf-16)") from None
+    check_arguments(dict(strict=strict), dict(name=name, sheet=sheet, encoding=encoding))
     keep = kept_columns(keep_columns)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     catalog = catalog_from(hardware)
-    if models is not None:  # the transformer rows' catalog, user models added
-        catalog = replace(catalog, models=models_from(models, strict=True))
-    if calibration is not None:
-        catalog = with_calibration(catalog, calibration)
+    models = None if models is None else models_from(models, strict=True)  # user models added
+    cal, cal_file = (None, None) if calibration is None else calibration_from(calibration)
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
         loaded = load_scenarios(
             Path(source), catalog, max_rows=max_rows, sheet=sheet, encoding=encoding,
-            keep_columns=keep,
+            keep_columns=keep, models=models,
         )  # fmt: skip
     else:
         loaded = load_records(
-            source, catalog, max_rows=max_rows, source=name or "rows", keep_columns=keep
-        )
+            source, catalog, max_rows=max_rows, source=name or "rows", keep_columns=keep,
+            models=models,
+        )  # fmt: skip
     t1 = time.perf_counter()
-    results, facts, part, keep = computed(loaded.frame, calibration=catalog.calibration)
+    results, facts, part, keep = computed(loaded.frame, grids=True, calibration=cal)
     loaded = refuse_rows(loaded, keep, refused_problems(loaded.source, part.refused))
     if strict and loaded.problems:
         raise strict_refusal(loaded, catalog)
-    records = tuple(catalog_records(catalog, chips_counted(part)))
-    summary = finish(
-        merge([part]), list(records), loaded.source_rows, loaded.rejected_lines,
-        len(loaded.problems), catalog.calibration,
-    )  # fmt: skip
-    return Analysis(
-        **provenance(loaded, catalog.version),
-        started=started,
-        hardware=records,
-        summary=summary,
-        # the user's hardware files', the rows', a calibration that fits none of them
-        warnings=(*catalog.warnings, *loaded.warnings, *unused_warnings(summary.calibration)),
-        timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
-        _loaded=loaded,
-        _read=(*read, *catalog.files),
-        _results=results,
+    return record_of(
+        Analysis, merge([part]), loaded, catalog, cal, (*catalog.warnings, *loaded.warnings),
+        started=started, timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
+        _read=(*read, *catalog.files, *([cal_file] if cal_file else [])), _results=results,
         _facts=facts,
-    )
+    )  # fmt: skip
 
 
-def with_calibration(catalog: Catalog, given) -> Catalog:
-    """`catalog` with the calibration `given` (a path or a Calibration), its file among the
-    run's inputs (the manifest hashes it; an output folder never replaces it)."""
-    cal, path = calibration_from(given)
-    return replace(catalog, calibration=cal, files=(*catalog.files, *([path] if path else [])))
+def check_arguments(flags: dict, texts: dict) -> None:
+    """The arguments analyze() and run_dask() share, checked alike: `flags` True or False,
+    `texts` a str or None (an `encoding` one Python knows); TypeError or ValueError."""
+    for label, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{label} must be True or False, not {described(value)}")
+    for label, value in texts.items():
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{label} must be a str or None, not {described(value)}")
+    if (encoding := texts.get("encoding")) is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"unknown encoding {quoted(encoding)} (e.g. cp1252, utf-16)") from None
 
 
 def kept_columns(keep_columns) -> tuple[str, ...]:
@@ -304,3 +279,27 @@ def write_template(
     catalog with `hardware` added on its Hardware sheet; refused when `path` exists, unless
     `force`. Returns the path."""
     return write_template_workbook(path, load_hardware(hardware), force=force)
+
+
+def output_names(paths: list[Path]) -> list[str]:
+    """One output folder name per input: its stem in any script, made safe (a run's own
+    workbook.xlsx: its run's name and -rerun; pipeline.analysis.output_name). Inputs whose
+    names meet (Plan.csv, plan.csv; a/plan.csv, b/plan.csv) each get their own folder, the
+    same whatever the order: the one whose stem is already the folder name keeps it, each
+    other one gets `-` and 6 hex digits of its path's SHA-256 (plan-3f9a1c); distinct in
+    lower case too, for a case-insensitive file system."""
+    bases = [output_name(path) for path in paths]
+    inputs = dict(zip(paths, bases, strict=True))  # a path given twice is one input
+    met = Counter(inputs.values())
+    own = Counter(b for path, b in inputs.items() if path.stem == b)
+    names: list[str] = []
+    for path, base in zip(paths, bases, strict=True):
+        name = base
+        if met[base] > 1 and not (path.stem == base and own[base] == 1):
+            tag = f"-{hashlib.sha256(path.as_posix().encode()).hexdigest()[:6]}"
+            name = fit_bytes(base, FOLDER_BYTES - len(tag)).rstrip("-.") + tag
+        first, k = name, 2
+        while name.casefold() in {n.casefold() for n in names}:  # the same path twice
+            name, k = f"{first}-{k}", k + 1
+        names.append(name)
+    return names

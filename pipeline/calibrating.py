@@ -29,6 +29,7 @@ from pipeline.i18n import _
 from pipeline.model.calibration import Calibration, estimate, op_kinds
 from pipeline.model.calibration_file import write_calibration
 from pipeline.model.groups import TOTAL_OPS
+from pipeline.render import format as fmt
 from pipeline.render.templates import environment
 from pipeline.run.baseline import results_in
 from pipeline.run.manifest import read_manifest
@@ -107,7 +108,7 @@ def _measured_steps(results: pd.DataFrame, total: np.ndarray) -> str:
     shown = ", ".join(quoted(n) for n in names[:3])
     more = f" and {len(names) - 3:,} more" if len(names) > 3 else ""
     return (
-        f"{len(names):,} transformer step{'s' if len(names) != 1 else ''} with a "
+        f"{fmt.plural(len(names), 'transformer step')} with a "
         f"measured_seconds left out ({shown}{more}): a calibration is fitted per chip and op "
         "kind to ops' times, and a step's time is its ops' together; give the ops' measured "
         "times as rows of their own"
@@ -123,7 +124,7 @@ def _nothing_to_fit(source: str, problems: tuple, computed: int) -> None:
             "times (give the rows a measured_seconds column, in seconds)"
         )
     lines = len({p.line for p in problems})
-    rows = f"{lines:,} row{'s' if lines != 1 else ''}"
+    rows = fmt.plural(lines, "row")
     if computed:
         said = (
             f"the {computed:,} rows computed have no measured_seconds, and {rows} "
@@ -240,7 +241,8 @@ def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tup
 
     t, _unused = estimate(rows, calibration)
     title = _("Calibration {name}", name=out.name)
-    data = calibration_chart_data(rows, t, op_kinds(rows), title=title)
+    errors = (calibration.error_before, calibration.error_after)  # the fit's
+    data = calibration_chart_data(rows, t, op_kinds(rows), errors, title=title)
     png = png_bytes(calibration_figure(data))
     chart, page = out.with_suffix(".png"), out.with_suffix(".html")
     _write(chart, png)
@@ -285,8 +287,6 @@ def calibration_record(calibration: Calibration) -> dict:
 def calibration_text(calibration: Calibration) -> str:
     """The calibration as the terminal shows it, in the current language: one line per chip
     and kind, then the errors (a group's reason, the fit's, stays English)."""
-    from pipeline.render import format as fmt
-
     pct = fmt.percent
     lines = []
     for g in calibration_record(calibration)["groups"]:

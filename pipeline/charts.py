@@ -28,6 +28,7 @@ from pipeline.render.charts.data import (
     with_flops,
 )
 from pipeline.render.charts.fleet_data import fleet_data, fleet_series
+from pipeline.render.charts.grid import with_grid
 from pipeline.render.charts.labels import rows_text
 from pipeline.render.charts.model_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.plan import plan_charts
@@ -56,14 +57,16 @@ def summary(analysis: Analysis, *, lang: str | None = None) -> Figure:
 
 def roofline(analysis: Analysis, hardware: str, *, lang: str | None = None) -> Figure:
     """The HBM roofline of one chip: every scenario at its intensity and attainable FLOP/s
-    (collective rows, which do no FLOPs, are on the sweep chart of their bytes)."""
+    (collective rows, which do no FLOPs, are on the sweep chart of their bytes); its counts
+    and density from the whole run's grid (Summary.grids), on either engine."""
     with use_lang(lang):
         name, rows, chip = _chip(analysis, hardware)
         if not with_flops(rows).any():
             raise UnknownHardware(
                 f"no scenario on {name} does FLOPs (collectives only); see sweep()"
             )
-        return figure(roofline_data(rows, chip, analysis.summary.overrides.get(name, 0)))
+        data = roofline_data(rows, chip, analysis.summary.overrides.get(name, 0))
+        return figure(with_grid(data, analysis.summary.grids))
 
 
 def network(analysis: Analysis, hardware: str, *, lang: str | None = None) -> Figure:
@@ -73,7 +76,7 @@ def network(analysis: Analysis, hardware: str, *, lang: str | None = None) -> Fi
         data = network_data(rows, chip)
         if data is None:
             raise UnknownHardware(f"no scenario on {name} sends data between chips")
-        return figure(data)
+        return figure(with_grid(data, analysis.summary.grids))
 
 
 def sweep(
@@ -166,14 +169,15 @@ def chips(names, dtype: str = "bf16", hardware=None, *, lang: str | None = None)
         return chips_figure(data)
 
 
-def planned(analysis: Analysis, *, lang: str | None = None) -> list[Chart]:
-    """The charts `pipeline run` draws for this analysis, in its order (before --max-charts)."""
+def planned(analysis: Analysis, *, every: bool = False, lang: str | None = None) -> list[Chart]:
+    """The charts `pipeline run` draws for this analysis, in its order (before --max-charts);
+    `every`: with the sweep charts of the series a fleet or model chart draws (on demand)."""
     with use_lang(lang):
         s = _analysis(analysis).summary
         frame = chart_frame(analysis)
         found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
-                            fleet=s.fleet, curves=s.fleet_curves,
-                            steps=model_frame(analysis))  # fmt: skip
+                            grids=s.grids, fleet=s.fleet, curves=s.fleet_curves,
+                            steps=model_frame(analysis), every=every)  # fmt: skip
         return [p.chart for p in found]
 
 

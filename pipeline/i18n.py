@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from importlib import resources
 
 LANGS = ("en", "ko")
-NAMES = {"en": "English", "ko": "한국어"}  # what the languages call themselves
 _lang: str | None = None  # use_lang's, while it lasts
 
 
@@ -111,8 +110,3 @@ def _(text: str, /, **values) -> str:
     lang = current_lang()
     out = text if lang == "en" else catalog(lang).get(text, text)
     return out.format(**values) if values else out
-
-
-def html_lang() -> str:
-    """The report's <html lang>."""
-    return current_lang()

@@ -12,9 +12,13 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.errors import RowProblem
+from pipeline.model.calibration import unused_warnings
+from pipeline.model.catalog import catalog_records
 from pipeline.model.ops import is_dim
-from pipeline.model.summary import Summary
+from pipeline.model.partial import Partial, chips_counted
+from pipeline.model.summary import Summary, finish
 from pipeline.scenarios import Loaded
+from pipeline.scenarios.expand import idle_chip_words
 from pipeline.textfile import sha256_of
 from pipeline.version import __version__
 
@@ -63,16 +67,28 @@ class ReadOnlySummary:
         return repr(self._summary)
 
 
-def provenance(loaded: Loaded, catalog_version: str) -> dict:
-    """A Record's fields saying what was read and by which tool: the source, its SHA-256
-    (None for rows in memory), the tool's and the catalog's versions (both engines')."""
+def record_of(cls, merged: Partial, loaded: Loaded, catalog, calibration, warnings, **fields):
+    """A `cls` (Record, Analysis) of `merged`, the merged Partial of `loaded`'s rows, as both
+    engines build it: what was read and by which tool, the catalog records of the chips it
+    uses, its Summary and, after `warnings`, the rows' idle chips and a calibration that fits
+    none of them; `fields`: the rest (started, timings, the frames)."""
+    records = tuple(catalog_records(catalog, chips_counted(merged)))
+    summary = finish(merged, list(records), loaded.source_rows, loaded.rejected_lines,
+                     len(loaded.problems), calibration)  # fmt: skip
+    found = idle_chip_words(summary.idle, Path(loaded.source))
+    found += unused_warnings(summary.calibration)
     data = loaded.data
-    return {
-        "source": loaded.source,
-        "source_sha256": sha256_of(data) if data is not None else None,
-        "tool_version": __version__,
-        "catalog_version": catalog_version,
-    }
+    return cls(
+        source=loaded.source,
+        source_sha256=sha256_of(data) if data is not None else None,  # None: rows in memory
+        tool_version=__version__,
+        catalog_version=catalog.version,
+        hardware=records,
+        summary=summary,
+        warnings=(*warnings, *found),
+        _loaded=loaded,
+        **fields,
+    )
 
 
 def _handed_out(value):
@@ -154,11 +170,6 @@ class Record:
     def problem_list(self) -> tuple[RowProblem, ...]:
         """The problems as messages (`FILE:LINE: column COL: reason`)."""
         return self._loaded.problems
-
-    @property
-    def notices(self) -> tuple[str, ...]:
-        """What a person should know about the input: the warnings."""
-        return self.warnings
 
     @property
     def inputs(self) -> pd.DataFrame:

@@ -195,3 +195,13 @@ def csv_rows(
     if not records:
         return [], [], []
     return records[0], records[1:], numbers[1:]
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """`data` at `path`, written beside it first and renamed over it: never half written."""
+    check_file_place(path)
+    try:
+        with atomic_file(path) as temp:
+            temp.write_bytes(data)
+    except OSError as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc

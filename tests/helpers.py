@@ -8,9 +8,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import posixpath
 import struct
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
+import zipfile
 import zlib
 from dataclasses import replace
 from pathlib import Path
@@ -158,6 +161,62 @@ def sheet_text(sheet) -> list[str]:
     return [str(v) for row in sheet.iter_rows(values_only=True) for v in row if v is not None]
 
 
+_XL = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
+_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+
+
+def _targets(z: zipfile.ZipFile, part: str) -> dict[str, str]:
+    """An xlsx part's relationships: the parts they name, by id."""
+    folder, name = posixpath.split(part)
+    rels = posixpath.join(folder, "_rels", f"{name}.rels")
+    if rels not in z.namelist():
+        return {}
+    return {r.get("Id"): posixpath.normpath(posixpath.join(folder, r.get("Target"))).lstrip("/")
+            for r in ET.fromstring(z.read(rels))}  # fmt: skip
+
+
+def _sheet_part(z: zipfile.ZipFile, sheet: str) -> str:
+    """The part holding the sheet named `sheet` (xl/worksheets/sheetN.xml)."""
+    book = ET.fromstring(z.read("xl/workbook.xml"))
+    (rid,) = [s.get(f"{_REL}id") for s in book.iter(f"{_XL}sheet") if s.get("name") == sheet]
+    return _targets(z, "xl/workbook.xml")[rid]
+
+
+def sheet_cells(path: Path, sheet: str) -> list[str]:
+    """The cells a workbook's sheet holds in the file (blank or not), as A1 references."""
+    with zipfile.ZipFile(path) as z:
+        root = ET.fromstring(z.read(_sheet_part(z, sheet)))
+    return [c.get("r") for c in root.iter(f"{_XL}c")]
+
+
+def sheet_images(path: Path, sheet: str) -> list[tuple]:
+    """The pictures a workbook's sheet shows, in the file's order, read from its XML (openpyxl
+    has no public way): each picture's anchor (twoCellAnchor, oneCellAnchor), its first cell
+    and the last (None for one cell) as (column, offset, row, offset), and its image's SHA-256."""
+    with zipfile.ZipFile(path) as z:
+        part = _sheet_part(z, sheet)
+        drawing = ET.fromstring(z.read(part)).find(f"{_XL}drawing")
+        if drawing is None:
+            return []
+        part = _targets(z, part)[drawing.get(f"{_REL}id")]
+        media = _targets(z, part)
+        found = []
+        for anchor in ET.fromstring(z.read(part)):
+            pic = anchor.find(f"{_XDR}pic")
+            if pic is None:
+                continue
+            cells = [
+                None if cell is None else tuple(int(cell.find(f"{_XDR}{k}").text)
+                                                for k in ("col", "colOff", "row", "rowOff"))
+                for cell in (anchor.find(f"{_XDR}from"), anchor.find(f"{_XDR}to"))
+            ]  # fmt: skip
+            blip = next(e for e in pic.iter() if e.tag.endswith("}blip"))
+            image = z.read(media[blip.get(f"{_REL}embed")])
+            found.append((anchor.tag.split("}")[1], *cells, hashlib.sha256(image).hexdigest()))
+        return found
+
+
 # ---------------------------------------------------------------- PNGs
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -223,7 +282,8 @@ def planned_charts(analysis: pipeline.Analysis) -> list:
     from pipeline.render.charts import plan_charts
 
     s = analysis.summary
-    return plan_charts(chart_rows(analysis), list(analysis.hardware), s.per_hardware, s.overrides)
+    return plan_charts(chart_rows(analysis), list(analysis.hardware), s.per_hardware, s.overrides,
+                       grids=s.grids)  # fmt: skip
 
 
 # 20,000 scenarios on four chips, the tpu-v5e sweep too big for its HBM: a big run

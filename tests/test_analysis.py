@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 import pipeline
+from pipeline.analysis import output_names
 from pipeline.render.format import when
-from tests.helpers import BOOK_SCENARIOS, ROOT, write_sheet
+from tests.helpers import BOOK_SCENARIOS, HEAD, ROOT, write_scenarios, write_sheet
 
 ROWS = [
     {"name": "mm", "op": "matmul", "B": 256, "D": 4096, "F": 4096, "hardware": "v5e"},
@@ -49,7 +50,7 @@ def test_summary_and_notices(tmp_path):
     assert (s.scenarios, s.source_rows, s.rejected_rows) == (5, 4, 1)
     assert sum(s.bounds.values()) == 5
     assert list(s.per_hardware.index) == ["h100", "tpu-v5e"]
-    assert a.notices == a.warnings and "4 of the chips hold nothing" in a.notices[0]
+    assert "4 of the chips hold nothing" in a.warnings[0]
 
 
 def test_strict_raises_with_every_problem():
@@ -223,3 +224,21 @@ def test_analyze_takes_models_for_transformer_rows():
     a = pipeline.analyze([row], models=tiny)
     assert not a.problem_list
     assert a.results.set_index("name").loc["t/q_proj", "flops"] == 4 * 2 * 4 * 512 * 8 * 64
+
+
+def test_output_names_are_unique_stems():
+    """Inputs whose names meet each get `-` and 6 hex digits of their path's SHA-256 (the same
+    whatever the order), unless one alone is already the folder name."""
+    paths = [Path("a/s.csv"), Path("b/s.xlsx"), Path("S.csv"), Path("x/My Plan.xlsx")]
+    assert output_names(paths) == ["s-352b3a", "s-781cc7", "s-175e53", "my-plan"]
+    assert output_names([Path("S.csv"), Path("s.csv")]) == ["s-175e53", "s"]
+    assert output_names([Path("s.csv"), Path("s.csv")]) == ["s", "s-2"]  # one path, twice
+
+
+def test_output_names_name_a_runs_workbook_after_its_run(tmp_path):
+    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="q1.csv")
+    pipeline.analyze(path).write(tmp_path / "out" / "q1", plots=False, report=False)
+    book = tmp_path / "out" / "q1" / "workbook.xlsx"
+    plan = tmp_path / "plan.xlsx"
+    plan.write_bytes(book.read_bytes())  # renamed by its user: their name wins
+    assert output_names([book, plan, book]) == ["q1-rerun", "plan", "q1-rerun-2"]

@@ -16,7 +16,6 @@ import pipeline
 from pipeline.calibrating import calibration_text
 from pipeline.errors import InvalidResults
 from pipeline.model.calibration_file import read_calibration
-from pipeline.model.change_groups import group_changes
 from pipeline.model.changes import compare_results
 from tests.helpers import TRUE_CALIBRATION as TRUE
 from tests.helpers import invoke, measured_rows
@@ -141,7 +140,7 @@ def test_a_calibration_change_is_the_cause_of_the_estimates_change(measured, tmp
     assert changes.counts["t_lower"] == 0 and changes.counts["t_estimate"] > 0
     cause = changes.table["causes"].iloc[0]
     assert cause.startswith("calibration cal.toml ") and " → other.toml " in cause
-    assert set(group_changes(changes).groups["origin"]) == {"calibration"}
+    assert set(changes.groups.groups["origin"]) == {"calibration"}
 
 
 def test_refused_measured_rows_are_said_and_not_fitted(measured, tmp_path):

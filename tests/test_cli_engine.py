@@ -1,4 +1,4 @@
-"""cli_engine.py: `pipeline run --engine dask` options and messages (the engine itself is
+"""`pipeline run --engine dask`: options and messages (the engine itself is
 tested in tests/engine)."""
 
 from __future__ import annotations
@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from pathlib import Path
 
 import pytest
 
-from pipeline import cli_engine
+from pipeline.cli.running import dask_checked
 from pipeline.engine import cluster
 from tests.helpers import invoke, write_scenarios
 
@@ -109,7 +108,7 @@ def test_dask_checked_counts_the_plan_and_expands_nothing(tmp_path):
     from pipeline.model.catalog import load_catalog
 
     path = write_scenarios(tmp_path, "name,op,hardware,B,D,F\nq,matmul,h100,1..9000000000,64,64\n")
-    checked = cli_engine.dask_checked(path, load_catalog(), None, None)
+    checked = dask_checked(path, load_catalog(), None, None)
     assert (checked.rows, checked.scenarios, checked.problems) == (1, 9_000_000_000, ())
     assert checked.lines.tolist() == [2]  # the row, unexpanded
 
@@ -117,58 +116,3 @@ def test_dask_checked_counts_the_plan_and_expands_nothing(tmp_path):
 def test_help_shows_the_worker_wait_and_its_default():
     out = invoke("run", "--help").output
     assert "--worker-wait SECONDS" in out and "60; x>0]" in " ".join(out.split())
-
-
-def test_off_a_terminal_a_wait_for_a_worker_is_one_line_and_progress_nothing(monkeypatch):
-    said = []
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
-    with cli_engine._progress(
-        Path("s.csv"), False, None, lambda *a, **k: said.append(a[0])
-    ) as step:
-        step(0, 4, None)
-        step(0, 4, 60.0)
-        step(0, 4, 59.5)  # the same wait: no second line
-        step(1, 4, None)
-        step(1, 4, 12.2)  # a new wait
-        step(4, 4, None)
-    assert said == [
-        "s.csv: waiting for a Dask worker (60 s left)…",
-        "s.csv: waiting for a Dask worker (12 s left)…",
-    ]
-    with cli_engine._progress(Path("s.csv"), True, None, said.append) as step:
-        assert step is None  # -q: nothing at all
-
-
-def test_on_a_terminal_the_bar_counts_partitions_and_says_when_it_waits(monkeypatch):
-    class Bar:
-        def __init__(self, **kwargs):
-            self.kwargs, self.pos, self.shown = kwargs, 0, []
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.shown.append("closed")
-
-        def update(self, n):
-            self.pos += n
-            self.shown.append((self.label, self.pos))
-
-        def render_progress(self):
-            self.shown.append((self.label, self.pos))
-
-    bars = []
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    with cli_engine._progress(Path("s.csv"), False, lambda **k: bars.append(Bar(**k)) or bars[-1],
-                              None) as step:  # fmt: skip
-        step(0, 3, 5.0)
-        step(2, 3, None)
-        step(3, 3, None)
-    (bar,) = bars
-    assert bar.kwargs["length"] == 3 and bar.kwargs["show_pos"]
-    assert bar.shown == [
-        ("s.csv: waiting for a Dask worker (5 s left)…", 0),
-        ("s.csv: partitions", 2),
-        ("s.csv: partitions", 3),
-        "closed",
-    ]

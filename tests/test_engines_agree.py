@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import pipeline
-from pipeline.analysis import with_calibration
+from pipeline.model.calibration_file import calibration_from
 from pipeline.model.catalog import catalog_records, load_catalog
 from pipeline.model.overflow import refused_problems
 from pipeline.model.partial import chips_counted, computed, merge
@@ -101,13 +101,13 @@ def same_summary(a, b) -> None:
             assert got == want, key
 
 
-def cut_run(path, catalog, cuts: list[float]):
+def cut_run(path, catalog, cuts: list[float], cal=None):
     """The Dask engine's statistics without Dask: the plan cut at `cuts` (fractions), each
-    partition computed and reduced as a worker does, the client's merge and finish."""
+    partition computed and reduced as a worker does, the client's merge and finish (`cal`:
+    the run's calibration)."""
     loaded = load_scenarios(path, catalog, planned=True)
     plan = loaded.planned
     at = plan.snapped(sorted({0, plan.total, *(int(c * plan.total) for c in cuts)})).tolist()
-    cal = catalog.calibration
     parts = [computed(plan.rows(lo, hi), calibration=cal)
              for lo, hi in zip(at[:-1], at[1:], strict=True)]  # fmt: skip
     parts = parts or [computed(plan.rows(0, 0), calibration=cal)]
@@ -230,10 +230,10 @@ def local_run(tmp_path, scenario: str):
     return path, catalog, local
 
 
-def cuts_agree(path, catalog, local, cuts_list) -> None:
+def cuts_agree(path, catalog, local, cuts_list, cal=None) -> None:
     """`path` cut at each of `cuts_list` merges to `local`'s results and summary."""
     for cuts in cuts_list:
-        results, _, summary = cut_run(path, catalog, cuts)
+        results, _, summary = cut_run(path, catalog, cuts, cal)
         pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
         same_summary(local.summary, summary)
         assert summary.calibration == local.summary.calibration
@@ -251,10 +251,10 @@ def test_a_calibrated_run_cut_anywhere_has_the_local_estimates(tmp_path):
         "d,transformer,llama3-8b,h100,1..64*2,,,1,2048,\n"
         "m,matmul,,h100,1..512*2,4096,4096,,,1e-4\n"
     )
-    catalog = with_calibration(load_catalog(), tmp_path / "cal.toml")
+    cal, _ = calibration_from(tmp_path / "cal.toml")
     local = pipeline.analyze(path, calibration=tmp_path / "cal.toml")
     assert local.results["t_estimate"].notna().all()
-    cuts_agree(path, catalog, local, ([0.3], [0.1, 0.5, 0.77]))
+    cuts_agree(path, load_catalog(), local, ([0.3], [0.1, 0.5, 0.77]), cal)
 
 
 def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import pipeline
 from pipeline.errors import InvalidResults
-from pipeline.render.tables import format_csv
+from pipeline.render.tables import write_csv
 from pipeline.run.baseline import read_results_file
 from tests.helpers import invoke, tree
 
@@ -108,7 +108,7 @@ def write_results(folder, kind: str, columns) -> os.PathLike:
     if kind == "tool.csv" and len(set(headers)) == len(headers):
         frame = pd.DataFrame({h: pd.Series(c, dtype=object) for h, c in columns})
         frame = frame.astype({h: str for h, c in columns if {type(v) for v in c} - {str}})
-        path.write_bytes(format_csv(frame))  # the tool's own writer: quotes and all
+        write_csv(frame, path)  # the tool's own writer: quotes and all
         return path
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -183,5 +183,5 @@ def test_compare_any_results_frames_gives_changes_or_an_error(old, new):
 def test_any_name_round_trips_through_results_csv(tmp_path, names):
     frame = BASE.iloc[[0] * len(names)].assign(name=names)
     path = tmp_path / "results.csv"
-    path.write_bytes(format_csv(frame))
+    write_csv(frame, path)
     assert read_results_file(path, "baseline")["name"].tolist() == names

@@ -24,7 +24,7 @@ COMMAND_TESTS = {
     "cli/options.py": "test_cli.py",
     "cli/running.py": "test_cli.py",
     "cli/catalog.py": "test_cli_hardware.py",
-    "cli/changes.py": "test_compare.py",  # `pipeline compare`, with pipeline.compare
+    "cli/changes.py": "test_comparing.py",  # `pipeline compare`, with pipeline.compare
     "cli/models.py": "test_cli_models.py",
     "cli/calibrate.py": "test_calibrating.py",  # `pipeline calibrate`, with pipeline.calibrate
     "cli/localized.py": "test_cli_localized.py",

@@ -9,8 +9,7 @@ import unicodedata
 
 import pytest
 
-from pipeline.analysis import sanitize_name
-from pipeline.names import slug
+from pipeline.names import folder_name, slug
 from pipeline.render.charts.plan import safe_stem
 from pipeline.render.report import _anchor
 
@@ -52,7 +51,7 @@ def test_slug_options(text, options, name):
 def test_each_caller_keeps_its_own_rule(text, folder, stem, anchor):
     """Output folders, chart files and HTML ids differ (accents, dots, underscores, the empty
     name); a folder keeps the letters of any script (names.folder_name, issue 39)."""
-    assert sanitize_name(text) == folder
+    assert folder_name(text) == folder
     assert safe_stem(text) == stem
     assert _anchor(0, text) == anchor
 
@@ -62,7 +61,7 @@ def test_names_from_any_text_are_safe():
     alphabet = "aZ09._- /\\\u00dc\u00e9\u0130\n\t$\u0000\ufb01"
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70)))
-        folder = sanitize_name(text)
+        folder = folder_name(text)
         assert folder == folder.casefold(), folder
         assert all(c in "._-" or unicodedata.category(c)[0] in "LMN" for c in folder), folder
         assert folder not in {".", ".."} and not folder.startswith(".")

@@ -25,12 +25,11 @@ from tests.helpers import (
     HEAD,
     ROOT,
     alive,
-    children,
     dead_pid,
+    descendants,
     invoke,
     pipeline_cmd,
     tree,
-    write_mixed_scenarios,
     write_scenarios,
 )
 
@@ -233,35 +232,49 @@ def test_f06_stale_temp_folders_are_removed(tmp_path):
 @LINUX
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_f07_stopping_a_run_stops_its_children(tmp_path, sig):
-    from pipeline.run.folder import temp_name
-
-    path = write_mixed_scenarios(60_000, tmp_path / "big.csv")  # outputs take seconds
-    out = tmp_path / "out"
+    """The run's chart workers are patched to hold their jobs: each marks that it began, then
+    never ends. Stopped there, the run takes them with it; a worker that outlived its run
+    would hold on, so the test fails instead of passing once their work is done."""
+    out, marks = tmp_path / "out", tmp_path / "marks"
+    marks.mkdir()
+    hold = (
+        "import os, pathlib, time, pipeline.run.stages as s\n"
+        f"marks = pathlib.Path({str(marks)!r})\n"
+        "def held(ctx, chart):\n"
+        "    (marks / str(os.getpid())).touch()\n"
+        "    while True:\n"
+        "        time.sleep(0.05)\n"
+        "s.STAGES['plots'] = held\n"
+        "from pipeline.__main__ import main\n"
+        "main()\n"
+    )
     proc = subprocess.Popen(  # no pipes: waiting on them would wait for orphans too
-        [sys.executable, "-m", "pipeline", "run", str(path), "-o", str(out), "-q"],
+        [sys.executable, "-c", hold, "run", str(BOOK_SCENARIOS), "-o", str(out), "-q"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    # a definite state: the run is writing its temp folder and a worker of it is alive
-    writing = out / temp_name("big", proc.pid)
-    deadline = time.monotonic() + 120
-    workers: list[int] = []
-    while time.monotonic() < deadline and proc.poll() is None:
-        workers = children(proc.pid) if writing.is_dir() else []
-        if workers:
-            break
-        time.sleep(0.02)
-    assert workers, f"the run ended ({proc.poll()}) or hung before a worker wrote its outputs"
-    proc.send_signal(sig)
-    proc.wait(timeout=30)
-    # stopped while still running: not finished (exit 0), its outputs never swapped in
-    assert proc.returncode == (1 if sig == signal.SIGTERM else -signal.SIGKILL)
-    assert not (out / "big").exists()
-    deadline = time.monotonic() + 3  # they die with it, not when their work is done
-    while time.monotonic() < deadline and alive(workers):
-        time.sleep(0.05)
-    assert not alive(workers), "a worker outlived its run"
-    if sig == signal.SIGTERM:  # its temp folder, lock and the OUT it made removed on the way out
-        assert not out.exists()
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120  # a failure guard: the marks come in a second
+        while not workers:
+            assert proc.poll() is None, f"the run ended ({proc.returncode}) before a chart"
+            assert time.monotonic() < deadline, "no worker began a chart"
+            workers = {int(p.name) for p in marks.iterdir()}
+            time.sleep(0.02)
+        assert proc.pid not in workers and workers <= descendants(proc.pid), "not its workers"
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        # stopped while still running: not finished (exit 0), its outputs never swapped in
+        assert proc.returncode == (1 if sig == signal.SIGTERM else -signal.SIGKILL)
+        assert not (out / BOOK_SCENARIOS.stem).exists()
+        deadline = time.monotonic() + 60  # a failure guard: their jobs never end by themselves
+        while alive(workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(workers), "a worker outlived its run"
+        if sig == signal.SIGTERM:  # its temp folder, lock and the OUT it made removed on the way
+            assert not out.exists()
+    finally:
+        for pid in alive(workers | {proc.pid}):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_f08_the_output_folder_never_disappears(tmp_path, monkeypatch):

@@ -81,8 +81,8 @@ def test_r01_failed_write_is_an_error_not_a_hang(previous, mode):
         ["run", BOOK_SCENARIOS, "-o", out, *mode], timeout=60, preexec_fn=_file_size_limit(100_000)
     )
     assert done.returncode == 1
-    assert "failed: File too large" in done.stderr
-    assert "Error: writing " in done.stderr
+    assert "Error: writing " in done.stderr and " failed: " in done.stderr
+    assert "File too large" in done.stderr
     assert "PanicException" not in done.stderr and "Traceback" not in done.stderr
     assert_left_as_it_was(out, before)
 

@@ -17,7 +17,6 @@ import pytest
 import pipeline
 from pipeline.errors import InvalidCalibrationFile, OutputError, PipelineError
 from pipeline.model.calibration_file import read_calibration
-from pipeline.model.change_groups import group_changes
 from pipeline.model.changes import compare_results
 from pipeline.render.change_lines import group_lines
 from tests.helpers import ROOT, invoke, measured_rows
@@ -275,7 +274,7 @@ def test_5_a_calibration_change_is_one_line_per_chip(measured, tmp_path):
     changes = compare_results(old, new)
     moved = changes.table.loc[changes.table["change"] == "t_estimate", "series"].nunique()
     assert moved == 60
-    grouped = group_changes(changes)
+    grouped = changes.groups
     assert len(grouped) == 1
     g = grouped.groups.iloc[0]
     said = (g["origin"], g["hardware"], g["scenarios"], g["series"])
@@ -305,7 +304,7 @@ def test_5_a_hardware_change_still_has_a_line_per_series(measured, tmp_path):
     hw.write_text("[h100]\nhbm_bandwidth = 4e12\n")
     changes = compare_results(pipeline.analyze(path).results,
                               pipeline.analyze(path, hardware=[hw]).results)  # fmt: skip
-    grouped = group_changes(changes)
+    grouped = changes.groups
     assert set(grouped.groups["origin"]) == {"catalog"}
     assert len(grouped) == grouped.groups["scenarios"].sum() > 1
     assert not (grouped.groups["series"] == "").any()

@@ -372,9 +372,9 @@ def test_a_typo_column_with_a_space_is_offered_names_a_user_can_type(tmp_path):
 
 
 def test_the_dask_engines_command_line_messages_are_in_korean(tmp_path):
-    """cli_engine's messages pass through the catalog: --baseline with --engine dask, an
+    """The Dask run's messages pass through the catalog: --baseline with --engine dask, an
     option for dask only, --sheet on a CSV, and the wait for a worker."""
-    from pipeline.cli_engine import _progress
+    from pipeline.cli.progress import partitions as _progress
     from pipeline.i18n import use_lang
 
     path = write_scenarios(tmp_path, f"{HEAD}\nx,matmul,8,8,8,v5e\n")

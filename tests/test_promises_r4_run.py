@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 import pipeline
-from pipeline.cli_support import output_names
-from pipeline.compare_runs import compare_runs
+from pipeline.analysis import output_names
+from pipeline.comparing import compare_runs
 from pipeline.names import folder_name
-from pipeline.run.baseline import latest_run
+from pipeline.run.earlier import newest_run
 from pipeline.scenarios import load_scenarios
 from tests.helpers import FAST, FAST_WRITE, HEAD, invoke, write_scenarios
 
@@ -214,7 +214,7 @@ def test_latest_reads_start_times_as_times_and_warns_of_odd_ones(tmp_path):
     _finished(nightly / "junk", "zzz")  # not a time: text order put it first for ever
     _finished(nightly / "number", 5)
     said: list[str] = []
-    assert latest_run(nightly / "today", said.append) == nightly / "d3"
+    assert newest_run(nightly / "today", said.append)[0] == nightly / "d3"
     assert len(said) == 3, said
     assert any("future" in s and "2999-01-01" in s and "in the future" in s for s in said)
     assert any("junk" in s and "'zzz'" in s and "not a time" in s for s in said)

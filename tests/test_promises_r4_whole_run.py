@@ -15,6 +15,7 @@ import pytest
 import pipeline
 from pipeline.engine import views
 from pipeline.engine.sample import sample_plan
+from pipeline.render.notebook import render_analysis_html
 from pipeline.run.write import Options
 from tests.helpers import write_scenarios
 
@@ -145,3 +146,73 @@ def test_the_rates_a_chip_uses_are_the_whole_runs_on_both_engines(tmp_path, clus
     want = _used_rates(local, "h100")
     assert "fp8" in want and "nvlink" in want and "bf16" in want
     assert _used_rates(got.folder, "h100") == want
+
+
+STEPS = 600  # a decode sweep of 600 steps (B = 1..600): 15 op rows each, about 10,000 rows
+WIDE = 2_000  # a D sweep split over 8 chips: idle below D = 8, cut by partitions
+
+
+def _models_section(page: str) -> str:
+    """The report's Models table and what it says of the steps it leaves out."""
+    start = page.index('id="models"')
+    return page[start : page.index("</table>", start)] + re.search(
+        r'<p class="more">.*?</p>', page[start:], flags=re.S
+    ).group(0)
+
+
+def _models_table(page: str) -> str:
+    """The notebook repr's Models table (the first table, before the series)."""
+    return re.search(r"<table.*?</table>", page, flags=re.S).group(0)
+
+
+def _sheet_text(folder, name: str) -> list[tuple]:
+    """A workbook sheet's cells, row by row."""
+    sheet = openpyxl.load_workbook(folder / "workbook.xlsx", read_only=True)[name]
+    return [tuple(r) for r in sheet.iter_rows(values_only=True)]
+
+
+def test_steps_top_ops_and_idle_chips_are_the_whole_runs_on_both_engines(
+    tmp_path, cluster, monkeypatch
+):
+    """A sweep of steps and a split dim, both larger than the Dask sample and cut by its
+    partitions: the Models table (report, workbook, notebook: the first 50 steps, each one's
+    top op, how many steps in all) and the idle-chip warnings (its rows counted over every
+    partition) are the local engine's, as is summary.json."""
+    from pipeline.engine.dask_run import run_dask
+
+    monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
+    head = "name,op,model,hardware,chips,shard,B,T,S,D,F"
+    rows = [
+        f"dec,transformer,llama3-8b,h100,,,1..{STEPS},1,2048,,",
+        f"split,matmul,,h100,8,D,64,,,1..{WIDE},4096",
+        "fleet,matmul,,h100,1|8,D,64,,,4|4096,4096",
+    ]
+    path = write_scenarios(tmp_path, "\n".join([head, *rows]) + "\n")
+    analysis = pipeline.analyze(path)
+    local = analysis.write(tmp_path / "local", plots=False).folder
+    got = run_dask(path, tmp_path / "dask", scheduler=cluster.scheduler_address,
+                   partition_rows=1_000, options=Options(plots=False))  # fmt: skip
+    assert got.partitions == 3 and got.record.sampled
+    shown = set(got.record.results["name"].astype(str))
+    assert not {f"dec[B={b}]" for b in range(1, 51)} <= shown  # some of the first 50 left out
+    idle = [w for w in analysis.warnings if "hold nothing" in w]
+    assert idle == [
+        f"{path}:3: column chips: 8 chips split D, which is below 8 in 7 of this row's "
+        f"{WIDE:,} scenarios (D = 1 to 7): some chips hold nothing there",
+        f"{path}:4: column chips: 8 chips split D, which is below 8 in 1 of this row's 4 "
+        "scenarios (D = 4): some chips hold nothing there",
+    ]
+    assert got.record.warnings == analysis.warnings
+    assert got.warnings == analysis.warnings
+    want = _models_section((local / "report.html").read_text(encoding="utf-8"))
+    assert "dec[B=2]" in want and "The first 50 of 600 steps" in want
+    page = (got.folder / "report.html").read_text(encoding="utf-8")
+    rows_in = got.record.rows_in  # where every row is: the one difference the engines say
+    assert _models_section(page.replace(rows_in, "results.csv")) == want
+    sheet = [tuple(str(c).replace(rows_in, "results.csv") for c in r)
+             for r in _sheet_text(got.folder, "Models")]  # fmt: skip
+    assert sheet == [tuple(str(c) for c in r) for r in _sheet_text(local, "Models")]
+    notebook = _models_table(analysis._repr_html_())
+    assert "dec[B=2]" in notebook
+    assert _models_table(render_analysis_html(got.record)) == notebook
+    assert (got.folder / "summary.json").read_text() == (local / "summary.json").read_text()

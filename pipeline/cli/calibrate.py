@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.cli.lines import escaped
 from pipeline.cli.options import (
     HARDWARE_OPTION,
     LANG_OPTION,
@@ -17,7 +18,6 @@ from pipeline.cli.options import (
     echo_problems,
     errors,
 )
-from pipeline.cli_support import escaped
 
 
 @click.command()

@@ -9,18 +9,22 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.cli.lines import escaped
 from pipeline.cli.options import (
     HARDWARE_OPTION,
     LANG_OPTION,
     echo_problems,
     errors,
+    fatal,
     hardware_catalog,
+    hardware_usage,
 )
-from pipeline.cli_support import escaped
-from pipeline.errors import OutputError, PipelineError, UnknownHardware, printable
+from pipeline.errors import OutputError, UnknownHardware, printable
 from pipeline.i18n import _
+from pipeline.model.chips import peak_dtype
+from pipeline.render import format as fmt
 from pipeline.render.catalog_text import catalog_lines
-from pipeline.textfile import refuse_existing
+from pipeline.textfile import refuse_existing, write_file
 
 
 @click.command()
@@ -49,7 +53,7 @@ def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, forc
     Exit status: 0 shown; 1 an error (a chart not written, an unknown NAME without
     --compare); 2 a usage error (an unknown chip with --compare, options that clash).
     """
-    problem = pipeline.cli_support.hardware_usage(names, compare, chart, dtype)
+    problem = hardware_usage(names, compare, chart, dtype)
     if problem or (force and chart is None):
         raise click.UsageError(problem or "--force replaces the chart: give --chart PATH.png too")
     _refuse_existing(chart, force)
@@ -59,7 +63,7 @@ def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, forc
         click.echo("\n".join(catalog_lines(pipeline.catalog(catalog), catalog.version)))
         return
     try:
-        lines, chosen = pipeline.cli_support.hardware_lines(catalog, names, compare, raw)
+        lines, chosen = hardware_lines(catalog, names, compare, raw)
     except UnknownHardware as exc:
         error = click.ClickException(escaped(str(exc)))
         error.exit_code = 2 if compare else 1  # a single NAME: as before --compare existed
@@ -67,7 +71,7 @@ def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, forc
     click.echo("\n".join(lines))
     with errors() as failed:  # a chart not written: exit 1
         if chart is not None:
-            said = pipeline.cli_support.write_chips_chart(chart, catalog, chosen, dtype)
+            said = write_chips_chart(chart, catalog, chosen, dtype)
             click.echo(said, err=True)
     sys.exit(1 if failed else 0)
 
@@ -76,10 +80,8 @@ def _refuse_existing(path: Path | None, force: bool) -> None:
     """A file this command writes (hardware --chart) is refused when one is there, unless
     --force, as `template` refuses its PATH: a scenario file named *.png is never lost."""
     if path is not None:
-        try:
+        with fatal():
             refuse_existing(path, force)
-        except OutputError as exc:
-            raise click.ClickException(escaped(str(exc))) from exc
 
 
 def _template_path(ctx, param, value: str) -> Path:
@@ -100,8 +102,46 @@ def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
     """
     catalog = hardware_catalog(hardware_files)
     echo_problems((), catalog.warnings)  # doubts about a user file's figures, as `run` says
-    try:
+    with fatal():
         pipeline.write_template(path, force=force, hardware=catalog)
-    except PipelineError as exc:
-        raise click.ClickException(escaped(str(exc))) from exc
     click.echo(_("{path}: written; fill in its Scenarios sheet, then run it", path=printable(path)))
+
+
+def hardware_lines(catalog, names, compare: bool, raw: bool) -> tuple[list[str], list[str]]:
+    """What `pipeline hardware NAME` (its fields, then each field's source) or `--compare
+    NAMES` prints, and the chips' catalog names; UnknownHardware naming every unknown one."""
+    from pipeline.model.chips import chip_table, overridden_fields, resolve_chips
+    from pipeline.model.sources import chip_sources, load_sources
+    from pipeline.render.catalog_text import chip_lines, compare_lines, source_lines
+
+    chosen = resolve_chips(catalog, names)
+    if compare:
+        return compare_lines(chip_table(catalog, chosen), raw), chosen
+    name = chosen[0]
+    row, sources = catalog.chips.loc[name], chip_sources(name)
+    if "per" not in sources:  # the divisor of a system figure, from the same rows
+        every = load_sources()
+        per = every.loc[every["name"] == name].groupby("field")["per"].first()
+        sources = sources.assign(per=sources["field"].map(per))
+    changed = overridden_fields(catalog, name)
+    if len(sources) and not changed:  # each field's own source says it better
+        row = row.drop("source")
+    lines = chip_lines(name, row, raw) + source_lines(sources, list(row.index), changed)
+    return lines, chosen
+
+
+def write_chips_chart(path: Path, catalog, names: list[str], dtype: str | None) -> str:
+    """Write the chips chart (pipeline.charts.chips) of catalog chips `names` at `dtype`
+    (default bf16) to `path`, a PNG (so never over a scenario or hardware file); returns
+    what to say of it."""
+    from pipeline.charts import chips
+    from pipeline.render.charts.style import png_bytes
+
+    if path.suffix.lower() != ".png":
+        raise OutputError(f"{printable(path)}: the chart is a PNG; name it *.png")
+    family = peak_dtype(dtype or "bf16")
+    write_file(path, png_bytes(chips(names, family, catalog)))
+    left = [n for n in names if fmt.missing(catalog.chips.at[n, f"peak_{family}"])]
+    drawn = fmt.plural(len(names) - len(left), "chip")
+    note = f" (not drawn, no {family} peak: {', '.join(left)})" if left else ""
+    return printable(f"{family} rooflines of {drawn} -> {path}{note}")

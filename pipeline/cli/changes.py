@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import LANG_OPTION, Fraction, errors, output_folder
-from pipeline.compare import DEFAULT_THRESHOLD
-from pipeline.compare_runs import compare_runs, inputs_of
+from pipeline.cli.options import LANG_OPTION, Fraction, change_kinds, errors, output_folder
+from pipeline.comparing import DEFAULT_THRESHOLD, compare_runs, inputs_of
 from pipeline.errors import InvalidResults, printable
 
 
@@ -38,7 +37,7 @@ def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_
     """
     status = 2
     with errors("compare the runs' results.parquet files, or runs of fewer scenarios"):
-        kinds = pipeline.cli_support.change_kinds(fail_on)
+        kinds = change_kinds(fail_on)
         whole = (inputs_of(baseline), inputs_of(new))
         if all(whole):
             result = compare_runs(baseline, new, threshold)

@@ -8,9 +8,7 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.cli.options import LANG_OPTION, MODELS_OPTION, echo_problems
-from pipeline.cli_support import escaped
-from pipeline.errors import PipelineError
+from pipeline.cli.options import LANG_OPTION, MODELS_OPTION, echo_problems, fatal
 from pipeline.render.model_text import model_lines, model_list_lines
 
 
@@ -31,17 +29,13 @@ def models(name: str | None, models_files: tuple[Path, ...]) -> None:
     Exit status: 0 shown; 1 an unknown NAME, an unreadable file, or rows of a --models file
     left out (each said on stderr; the other models are listed).
     """
-    try:
+    with fatal():
         catalog = pipeline.load_models(list(models_files), strict=False)
-    except PipelineError as exc:
-        raise click.ClickException(escaped(str(exc))) from exc
     echo_problems(catalog.problems, ())  # rows left out of a --models file, on stderr
     if name is None:
         lines = model_list_lines(catalog.models, catalog.version)
     else:
-        try:
+        with fatal():  # an unknown NAME
             lines = model_lines(catalog.resolve(name) or name, catalog.model(name))
-        except PipelineError as exc:  # an unknown NAME
-            raise click.ClickException(escaped(str(exc))) from exc
     click.echo("\n".join(lines))
     sys.exit(1 if catalog.problems else 0)

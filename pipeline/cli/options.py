@@ -1,4 +1,5 @@
-"""What the commands share: the options several take, the one place errors become messages
+"""What the commands share: the options several take, the checks of options taken together
+(`run_usage`, `hardware_usage`, `change_kinds`), the one place errors become messages
 (`errors`), the inputs' globs, the hardware catalog of `--hardware` files."""
 
 from __future__ import annotations
@@ -7,18 +8,21 @@ import codecs
 import glob
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
 import pipeline
-from pipeline.analysis import with_calibration
-from pipeline.cli_engine import ENGINE_OPTIONS
-from pipeline.cli_support import escaped
+from pipeline.cli.lines import escaped
+from pipeline.engine.cluster import DEFAULT_WORKER_WAIT, scheduler_problem
+from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
 from pipeline.errors import PipelineError, printable, quoted
 from pipeline.i18n import LANGS, SPELLINGS, _, lang_code, set_lang
 from pipeline.limits import DEFAULT_MAX_ROWS, MAX_ROWS_LIMIT
+from pipeline.model.calibration_file import calibration_from
+from pipeline.model.chips import peak_dtype
+from pipeline.render import format as fmt
+from pipeline.scenarios.xlsx import is_workbook
 
 HARDWARE_OPTION = click.option(
     "--hardware",
@@ -95,20 +99,109 @@ MAX_ROWS_OPTION = click.option(
     "rejected (the local engine).")  # fmt: skip
 
 
+ENGINE_OPTIONS = (
+    click.option("--engine", type=click.Choice(("local", "dask")), default="local",
+                 show_default=True, help="local: this process (no server). dask: Dask workers, "
+                 "partition by partition, for sweeps past one machine (needs "
+                 "roofline-pipeline[dask]); writes results/part-NNNNN.parquet, summary.json, "
+                 "errors.csv, the charts, workbook.xlsx and report.html (every scenario "
+                 "counted, a sample of them listed) and manifest.json. Not with --baseline."),
+    click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: a running Dask "
+                 "scheduler (tcp://HOST:8786), else a local cluster of one worker per core, "
+                 "started and stopped by the run. The workers must see -o's folder (a shared "
+                 "file system)."),
+    click.option("--partition-rows", type=click.IntRange(min=1), default=DEFAULT_PARTITION_ROWS,
+                 show_default=True, help="With --engine dask: scenarios per partition (one "
+                 "task, one Parquet file); at least "
+                 f"{fmt.count(MIN_PARTITION_ROWS)} in a run of more scenarios than that."),
+    click.option("--worker-wait", type=click.FloatRange(min=0, min_open=True),
+                 default=DEFAULT_WORKER_WAIT, show_default=True, metavar="SECONDS",
+                 help="With --engine dask: how long the run waits while the scheduler has no "
+                 "worker (none started yet, or all killed), the wait shown, before it stops "
+                 "with an error; also the longest wait for a finished partition's result or "
+                 "the scheduler's answer."),
+    click.option("--csv", is_flag=True, help="With --engine dask: also results/part-NNNNN.csv."),
+)  # fmt: skip
+DASK_ONLY = ("scheduler", "partition_rows", "worker_wait", "csv")
+
+
 def engine_options(command):
-    """run's --engine, --scheduler, --partition-rows, --worker-wait and --csv
-    (cli_engine.ENGINE_OPTIONS)."""
-    for name, spec in reversed(ENGINE_OPTIONS):
-        kind = None
-        if "choices" in spec:
-            kind = click.Choice(spec["choices"])
-        elif "min" in spec:
-            kind = click.IntRange(min=spec["min"])
-        elif "above" in spec:  # seconds: any number past it
-            kind = click.FloatRange(min=spec["above"], min_open=True)
-        spec = {k: v for k, v in spec.items() if k not in ("choices", "min", "above")}
-        command = click.option(name, type=kind, show_default=True, **spec)(command)
+    """run's --engine, --scheduler, --partition-rows, --worker-wait and --csv."""
+    for option in reversed(ENGINE_OPTIONS):
+        command = option(command)
     return command
+
+
+def run_usage(given: set[str], engine: dict, sheet: str | None, paths: list[Path],
+              baseline: str | None, fail_on: str | None) -> str | None:  # fmt: skip
+    """What makes run's options unusable together (a usage error, exit 2), or None. `given`:
+    the options given on the command line (or by the environment), whatever their value."""
+    if engine["engine"] != "dask":
+        named = [f"--{name.replace('_', '-')}" for name in DASK_ONLY if name in given]
+        if len(named) == 1:
+            return _("{option} is for --engine dask only (this run uses the local engine): add "
+                     "--engine dask, or leave it out", option=named[0])  # fmt: skip
+        if named:
+            return _("{options} and {last} are for --engine dask only (this run uses the local "
+                     "engine): add --engine dask, or leave them out",
+                     options=", ".join(named[:-1]), last=named[-1])  # fmt: skip
+    elif baseline is not None:
+        return _("--baseline is not taken with --engine dask: compare the finished run with an "
+                 "earlier one by `pipeline compare EARLIER NEW` (it reads a Dask run's "
+                 "results/part-*.parquet).")  # fmt: skip
+    if engine["scheduler"] is not None and (problem := scheduler_problem(engine["scheduler"])):
+        return problem
+    if sheet is not None:  # a regular file's first bytes only: a pipe is never read here
+        for path in paths:
+            if path.is_file() and not is_workbook(path.name, _head(path)):
+                return _("--sheet picks a workbook's sheet, and {path} is not a workbook "
+                         "(.xlsx): leave --sheet out, or give workbooks only",
+                         path=printable(path))  # fmt: skip
+    if fail_on is not None and baseline is None:
+        return (
+            "--fail-on needs --baseline: the changes it counts are since a baseline run "
+            "(--baseline DIR or latest)"
+        )
+    return None
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(8)
+    except OSError:  # unreadable: the run says so, with the reason
+        return b""
+
+
+def change_kinds(value: str | None) -> tuple[str, ...] | None:
+    """--fail-on's comma-separated change kinds (None: every kind); a PipelineError saying
+    what would be valid otherwise."""
+    from pipeline.model.changes import KINDS
+
+    if value is None:
+        return None
+    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        shown = f"unknown kind {quoted(unknown[0])}" if unknown else "no kind given"
+        raise PipelineError(f"--fail-on: {shown}; give some of {','.join(KINDS)}")
+    return kinds
+
+
+def hardware_usage(names: tuple[str, ...], compare: bool, chart, dtype) -> str | None:
+    """What is wrong with `pipeline hardware`'s arguments taken together (None: nothing)."""
+    if (compare or chart) and not names:
+        example = "--compare h100 tpu-v6e" + (" --chart rooflines.png" if chart else "")
+        return f"{'--compare' if compare else '--chart'} needs chip names, e.g. {example}"
+    if len(names) > 1 and not compare:
+        return f"{fmt.plural(len(names), 'chip')} given: add --compare to see them side by side"
+    if dtype is not None and chart is None:
+        return "--dtype is the chart's dtype: give --chart PATH.png too"
+    try:
+        peak_dtype(dtype or "bf16")
+    except ValueError as exc:
+        return f"--dtype: {exc}"
+    return None
 
 
 KEEP_COLUMN_OPTION = click.option(
@@ -185,17 +278,29 @@ def expand_inputs(patterns: tuple[str, ...]) -> list[Path]:
     return paths
 
 
-def hardware_catalog(
-    files: tuple[Path, ...], models: tuple[Path, ...] = (), calibration: Path | None = None
-):
-    """The hardware catalog of `--hardware` files, with the model catalog of `--models`
-    files when given (transformer rows read it) and `--calibration`'s file."""
+@contextmanager
+def fatal(error: type[click.ClickException] = click.ClickException) -> Iterator[None]:
+    """A PipelineError in the block stops the command with its message, escaped: an error
+    (exit 1), or with `click.UsageError` a usage error (exit 2)."""
     try:
-        catalog = pipeline.load_hardware(list(files))
-        if models:
-            catalog = replace(catalog, models=pipeline.load_models(list(models)))
-        if calibration is not None:
-            catalog = with_calibration(catalog, calibration)
-        return catalog
+        yield
     except PipelineError as exc:
-        raise click.ClickException(escaped(str(exc))) from exc
+        raise error(escaped(str(exc))) from exc
+
+
+def hardware_catalog(files: tuple[Path, ...]):
+    """The hardware catalog of `--hardware` files."""
+    with fatal():
+        return pipeline.load_hardware(list(files))
+
+
+def model_inputs(models: tuple[Path, ...], calibration: Path | None = None) -> dict:
+    """analyze()'s `models` (the catalog of `--models` files, None without any) and
+    `calibration` (--calibration's file, read here once so that an error stops the command
+    before any input; each run reads it again, as an input of its own: hashed, never
+    replaced)."""
+    with fatal():
+        if calibration is not None:
+            calibration_from(calibration)
+        return dict(models=pipeline.load_models(list(models)) if models else None,
+                    calibration=calibration)  # fmt: skip

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 import pipeline
+from pipeline.analysis import output_names
+from pipeline.cli import progress
+from pipeline.cli.lines import (
+    Checked,
+    added_line,
+    fail_status,
+    failed_line,
+    index_line,
+    input_line,
+    no_baseline_note,
+    removed_line,
+    summary_lines,
+    validate_line,
+    warnings_line,
+    written_files,
+)
 from pipeline.cli.options import (
     CALIBRATION_OPTION,
     ENCODING_OPTION,
@@ -18,22 +33,18 @@ from pipeline.cli.options import (
     MAX_ROWS_OPTION,
     MODELS_OPTION,
     SHEET_OPTION,
+    change_kinds,
     echo_problems,
     engine_options,
     errors,
     expand_inputs,
+    fatal,
     hardware_catalog,
+    model_inputs,
     output_folder,
+    run_usage,
 )
-from pipeline.cli_engine import dask_checked, run_on_dask, run_usage
-from pipeline.cli_support import (
-    escaped,
-    index_line,
-    output_names,
-    sigterm_as_interrupt,
-    summary_lines,
-)
-from pipeline.errors import PipelineError, printable
+from pipeline.errors import printable
 from pipeline.i18n import _
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
@@ -41,6 +52,9 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
 )
+from pipeline.run.baseline import baseline_folders, chosen_baseline, removed_runs
+from pipeline.run.children import sigterm_as_interrupt
+from pipeline.run.write import Options, Written
 
 
 @click.command()
@@ -151,81 +165,80 @@ def run(
         paths = expand_inputs(scenarios)
         ctx = click.get_current_context()  # an option given, whatever its value: asked for
         given = {p for p in ctx.params if ctx.get_parameter_source(p).name != "DEFAULT"}
-        if problem := run_usage(given, engine, sheet, paths):
+        if problem := run_usage(given, engine, sheet, paths, baseline, fail_on):
             raise click.UsageError(problem)
-        if fail_on is not None and baseline is None:
-            raise click.UsageError("--fail-on needs --baseline: the changes it counts are "
-                                   "since a baseline run (--baseline DIR or latest)")  # fmt: skip
-        try:
-            kinds = pipeline.cli_support.fail_on_kinds(fail_on, baseline)
-        except PipelineError as exc:  # a kind that does not exist: the command line is wrong
-            raise click.UsageError(escaped(str(exc))) from exc
-        catalog = hardware_catalog(hardware_files, models_files, calibration_file)
+        with fatal(click.UsageError):  # a kind that does not exist: the command line is wrong
+            kinds = None if fail_on is None else change_kinds(fail_on)
+        catalog = hardware_catalog(hardware_files)
+        catalogs = model_inputs(models_files, calibration_file)
         names = output_names(paths)
-        asked = baseline  # as given: the Dask engine refuses any (cli_engine)
-        try:  # a baseline folder missing or unreadable: an error before anything is written
-            baselines = [None] * len(names)
-            if engine["engine"] != "dask":
-                warn = lambda text: click.echo(text, err=True)  # noqa: E731 (even with -q)
-                baseline, note = pipeline.cli_support.chosen_baseline(baseline, output_dir, warn)
-                if note and not quiet:
-                    click.echo(note, err=True)
-                baselines = pipeline.cli_support.baseline_folders(baseline, paths, names)
-        except PipelineError as exc:
-            raise click.ClickException(escaped(str(exc))) from exc
+        with (
+            fatal()
+        ):  # a baseline folder missing or unreadable: an error before anything is written
+            warn = lambda text: click.echo(text, err=True)  # noqa: E731 (even with -q)
+            baseline, note = chosen_baseline(baseline, output_dir, warn)
+            if note and not quiet:
+                click.echo(note, err=True)
+            baselines = baseline_folders(baseline, paths, names)
         protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
         read = dict(sheet=sheet, encoding=encoding, keep_columns=keep_columns)
-        write = dict(
-            plots=not no_plots,
-            workbook=not no_workbook,
-            report=not no_report,
-            max_charts=max_charts,
-            workbook_rows=workbook_rows,
-            workbook_input_rows=workbook_input_rows,
-            report_rows=report_rows,
-            force=force,
-            protect=protect,
-        )
-        if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
-            how = dict(quiet=quiet, strict=strict, baseline=asked, write=write)
-            ui = (echo_problems, errors, click.echo, click.progressbar)
-            sys.exit(run_on_dask(paths, output_dir, catalog, names, engine, read, how, ui))
+        options = Options(plots=not no_plots, workbook=not no_workbook, report=not no_report,
+                          max_charts=max_charts, workbook_rows=workbook_rows,
+                          workbook_input_rows=workbook_input_rows, report_rows=report_rows,
+                          force=force)  # fmt: skip
         status, runs = 0, []
-        for run_dir, source in pipeline.cli_support.removed_runs(baseline, baselines):
+        for run_dir, source in removed_runs(baseline, baselines):
             gone = kinds is not None and "removed" in kinds  # an input dropped since the baseline
             if gone or not quiet:
-                click.echo(pipeline.cli_support.removed_line(run_dir, source, gone), err=True)
+                click.echo(removed_line(run_dir, source, gone), err=True)
             status = max(status, 1 if gone else 0)
         for path, name, old in zip(paths, names, baselines, strict=True):
             new_input = baseline is not None and old is None
             if new_input and not quiet and not (kinds and "added" in kinds):
-                click.echo(pipeline.cli_support.no_baseline_note(path, baseline), err=True)
-            write["baseline"] = old
+                click.echo(no_baseline_note(path, baseline), err=True)
             with errors() as failed:
-                analysis = pipeline.analyze(
-                    path, hardware=catalog, max_rows=max_rows, strict=strict, **read
-                )
-                echo_problems(analysis.problem_list, () if quiet else analysis.warnings)
-                with _progress(path, quiet) as step:
-                    written = analysis.write(output_dir / name, progress=step, **write)
-                runs.append(pipeline.index_entry(analysis, written))
-                status = max(status, 1 if analysis.problem_list else 0)
+                if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
+                    from pipeline.engine.dask_run import run_dask  # Dask is imported there
+
+                    with progress.partitions(path, quiet) as step:
+                        got = run_dask(
+                            path, output_dir, hardware=catalog, scheduler=engine["scheduler"],
+                            partition_rows=engine["partition_rows"], csv=engine["csv"],
+                            force=force, worker_wait=engine["worker_wait"], name=name,
+                            strict=strict, options=options, progress=step, **read, **catalogs,
+                        )  # fmt: skip
+                    record, problems, warnings = got.record, got.problems, got.warnings
+                    written = Written(got.folder, tuple(got.folder / f for f in got.files), ())
+                    lines = [input_line(record.source, got.scenarios, record.summary.bounds,
+                                        got.rejected_rows, got.folder, written_files(got.files),
+                                        got.partitions)]  # fmt: skip
+                    echo_problems(problems, () if quiet else warnings)
+                else:
+                    record = pipeline.analyze(
+                        path, hardware=catalog, max_rows=max_rows, strict=strict, **read, **catalogs
+                    )
+                    problems, warnings = record.problem_list, record.warnings
+                    echo_problems(problems, () if quiet else warnings)
+                    with progress.stages(path, quiet) as step:
+                        written = record.write(output_dir / name, progress=step, baseline=old,
+                                               protect=protect, **vars(options))  # fmt: skip
+                    lines = summary_lines(path, record, written, verbose)
+                runs.append(pipeline.index_entry(record, written))
+                status = max(status, 1 if problems else 0)
                 failing = kinds is not None and old is not None and written.changes is not None
-                failing = failing and pipeline.cli_support.changed(written.changes, kinds)
+                failing = failing and any(written.changes["counts"].get(k, 0) for k in kinds)
                 status = max(status, 1 if failing else 0)
                 if not quiet:
-                    click.echo("\n".join(summary_lines(path, analysis, written, verbose)))
-                elif line := pipeline.cli_support.quiet_line(analysis, written):
+                    click.echo("\n".join(lines))
+                elif line := warnings_line(record.source, warnings, written.folder,
+                                           written.files):  # fmt: skip
                     click.echo(line, err=True)  # how many warnings, what they say, where
                 if failing:  # with or without -q: a failing night's mail says why
-                    line = pipeline.cli_support.failed_line(
-                        path, written.changes, kinds, written.folder, written.files
-                    )
+                    line = failed_line(path, written.changes, kinds, written.folder, written.files)
                     click.echo(line, err=True)
-                    runs[-1]["status"] = pipeline.cli_support.fail_status(written.changes, kinds)
+                    runs[-1]["status"] = fail_status(written.changes, kinds)
                 if new_input and kinds is not None and "added" in kinds:
-                    line = pipeline.cli_support.added_line(path, baseline, written.folder)
-                    click.echo(line, err=True)
+                    click.echo(added_line(path, baseline, written.folder), err=True)
                     runs[-1]["status"] = _("failed --fail-on: added")
                     status = 1
             if failed:
@@ -240,25 +253,27 @@ def run(
     sys.exit(status)
 
 
-@contextmanager
-def _progress(path: Path, quiet: bool):
-    """A progress bar of the output stages on a terminal (stderr); nothing otherwise."""
-    if quiet or not sys.stderr.isatty():
-        yield None
-        return
-    label = printable(path)
-    with click.progressbar(
-        length=100, label=f"{label}: writing", file=sys.stderr, show_eta=False
-    ) as bar:
-        done = 0
+def dask_checked(
+    path: Path, catalog, sheet: str | None, encoding: str | None, keep_columns=(), models=None
+) -> Checked:
+    """`path` checked as `run --engine dask` checks it before any worker starts: every row
+    (no --max-rows; fleet lists up to the client's limit), nothing expanded or computed.
+    `keep_columns`: as --keep-column; `models`: --models' catalog."""
+    from pipeline.scenarios import load_scenarios
 
-        def step(stage: str) -> None:
-            nonlocal done
-            done += 1
-            bar.label = f"{label}: {stage}"
-            bar.update(max(1, min(100 - bar.pos, 100 // (done + 1))))
-
-        yield step
+    loaded = load_scenarios(
+        path,
+        catalog,
+        sheet=sheet,
+        encoding=encoding,
+        planned=True,
+        keep_columns=keep_columns,
+        models=models,
+    )
+    warnings = (*catalog.warnings, *loaded.warnings)
+    lines = loaded.frame["line"].to_numpy()  # of each valid row, unexpanded
+    return Checked(loaded.source, loaded.source_rows, loaded.planned.total, loaded.problems,
+                   warnings, lines)  # fmt: skip
 
 
 @click.command()
@@ -286,25 +301,25 @@ def validate(
     A file past --max-rows is checked as --engine dask checks it, and its line says so
     ("over --max-rows (1,000,000) for the local engine; valid for --engine dask").
     """
-    catalog = hardware_catalog(hardware_files, models_files)
+    catalog, models = hardware_catalog(hardware_files), model_inputs(models_files)["models"]
     status = 0
     for path in expand_inputs(scenarios):
         with errors() as failed:
             over = None
             if engine == "dask":
-                checked = dask_checked(path, catalog, sheet, encoding, keep_columns)
+                checked = dask_checked(path, catalog, sheet, encoding, keep_columns, models)
             else:
                 analysis = pipeline.analyze(
                     path, hardware=catalog, max_rows=max_rows, sheet=sheet, encoding=encoding,
-                    keep_columns=keep_columns,
+                    keep_columns=keep_columns, models=models,
                 )  # fmt: skip
-                checked = pipeline.cli_support.Checked.of(analysis)
+                checked = Checked.of(analysis)
                 if checked.problems:  # some past --max-rows? then a file for the Dask engine
-                    planned = dask_checked(path, catalog, sheet, encoding, keep_columns)
+                    planned = dask_checked(path, catalog, sheet, encoding, keep_columns, models)
                     if planned.scenarios > max_rows:
                         checked, over = planned, max_rows
             echo_problems(checked.problems, checked.warnings)
-            line = pipeline.cli_support.validate_line(checked, dask=engine == "dask", over=over)
+            line = validate_line(checked, dask=engine == "dask", over=over)
             click.echo(line)
             status = max(status, 1 if checked.problems or over else 0)
         status = 1 if failed else status

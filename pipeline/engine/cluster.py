@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
+from contextlib import ExitStack, contextmanager
 
 from pipeline.errors import PipelineError, printable
 from pipeline.render import format as fmt
@@ -72,44 +73,31 @@ def scheduler_problem(address: str) -> str | None:
     return None
 
 
-class connected:
+@contextmanager
+def connected(module, scheduler: str | None, workers: int | None, timeout: float):
     """A Client on `scheduler` (reached within `timeout` seconds, else EngineError), or on a
     LocalCluster this run starts and stops: `workers` processes, one thread each, and no
     dashboard. While it is open, distributed's own log lines are held back: what goes wrong
     is said once, as an EngineError."""
-
-    def __init__(self, module, scheduler: str | None, workers: int | None, timeout: float):
-        self.module, self.scheduler, self.timeout = module, scheduler, timeout
-        self.workers = workers or os.cpu_count() or 1
-        self.cluster = None
-        self.client = None
-        self.levels: dict[logging.Logger, int] = {}
-
-    def __enter__(self):
+    with ExitStack() as stack:
         # distributed's loggers each their own level (distributed.client: warning): all held
-        names = ["distributed", *logging.root.manager.loggerDict]
-        for name in names:
+        for name in ["distributed", *logging.root.manager.loggerDict]:
             if name == "distributed" or name.startswith("distributed."):
                 logger = logging.getLogger(name)
-                self.levels.setdefault(logger, logger.level)
+                stack.callback(logger.setLevel, logger.level)
                 logger.setLevel(logging.CRITICAL + 1)
-        try:
-            return self._open()
-        except BaseException:
-            self.__exit__()
-            raise
-
-    def _open(self):
-        if self.scheduler:
+        if scheduler:
             try:
-                self.client = self.module.Client(self.scheduler, timeout=self.timeout)
+                client = module.Client(scheduler, timeout=timeout)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise EngineError(
-                    f"cannot reach the Dask scheduler at {printable(self.scheduler)} within "
-                    f"{self.timeout:g} s ({type(exc).__name__}); start one with `dask "
+                    f"cannot reach the Dask scheduler at {printable(scheduler)} within "
+                    f"{timeout:g} s ({type(exc).__name__}); start one with `dask "
                     "scheduler` and give its address (tcp://HOST:8786)"
                 ) from None
-            return self.client
+            stack.callback(client.close)
+            yield client
+            return
         import dask  # installed with distributed
 
         # Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its workers, which turns off
@@ -121,23 +109,15 @@ class connected:
             # The scheduler serves HTTP (health checks) even without a dashboard, on 8787
             # unless told otherwise, and warns when another cluster holds that port: the
             # run's own cluster takes any free port on this machine, and no dashboard.
-            self.cluster = self.module.LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True,
+            cluster = module.LocalCluster(
+                n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                 dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
                 silence_logs=logging.CRITICAL,
             )  # fmt: skip
-        self.client = self.module.Client(self.cluster)
-        return self.client
-
-    def __exit__(self, *exc) -> None:
-        try:
-            if self.client is not None:
-                self.client.close()
-            if self.cluster is not None:
-                self.cluster.close()
-        finally:
-            for logger, level in self.levels.items():
-                logger.setLevel(level)
+        stack.callback(cluster.close)
+        client = module.Client(cluster)
+        stack.callback(client.close)
+        yield client
 
 
 def compute_partitions(

@@ -8,7 +8,6 @@ Dask is imported (engine.cluster) only when this engine runs: the local engine n
 
 from __future__ import annotations
 
-import codecs
 import math
 import os
 import shutil
@@ -20,9 +19,7 @@ from datetime import UTC, datetime
 from numbers import Integral, Real
 from pathlib import Path
 
-import pandas as pd
-
-from pipeline.analysis import kept_columns, strict_refusal
+from pipeline.analysis import check_arguments, kept_columns, strict_refusal
 from pipeline.engine.cluster import (
     CONNECT_TIMEOUT,
     DEFAULT_WORKER_WAIT,
@@ -36,8 +33,11 @@ from pipeline.engine.cluster import (
 from pipeline.engine.merge import Merged, merge_partition
 from pipeline.engine.partition import FolderUnseen, compute_partition, part_name, send_part
 from pipeline.engine.views import dask_notice, dask_record
-from pipeline.errors import RowProblem, described, printable, quoted
+from pipeline.errors import RowProblem, described, printable
+from pipeline.i18n import use_lang
+from pipeline.model.calibration_file import calibration_from
 from pipeline.model.catalog import Catalog, catalog_from
+from pipeline.model.model_catalog import models_from
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.tables import write_csv
@@ -45,7 +45,6 @@ from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import engine_entry, file_entries, write_manifest
 from pipeline.run.write import Options, write_views
 from pipeline.scenarios import load_scenarios
-from pipeline.scenarios.expand import idle_chip_words, merge_idle
 
 __all__ = ["CONNECT_TIMEOUT", "DEFAULT_WORKER_WAIT", "DaskRun", "EngineError", "run_dask"]
 
@@ -93,6 +92,9 @@ def run_dask(
     strict: bool = False,
     options: Options | None = None,
     progress: Progress | None = None,
+    models=None,
+    calibration=None,
+    lang: str | None = None,
 ) -> DaskRun:
     """Check `path`, compute its scenarios on Dask (`scheduler`: an address, else a
     LocalCluster of `workers` processes, one per core) in partitions of `partition_rows`,
@@ -103,13 +105,17 @@ def run_dask(
     `strict`: any rejected row raises InvalidScenarios, nothing computed. `worker_wait`:
     seconds with no worker before the run stops (EngineError); `progress(done, of,
     wait_left)` is called as partitions complete, and while it waits for a worker.
-    `keep_columns`: as for pipeline.analyze."""
+    `keep_columns`, `models`, `calibration`: as for pipeline.analyze; `lang`: as for
+    Analysis.write."""
     args = dict(locals())
     _check_arguments(args)
     catalog = catalog_from(hardware)
+    args["models"] = None if models is None else models_from(models, strict=True)
+    args["calibration"] = None if calibration is None else calibration_from(calibration)
     module = dask_module()
     try:
-        return _run(module, Path(path), Path(out_dir), catalog, args)
+        with use_lang(lang):
+            return _run(module, Path(path), Path(out_dir), catalog, args)
     except MemoryError:
         raise EngineError(
             "out of memory in this process, the Dask client (it holds the file's rows, a "
@@ -124,7 +130,7 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
     t0 = time.perf_counter()
     loaded = load_scenarios(
         path, catalog, sheet=args["sheet"], encoding=args["encoding"], planned=True,
-        keep_columns=kept_columns(args["keep_columns"]),
+        keep_columns=kept_columns(args["keep_columns"]), models=args["models"],
     )  # fmt: skip
     if args["strict"] and loaded.problems:
         raise strict_refusal(loaded, catalog)
@@ -142,7 +148,9 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
     target = out_dir / (args["name"] or path.stem)
     merged = Merged()
     scheduler = args["scheduler"]
-    with OutputFolder(target, inputs=[path, *catalog.files], force=args["force"]) as tmp:
+    cal, cal_file = args["calibration"] or (None, None)
+    inputs = [path, *catalog.files, *([cal_file] if cal_file else [])]
+    with OutputFolder(target, inputs=inputs, force=args["force"]) as tmp:
         (tmp / "results").mkdir()  # before any task: a task never makes a folder (partition)
         with connected(module, scheduler, args["workers"], args["timeout"]) as client:
             token = uuid.uuid4().hex[:8]  # a run's own task keys, on a shared scheduler
@@ -150,7 +158,7 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
 
             def submit(k: int, lo: int, hi: int):
                 part, a, b = plan.part(lo, hi)  # built as it is submitted, never all at once
-                sent[k] = send_part(tmp, k, part, catalog.calibration)  # not in the graph
+                sent[k] = send_part(tmp, k, part, cal)  # not in the graph
                 return client.submit(compute_partition, sent[k], a, b, k, str(tmp), csv,
                                      key=f"roofline-{token}-{part_name(k)}", retries=RETRIES,
                                      pure=False)  # fmt: skip
@@ -171,12 +179,9 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
                     f"{printable(exc.args[0])}: every worker must see -o's folder at the same "
                     "path (a shared file system)"
                 ) from None
-        lines = plan.frame["line"].to_numpy()[plan.valid]
-        per_line = pd.Series(plan.counts[plan.valid]).groupby(lines).sum()
-        idle = merge_idle(merged.idle, {int(k): int(v) for k, v in per_line.items()})
-        warnings = (*catalog.warnings, *loaded.warnings, *idle_chip_words(idle, path))
+        warnings = (*catalog.warnings, *loaded.warnings)  # the idle chips': dask_record's
         timings = {"load": t_load, "compute": time.perf_counter() - t0 - t_load}
-        record, _ = dask_record(merged.partial, loaded, catalog, warnings, started, timings)
+        record, _ = dask_record(merged.partial, loaded, catalog, warnings, started, timings, cal)
         problems = record.problem_list
         if problems:
             write_csv(record.problems, tmp / "errors.csv")
@@ -195,7 +200,7 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
         source_rows=loaded.source_rows,
         rejected_rows=record.summary.rejected_rows,
         problems=problems,
-        warnings=warnings,
+        warnings=record.warnings,
         merged=merged,
         files=(*(e["path"] for e in entries), "manifest.json"),
         record=record,
@@ -237,17 +242,13 @@ def _check_arguments(args: dict) -> None:
         )
     if rows < 1:
         raise ValueError(f"partition_rows must be 1 or more, not {fmt.count(rows)}")
-    for label in ("csv", "force", "strict"):
-        if not isinstance(args[label], bool):
-            raise TypeError(f"{label} must be True or False, not {described(args[label])}")
+    texts = ("scheduler", "name", "sheet", "encoding", "lang")
+    check_arguments({k: args[k] for k in ("csv", "force", "strict")}, {k: args[k] for k in texts})
     if args["options"] is not None and not isinstance(args["options"], Options):
         raise TypeError(
             "options must be a pipeline.run.write.Options (Options(workbook=False), ...) or "
             f"None, not {described(args['options'])}"
         )
-    for label in ("scheduler", "name", "sheet", "encoding"):
-        if args[label] is not None and not isinstance(args[label], str):
-            raise TypeError(f"{label} must be a str or None, not {described(args[label])}")
     workers = args["workers"]
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)):
         raise TypeError(f"workers must be a whole number (int) or None, not {described(workers)}")
@@ -263,10 +264,3 @@ def _check_arguments(args: dict) -> None:
         raise TypeError(f"progress must be a function or None, not {described(args['progress'])}")
     if args["scheduler"] is not None and (problem := scheduler_problem(args["scheduler"])):
         raise ValueError(problem)
-    if args["encoding"] is not None:
-        try:
-            codecs.lookup(args["encoding"])
-        except LookupError:
-            raise ValueError(
-                f"unknown encoding {quoted(args['encoding'])} (e.g. cp1252, utf-16)"
-            ) from None

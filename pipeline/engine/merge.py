@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from pipeline.model.partial import Partial, merge
 
 
@@ -17,7 +15,6 @@ class Merged:
 
     partitions: dict[int, dict] = field(default_factory=dict)  # number -> rows, files
     partials: dict[int, Partial] = field(default_factory=dict)  # number -> its Partial
-    idle: list[pd.DataFrame] = field(default_factory=list)  # each partition's idle_chips()
 
     @property
     def rows(self) -> int:
@@ -38,5 +35,3 @@ def merge_partition(merged: Merged, got: dict) -> None:
     k, part = got["number"], got["partial"]
     merged.partitions[k] = {"rows": part.scenarios, "files": got["files"]}
     merged.partials[k] = part
-    if len(got["idle"]):
-        merged.idle.append(got["idle"])

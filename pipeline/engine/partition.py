@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pipeline.model.partial import computed
 from pipeline.render.tables import write_csv, write_parquet
-from pipeline.scenarios.expand import idle_chips
 from pipeline.scenarios.plan import Planned
 from pipeline.textfile import atomic_file, file_sha256
 
@@ -47,7 +46,7 @@ def compute_partition(
     the calibration to), write them into `folder`/results
     (under a temporary name, then renamed; the client lists only the files of the partitions
     it merged, and removes any other) and return its number, the files' SHA-256, the rows'
-    Partial (their statistics, refusals and chart grids) and the idle-chip table. The client
+    Partial (their statistics, refusals, idle chips and chart grids). The client
     makes `folder`/results before any task runs; a task never makes a folder, so one still
     running after its run ended (Ctrl-C, a lost scheduler) cannot bring back the run's
     removed folder: its write fails instead (FolderUnseen)."""
@@ -77,5 +76,4 @@ def compute_partition(
         "number": number,
         "files": files,
         "partial": partial,  # every statistic of these rows (model.partial), merged by the client
-        "idle": idle_chips(frame),  # rows splitting a dim over more chips than it has
     }

@@ -10,13 +10,12 @@ from dataclasses import replace
 
 from pipeline.engine.sample import sample_plan
 from pipeline.i18n import _
-from pipeline.model.calibration import unused_warnings
-from pipeline.model.catalog import Catalog, catalog_records
+from pipeline.model.catalog import Catalog
 from pipeline.model.overflow import refused_problems
-from pipeline.model.partial import Partial, chips_counted, computed
-from pipeline.model.summary import finish
-from pipeline.record import Record, provenance
+from pipeline.model.partial import Partial, computed
+from pipeline.record import Record, record_of
 from pipeline.render import format as fmt
+from pipeline.render.answer import scenarios_text
 from pipeline.run.baseline import PARTS
 from pipeline.scenarios import Loaded
 from pipeline.scenarios.refused import with_problems
@@ -31,37 +30,22 @@ def dask_record(
     warnings: tuple[str, ...],
     started: str,
     timings: dict[str, float],
+    calibration=None,
 ) -> tuple[Record, Partial]:
     """The record a Dask run's report, workbook and charts are drawn from (see the module),
     and the merged Partial of every partition. `partials(empty)` merges the partitions'
     Partials (engine.merge.Merged.partial), `empty` for a run with none. Its problems are
-    the file's and the model's refusals, in line order."""
+    the file's and the model's refusals, in line order. `calibration`: the run's, or None."""
     sample = sample_plan(loaded.planned)
     # the workers' refusals too
-    results, facts, empty, _ = computed(
-        sample.rows(0, sample.total), calibration=catalog.calibration
-    )
+    results, facts, empty, _ = computed(sample.rows(0, sample.total), calibration=calibration)
     merged = partials(empty)
-    records = tuple(catalog_records(catalog, chips_counted(merged)))
     problems = with_problems(loaded.problems, refused_problems(loaded.source, merged.refused))
-    rejected = len({p.line for p in problems})
-    summary = finish(
-        merged, list(records), loaded.source_rows, rejected, len(problems), catalog.calibration
-    )
-    warnings = (*warnings, *unused_warnings(summary.calibration))
-    record = Record(
-        **provenance(loaded, catalog.version),
-        started=started,
-        hardware=records,
-        summary=summary,
-        warnings=warnings,
-        timings=timings,
-        _loaded=replace(loaded, problems=problems),
-        _results=results,
-        _facts=facts,
-        rows_in=ROWS_IN,
+    record = record_of(
+        Record, merged, replace(loaded, problems=problems), catalog, calibration, warnings,
+        started=started, timings=timings, _results=results, _facts=facts, rows_in=ROWS_IN,
         sampled=len(results) < merged.scenarios,
-    )
+    )  # fmt: skip
     return record, merged
 
 
@@ -75,9 +59,7 @@ def dask_notice(record: Record, partitions: int) -> str:
     )
     head = head.format(
         n=fmt.count(partitions),
-        scenarios=(_("{n} scenario") if s.scenarios == 1 else _("{n} scenarios")).format(
-            n=fmt.count(s.scenarios)
-        ),
+        scenarios=scenarios_text(s.scenarios),
         rows=ROWS_IN,
     )
     if not record.sampled:

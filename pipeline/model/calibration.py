@@ -27,19 +27,6 @@ import pandas as pd
 from pipeline.model.roofline import BOUNDS, bound_codes
 from pipeline.version import __version__
 
-__all__ = [
-    "EFFICIENCIES",
-    "GROUP_COLUMNS",
-    "KINDS",
-    "MAX_OVERHEAD_SECONDS",
-    "MIN_EFFICIENCY",
-    "Calibration",
-    "estimate",
-    "group_table",
-    "op_kinds",
-    "relative_errors",
-]
-
 # the op kinds a calibration tells apart: einsums (matmul, dot, any einsum string), custom
 # ops (given FLOPs and bytes) and each collective row
 KINDS = ("matmul", "custom", "all_gather", "reduce_scatter", "all_reduce", "all_to_all")
@@ -255,13 +242,11 @@ def _number(value: float) -> float | None:
 
 
 # after `bound` (and measured_over_estimate after measured_over_predicted)
-ESTIMATE_COLUMNS = ("t_estimate", "estimate_bound", "calibration")
-
-
 def with_estimate(results: pd.DataFrame, calibration: Calibration | None) -> pd.DataFrame:
-    """`results` with ESTIMATE_COLUMNS after `bound`: each row's estimate, its bound and the
-    calibration's label (docs/model.md#calibration); unchanged without a calibration. A
-    total row's (a step's, a group's) are filled later, from its rows (model.step_totals)."""
+    """`results` with t_estimate, estimate_bound and calibration after `bound` (each row's
+    estimate, its bound, the calibration's label: docs/model.md#calibration); unchanged
+    without a calibration. A total row's (a step's, a group's) are filled later, from its
+    rows (model.step_totals)."""
     if calibration is None:
         return results
     t, bound = estimate(results, calibration)

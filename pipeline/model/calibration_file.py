@@ -46,6 +46,7 @@ import tomli_w
 from pipeline.errors import InvalidCalibrationFile, OutputError, printable, quoted
 from pipeline.model.calibration import (
     EFFICIENCIES,
+    ERRORS,
     KINDS,
     MAX_OVERHEAD_SECONDS,
     MIN_EFFICIENCY,
@@ -55,10 +56,7 @@ from pipeline.model.calibration import (
 from pipeline.model.hardware_file import toml_lines
 from pipeline.textfile import atomic_file, decode_utf8, read_bytes
 
-__all__ = ["read_calibration", "write_calibration"]
-
 META = "calibration"  # the top table's name: no chip can have it
-ERRORS = ("error_before", "error_after", "heldout_error")
 NUMBERS = (*EFFICIENCIES, "overhead_seconds", *ERRORS)
 GROUP_KEYS = (*EFFICIENCIES, "overhead_seconds", "rows", *ERRORS, "fitted", "reason")
 META_KEYS = ("created", "source", "source_sha256", *ERRORS, "version")

@@ -45,8 +45,6 @@ from pipeline.model.calibration import (
 )
 from pipeline.model.roofline import BOUNDS, bound_codes
 
-__all__ = ["EXTRA_ROWS", "MIN_SPREAD", "MIN_TERM_ROWS", "fit", "unit_warnings"]
-
 MIN_TERM_ROWS = 3  # rows a term must be the bound on for its efficiency to be fitted
 MIN_SPREAD = 1.5  # the factor a term's roofline times must span for an overhead to be fitted
 EXTRA_ROWS = 2  # rows a group needs beyond its number of parameters

@@ -9,23 +9,17 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from os import PathLike
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import BrokenInstall, InvalidHardwareFile, described, printable, quoted
+from pipeline.errors import BrokenInstall, InvalidHardwareFile, printable, quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
 from pipeline.model.fleet import user_chip_warnings
-from pipeline.model.hardware_file import (
-    clash_problems,
-    control_problems,
-    read_csv_table,
-    read_frame_table,
-    read_toml_table,
-)
+from pipeline.model.hardware_file import HARDWARE, clash_problems, control_problems
 from pipeline.model.spellings import alias_map, spelling, split_aliases, union_aliases
+from pipeline.model.table_file import read_file, read_given
 from pipeline.textfile import read_bytes
 
 # ici: TPU inter-chip interconnect; nvlink: NVIDIA's; xgmi: AMD Infinity Fabric between GPUs;
@@ -80,8 +74,21 @@ COLUMNS = (
 )
 
 
+class Named:
+    """A catalog's lookups by name or alias, through its `aliases` (lower-case spelling ->
+    canonical name): the hardware catalog's and the model catalog's."""
+
+    def resolve(self, text: str) -> str | None:
+        """The canonical name for a case-insensitive name or alias, or None."""
+        return self.aliases.get(spelling(text))
+
+    def suggest(self, text: str) -> str | None:
+        """The closest known name or alias, for did-you-mean messages."""
+        return did_you_mean(spelling(text), list(self.aliases))
+
+
 @dataclass(frozen=True)
-class Catalog:
+class Catalog(Named):
     """Chips by canonical name, the alias lookup and a version string for manifests."""
 
     chips: pd.DataFrame  # index: canonical name, columns: COLUMNS minus name
@@ -90,16 +97,6 @@ class Catalog:
     sources: tuple[str, ...]
     files: tuple[Path, ...] = ()  # the user hardware files read, resolved when read
     warnings: tuple[str, ...] = ()  # doubts about the user's numbers (model/fleet.py)
-    models: object = None  # the model catalog transformer rows use (ModelCatalog; None: built-in)
-    calibration: object = None  # --calibration's (model.calibration.Calibration), or None
-
-    def resolve(self, text: str) -> str | None:
-        """Canonical chip name for a case-insensitive name or alias, or None."""
-        return self.aliases.get(spelling(text))
-
-    def suggest(self, text: str) -> str | None:
-        """The closest known name or alias, for did-you-mean messages."""
-        return did_you_mean(spelling(text), list(self.aliases))
 
     def links_of(self, name: str) -> list[str]:
         """Links this chip has a bandwidth for."""
@@ -107,10 +104,6 @@ class Catalog:
         return [link for link in LINKS if pd.notna(row[f"{link}_bandwidth"])]
 
 
-HARDWARE_ACCEPTED = (
-    "hardware= takes a CSV or TOML path, a DataFrame with the catalog's columns (as "
-    "pipeline.catalog() returns), a Catalog (pipeline.load_hardware()) or a list of them"
-)
 Given = str | Path | pd.DataFrame | Catalog
 Hardware = Given | Sequence[Given] | None  # `hardware=` of analyze(), catalog(), run_dask(), ...
 
@@ -155,20 +148,11 @@ def load_catalog(user_files: Sequence[Given] = ()) -> Catalog:
             files.extend(given.files)
             warnings.extend(given.warnings)
             continue
-        if isinstance(given, pd.DataFrame):
-            path = Path(f"<hardware rows {number}>")
-            cells, lines = read_frame_table(given, str(path))
-            digest.update(cells.to_csv(index=False).encode())
-        elif isinstance(given, str | PathLike):
-            path = Path(given)
-            data = read_bytes(path, InvalidHardwareFile, "hardware file")
-            files.append(path.resolve())  # for Analysis.write(), which never writes over one
-            digest.update(data)
-            cells, lines = _read_user_file(path, data)
-        else:
-            raise TypeError(f"{HARDWARE_ACCEPTED}; got {described(given)}")
+        path, (cells, lines), data, file = read_given(given, number, HARDWARE)
+        digest.update(data)
+        files.extend([file] if file else [])  # for Analysis.write(), which never writes over one
         known = alias_map(base.index, base["aliases"])
-        user, where = _normalize(cells, path, lines, known, toml=_is_toml(path))
+        user, where = _normalize(cells, path, lines, known, toml=path.suffix.lower() == ".toml")
         warnings += user_chip_warnings(user, base, where)  # the shipped catalog's: its tests
         base = _merge(base, user, where, path)
         sources.append(str(path))
@@ -188,21 +172,8 @@ def _builtin() -> tuple[bytes, pd.DataFrame]:
     """The shipped catalog's bytes and chips, read once per process."""
     path = builtin_catalog_path()
     data = read_bytes(path, BrokenInstall, "hardware catalog")  # missing: never a traceback
-    cells, lines = read_csv_table(path, data)
+    cells, lines = read_file(path, data, HARDWARE)
     return data, _normalize(cells, path, lines, {}, toml=False)[0]
-
-
-def _is_toml(path: Path) -> bool:
-    return path.suffix.lower() == ".toml"
-
-
-def _read_user_file(path: Path, data: bytes) -> tuple[pd.DataFrame, list[int | None]]:
-    """A --hardware file's cells, and each chip's line."""
-    if _is_toml(path):
-        return read_toml_table(path, data)
-    if path.suffix.lower() == ".csv":
-        return read_csv_table(path, data)
-    raise InvalidHardwareFile(f"hardware file {printable(path)} must end in .csv or .toml")
 
 
 def _normalize(

@@ -5,22 +5,21 @@ group says how many scenarios it holds and the stretch of its sweep they cover
 (`B = 123…172`), and is made of parts, one per kind of change (a bound flip memory → compute,
 the time, a fit, the critical batch), each with its own count and stretch.
 
-Computed from a comparison (pipeline.model.changes.Changes) with pandas group-bys and numpy
-over its rows, formatted nowhere: changes.html, the report's "Since the baseline" and the
-workbook's Changes sheet word the same groups (pipeline.render.change_lines).
+Computed once per comparison, as pipeline.model.changes makes it (its Changes' `groups`), with
+pandas group-bys and numpy over its rows, formatted nowhere: changes.html, the report's "Since
+the baseline", the workbook's Changes sheet and a notebook word the same groups
+(pipeline.render.change_lines).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from pipeline.model.change_values import exact
-from pipeline.model.changes import CAUSES, Changes
+from pipeline.model.change_values import CAUSES, exact
 
 # a group's origin, in reading order: the scenario file's own edits come first
 ORIGINS = ("edit", "catalog", "calibration", "model", "added", "removed")
@@ -92,13 +91,9 @@ def origins(change: pd.Series, causes: pd.Series) -> np.ndarray:
     return chosen.astype(object)
 
 
-def group_changes(changes: Changes) -> ChangeGroups:
-    """The changes grouped by origin, cause and series, in reading order (ChangeGroups)."""
-    table = changes.table
-    rows = len(table)
-    points = changes.points
-    if points is None or len(points) != rows:  # a Changes built without them
-        points = pd.DataFrame({"position": np.arange(rows)})
+def group_changes(table: pd.DataFrame, points: pd.DataFrame) -> ChangeGroups:
+    """A comparison's changes (its table and their points: model.changes.Changes) grouped by
+    origin, cause and series, in reading order (ChangeGroups)."""
     position = points["position"].to_numpy(dtype=np.int64)
     axes = points.drop(columns="position")
     origin = origins(table["change"], table["causes"])
@@ -150,37 +145,6 @@ def group_changes(changes: Changes) -> ChangeGroups:
     reading = pd.Categorical(table["change"], categories=READING).codes
     order = np.lexsort((position, reading, rank[group]))
     return ChangeGroups(groups.loc[:, list(GROUP_COLUMNS)], parts, order)
-
-
-def merge_changes(named: Sequence[tuple[str, Changes]]) -> Changes:
-    """Several inputs' comparisons as one (a whole run's): the tables one after another with
-    an `input` column naming each row's input (which group_changes groups by too), positions
-    after the inputs before, counts and scenarios compared summed, the skipped columns of any;
-    the threshold the first's."""
-    if not named:
-        raise ValueError("merge_changes needs at least one (input, Changes) pair")
-    tables, points, offset = [], [], 0
-    for name, changes in named:
-        tables.append(changes.table.assign(input=str(name)))
-        place = changes.points
-        if place is None or len(place) != len(changes.table):
-            place = pd.DataFrame({"position": np.arange(len(changes.table))})
-        points.append(place.assign(position=place["position"].to_numpy(dtype=np.int64) + offset))
-        offset += int(place["position"].max()) + 1 if len(place) else 0
-    table = pd.concat(tables, ignore_index=True)
-    counts = {k: sum(int(c.counts.get(k, 0)) for _, c in named) for k in named[0][1].counts}
-    causes = pd.concat([c.groups for _, c in named], ignore_index=True)
-    causes = causes.groupby(["hardware", "causes"], sort=True)["rows"].sum().reset_index()
-    first = named[0][1]
-    return Changes(
-        table=table,
-        counts=counts,
-        compared=sum(int(c.compared) for _, c in named),
-        skipped=tuple(sorted({s for _, c in named for s in c.skipped})),
-        groups=causes.sort_values("rows", ascending=False, kind="stable", ignore_index=True),
-        threshold=first.threshold,
-        points=pd.concat(points, ignore_index=True),
-    )
 
 
 def _first_rows(codes: np.ndarray, position: np.ndarray) -> np.ndarray:

@@ -6,8 +6,32 @@ values (codes), so only the rows that differ become strings; each value shown ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
+
+from pipeline.errors import InvalidResults, quoted
+from pipeline.model.dtypes import DTYPE_COLUMNS
+
+# the inputs a scenario's result depends on, besides its dims (single capital letters)
+FIRST_CAUSES = ("model",)  # said before the dims it sets (a transformer step's shape)
+CAUSES = (
+    *FIRST_CAUSES, "kv_dtype", "count", "group", "calibration",
+    "op", "einsum", "bytes", "hardware",
+    *DTYPE_COLUMNS,
+    "chips", "shard", "link",
+    "compute_efficiency", "hbm_efficiency", "network_efficiency",
+    "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
+)  # fmt: skip
+NUMBERS = ("critical_batch", "t_lower", "t_estimate")  # compared as numbers
+# what a missing cell may read as (Arrow's CSV reader takes the same texts for a null)
+_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+            "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null")  # fmt: skip
+_FLAGS = {"true": True, "false": False}
+_KIND = {"fits": ("True or False", "True, False or empty"),
+         "t_lower": ("a number", "a time in seconds, or empty"),
+         "critical_batch": ("a number", "a batch size, or empty")}  # fmt: skip
 
 
 def exact(value) -> str:
@@ -93,3 +117,45 @@ def calibrated_alike(old: pd.DataFrame, new: pd.DataFrame):
         return old, new
     nothing = {"t_estimate": np.nan, "calibration": "none"}
     return (old, new.assign(**nothing)) if has[0] else (old.assign(**nothing), new)
+
+
+def typed_results(frame: pd.DataFrame, where: Callable[[int], str]) -> pd.DataFrame:
+    """`frame` with `t_lower` and `critical_batch` as numbers and `fits` as True/False/missing,
+    text cells that hold them (a CSV read back) converted; InvalidResults naming the first
+    cell that holds anything else (`where(i)`: how to name row i, e.g. 'the baseline X:3')."""
+    fixed = {}
+    for column in (*NUMBERS, "fits"):
+        if column not in frame.columns or _typed(frame[column], column == "fits"):
+            continue
+        cells = frame[column].to_numpy(dtype=object)
+        text = pd.Series(np.where(pd.notna(cells), cells, ""), dtype=object).astype(str)
+        text = text.str.strip()
+        missing = text.isin(_MISSING).to_numpy()
+        if column == "fits":
+            low = text.str.lower()
+            good = missing | low.isin(_FLAGS.keys()).to_numpy()
+            value = pd.array(low.map(_FLAGS).where(~missing, None), dtype="boolean")
+        else:
+            numbers = pd.to_numeric(text.where(~missing, None), errors="coerce")
+            value = np.asarray(numbers, dtype=float)
+            good = missing | ~np.isnan(value)
+        bad = np.flatnonzero(~good)
+        if bad.size:
+            what, valid = _KIND[column]
+            more = f" (and {bad.size - 1:,} more cells)" if bad.size > 1 else ""
+            raise InvalidResults(
+                f"{where(int(bad[0]))}: column {column}: {quoted(cells[bad[0]])} is not "
+                f"{what}{more}; a results file's {column} is {valid}"
+            )
+        fixed[column] = value
+    return frame.assign(**fixed) if fixed else frame
+
+
+def _typed(series: pd.Series, flags: bool) -> bool:
+    """Whether the column holds the kind it should already (numbers, or booleans for fits)."""
+    dtype = series.dtype
+    boolean = isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b"
+    if flags:
+        return boolean
+    numeric = dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype)
+    return numeric and not boolean

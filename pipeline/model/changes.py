@@ -10,7 +10,7 @@ to the same double, `8.2e11`), as the CSV writes them: they are data, not a disp
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
 
@@ -18,44 +18,30 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import InvalidResults, described, printable, quoted
+from pipeline.model.change_groups import ChangeGroups, group_changes
 from pipeline.model.change_values import (
+    CAUSES,
+    FIRST_CAUSES,
+    NUMBERS,
     calibrated_alike,
     exact_texts,
     plain_text,
     same_values,
     text_differs,
+    typed_results,
     values_at,
 )
-from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.groups import TOTAL_OPS
 
 KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower", "t_estimate")
 # `series`: the source row a scenario came from (its name when the results have no series)
 COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes", "series")
 DEFAULT_THRESHOLD = 0.05
-# the inputs a scenario's result depends on, besides its dims (single capital letters)
-FIRST_CAUSES = ("model",)  # said before the dims it sets (a transformer step's shape)
-CAUSES = (
-    *FIRST_CAUSES, "kv_dtype", "count", "group", "calibration",
-    "op", "einsum", "bytes", "hardware",
-    *DTYPE_COLUMNS,
-    "chips", "shard", "link",
-    "compute_efficiency", "hbm_efficiency", "network_efficiency",
-    "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
-)  # fmt: skip
 _DIM = re.compile(r"^[A-Z]$")
 # t_estimate: compared when both runs have one (a calibrated run: model.calibration)
 COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower", "t_estimate")
 # the results a change is found in: a run without one cannot be compared with one that has it
 RESULTS = ("bound", "fits", "critical_batch", "t_lower")
-NUMBERS = ("critical_batch", "t_lower", "t_estimate")
-# what a missing cell may read as (Arrow's CSV reader takes the same texts for a null)
-_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-            "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null")  # fmt: skip
-_FLAGS = {"true": True, "false": False}
-_KIND = {"fits": ("True or False", "True, False or empty"),
-         "t_lower": ("a number", "a time in seconds, or empty"),
-         "critical_batch": ("a number", "a batch size, or empty")}  # fmt: skip
 
 
 def compared_columns(columns: Iterable) -> list[str]:
@@ -72,19 +58,19 @@ SHOWN_NAMES = 5
 @dataclass(frozen=True)
 class Changes:
     """What changed between two runs: one row per change (`table`), counts per kind, the
-    number of scenarios compared, the columns one side lacks, the changes grouped by cause
-    (`groups`: hardware, causes, rows; most rows first), and per row of `table` its `points`:
-    its place in file order (`position`: in the new run; a removed row's after them, in the
-    baseline's order) and the numbers of the axes a series sweeps (dims, chips), which
-    pipeline.model.change_groups reads (None: unknown)."""
+    number of scenarios compared, the columns one side lacks, per row of `table` its `points`
+    (its place in file order, `position`: in the new run, a removed row's after them, in the
+    baseline's order; and the numbers of the axes a series sweeps: dims, chips), and the
+    changes grouped as people read them, once, here (`groups`: model.change_groups), which
+    changes.html, the report, the workbook and a notebook all word."""
 
     table: pd.DataFrame
     counts: Mapping[str, int]
     compared: int
     skipped: tuple[str, ...]
-    groups: pd.DataFrame
+    points: pd.DataFrame
+    groups: ChangeGroups
     threshold: float = DEFAULT_THRESHOLD
-    points: pd.DataFrame | None = None
 
     @property
     def changed(self) -> bool:
@@ -165,7 +151,32 @@ def compare_results(
     table = table.astype({c: "str" for c in COLUMNS if c != "ratio"} | {"ratio": float})
     counts = {k: len(parts[k]) if k in parts else 0 for k in KINDS}
     points = _points(old, new, np.concatenate(places).astype(np.int64))
-    return Changes(table, counts, len(new_i), skipped, _groups(table), threshold, points)
+    return Changes(table, counts, len(new_i), skipped, points, group_changes(table, points),
+                   threshold)  # fmt: skip
+
+
+def merge_changes(named: Sequence[tuple[str, Changes]]) -> Changes:
+    """Several inputs' comparisons as one (a whole run's): the tables one after another with
+    an `input` column naming each row's input (grouped by too), positions after the inputs
+    before, counts and scenarios compared summed, the skipped columns of any; the threshold
+    the first's."""
+    if not named:
+        raise ValueError("merge_changes needs at least one (input, Changes) pair")
+    table = pd.concat([c.table.assign(input=str(n)) for n, c in named], ignore_index=True)
+    ends = np.cumsum([int(c.points["position"].max()) + 1 if len(c.points) else 0
+                      for _, c in named])  # fmt: skip
+    points = pd.concat([c.points.assign(position=c.points["position"] + start)
+                        for (_, c), start in zip(named, np.r_[0, ends[:-1]], strict=True)],
+                       ignore_index=True)  # fmt: skip
+    return Changes(
+        table=table,
+        counts={k: sum(int(c.counts.get(k, 0)) for _, c in named) for k in KINDS},
+        compared=sum(int(c.compared) for _, c in named),
+        skipped=tuple(sorted({s for _, c in named for s in c.skipped})),
+        points=points,
+        groups=group_changes(table, points),
+        threshold=named[0][1].threshold,
+    )
 
 
 def _ratio(old: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -243,48 +254,6 @@ def _check_one_sided(old: pd.DataFrame, new: pd.DataFrame) -> None:
                 "that both have name, bound, fits, critical_batch and t_lower (any results "
                 "file of `pipeline run`)"
             )
-
-
-def typed_results(frame: pd.DataFrame, where: Callable[[int], str]) -> pd.DataFrame:
-    """`frame` with `t_lower` and `critical_batch` as numbers and `fits` as True/False/missing,
-    text cells that hold them (a CSV read back) converted; InvalidResults naming the first
-    cell that holds anything else (`where(i)`: how to name row i, e.g. 'the baseline X:3')."""
-    fixed = {}
-    for column in (*NUMBERS, "fits"):
-        if column not in frame.columns or _typed(frame[column], column == "fits"):
-            continue
-        cells = frame[column].to_numpy(dtype=object)
-        text = pd.Series(np.where(pd.notna(cells), cells, ""), dtype=object).astype(str)
-        text = text.str.strip()
-        missing = text.isin(_MISSING).to_numpy()
-        if column == "fits":
-            low = text.str.lower()
-            good = missing | low.isin(_FLAGS.keys()).to_numpy()
-            value = pd.array(low.map(_FLAGS).where(~missing, None), dtype="boolean")
-        else:
-            numbers = pd.to_numeric(text.where(~missing, None), errors="coerce")
-            value = np.asarray(numbers, dtype=float)
-            good = missing | ~np.isnan(value)
-        bad = np.flatnonzero(~good)
-        if bad.size:
-            what, valid = _KIND[column]
-            more = f" (and {bad.size - 1:,} more cells)" if bad.size > 1 else ""
-            raise InvalidResults(
-                f"{where(int(bad[0]))}: column {column}: {quoted(cells[bad[0]])} is not "
-                f"{what}{more}; a results file's {column} is {valid}"
-            )
-        fixed[column] = value
-    return frame.assign(**fixed) if fixed else frame
-
-
-def _typed(series: pd.Series, flags: bool) -> bool:
-    """Whether the column holds the kind it should already (numbers, or booleans for fits)."""
-    dtype = series.dtype
-    boolean = isinstance(dtype, pd.BooleanDtype) or dtype.kind == "b"
-    if flags:
-        return boolean
-    numeric = dtype.kind in "iuf" or isinstance(dtype, pd.core.dtypes.dtypes.BaseMaskedDtype)
-    return numeric and not boolean
 
 
 def _causes(old, new, old_i, new_i, both) -> np.ndarray:
@@ -386,14 +355,3 @@ def _part(new, rows, kind, old_text, new_text, ratio, causes, at) -> pd.DataFram
         frame["ratio"] = ratio
     frame["causes"] = causes[at]
     return frame
-
-
-def _groups(table: pd.DataFrame) -> pd.DataFrame:
-    """Changed scenarios (not added or removed) per (hardware, causes), most rows first."""
-    moved = table[~table["change"].isin(("added", "removed"))]
-    moved = moved.drop_duplicates("name")
-    if moved.empty:
-        return pd.DataFrame({"hardware": [], "causes": [], "rows": []}).astype({"rows": int})
-    sizes = moved.groupby(["hardware", "causes"], sort=True).size().rename("rows")
-    groups = sizes.reset_index().sort_values("rows", ascending=False, kind="stable")
-    return groups.reset_index(drop=True)

@@ -1,8 +1,8 @@
 """The traps in chip figures, as checks that return problems: a sparse peak taken for a dense
 one (x2), GiB taken for GB (+7 %), a bidirectional link figure taken for one-way (x2), a peak
 for units the chip does not have, a unit slip (x1000) in a peak or a bandwidth, a link without
-a reach. The shipped catalog's tests run them over every chip against its sources rows
-(pipeline/data/sources/); a user's hardware file gets the same checks as warnings
+a reach. The shipped catalog's tests run them over every chip (and check each figure against
+its sources row, pipeline/data/sources/); a user's hardware file gets the same checks as warnings
 (docs/model.md#the-hardware-catalog)."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pandas as pd
 
 from pipeline.errors import quoted
 from pipeline.model.dtypes import PEAK_FAMILIES
-from pipeline.model.sources import TEXT, catalog_value, field_rule, parse_printed
 from pipeline.model.spellings import alias_map
 
 # The peak_<dtype> families each architecture has hardware (matrix or vector units) for:
@@ -57,24 +56,6 @@ RIDGE_RANGE: dict[str, tuple[float, float]] = {
     "int4": (10.0, 40000.0),
     "fp4": (100.0, 50000.0),
 }
-# Peaks in a fixed ratio to the same chip's bf16 peak, per architecture, from the datasheets
-# above (H100: tf32 494.7, bf16 989, fp8 1979, int8 1979 TFLOPS): one peak entered as its
-# sparse figure breaks them even where its sources row says "dense". fp32 (vector units) and
-# ratios the datasheets do not fix (B300's int8 and fp4, L40S's int4) are left out.
-BF16_RATIOS: dict[str, dict[str, float]] = {
-    **{tpu: {"int8": 1.0} for tpu in ("tpu-v3", "tpu-v4")},  # as the book prints them
-    **{tpu: {"int8": 2.0} for tpu in ("tpu-v5e", "tpu-v5p", "tpu-v6e")},
-    "tpu7x": {"fp8": 2.0},
-    "ampere": {"tf32": 0.5, "fp16": 1.0, "int8": 2.0, "int4": 4.0},
-    "hopper": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0},
-    "ada": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0},
-    "blackwell": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0, "fp4": 4.0},
-    "blackwell-ultra": {"fp16": 1.0, "fp8": 2.0},
-    "cdna3": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0},
-    "cdna4": {"fp16": 1.0, "fp8": 2.0, "int8": 2.0, "fp4": 4.0},
-    "gaudi3": {"fp8": 1.0},
-}
-RATIO_TOLERANCE = 0.03  # vendors round each figure on its own (L40S: tf32 183, bf16 362.05)
 TOLERANCE = 0.005  # a catalog value and its sources row agree within 0.5 %
 # a figure off the one it should be by a factor: which trap it looks like (pattern, factor,
 # tolerance, relation, what the reference is, the question); vendors round a figure and its
@@ -86,93 +67,6 @@ TRAPS = (
     ("hbm_capacity", 2.0**30 / 1e9, TOLERANCE, "1.0737 x", "capacity", "GiB? vendors print "
      "decimal GB"),
 )  # fmt: skip
-_DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?")
-
-
-def sourced_fields(row: pd.Series) -> list[str]:
-    """A chip's fields that need a sources row: every non-blank number, each topology, the
-    default link and the architecture."""
-    return [str(f) for f, v in row.items() if field_rule(str(f)) and not _blank(v)]
-
-
-def coverage_problems(name: str, row: pd.Series, rows: pd.DataFrame) -> list[str]:
-    """Each field of chip `name` that needs a source has exactly one of its sources `rows`,
-    and each row a source text and a date."""
-    problems = []
-    for field in sourced_fields(row):
-        found = rows[rows["field"] == field]
-        if found.empty:
-            problems.append(
-                f"{name} {field} = {_shown(row[field])} has no sources row; add one to "
-                "pipeline/data/sources/<vendor>.csv (name,field,printed,basis,per,source,as_of)"
-            )
-        elif len(found) > 1:
-            places = ", ".join(_at(r) for r in found.itertuples())
-            problems.append(f"{name} {field} has {len(found)} sources rows ({places}); keep one")
-    for r in rows.itertuples():
-        if not str(r.source).strip():
-            problems.append(f"{_at(r)}: {name} {r.field}: no source; cite the document and where")
-        if not _DATE.fullmatch(str(r.as_of)):
-            problems.append(
-                f"{_at(r)}: {name} {r.field}: as_of {quoted(r.as_of)} is not a date "
-                "(YYYY-MM-DD, or YYYY-MM)"
-            )
-    return problems
-
-
-def orphan_problems(chips: pd.DataFrame, sources: pd.DataFrame) -> list[str]:
-    """Sources rows that name no catalog chip, or a field their chip leaves blank."""
-    problems = []
-    needed = {str(name): set(sourced_fields(row)) for name, row in chips.iterrows()}
-    for r in sources.itertuples():
-        if r.name not in needed:
-            problems.append(f"{_at(r)}: no catalog chip {quoted(r.name)}")
-        elif r.field not in needed[r.name]:
-            problems.append(
-                f"{_at(r)}: {r.name} has no {quoted(r.field)} in the catalog (blank, or not a "
-                "field that takes a source); remove the row or fill the field"
-            )
-    return problems
-
-
-def value_problems(
-    name: str, row: pd.Series, rows: pd.DataFrame, fields: tuple[str, ...] | None = None
-) -> list[str]:
-    """Chip `name`'s sourced fields (those in `fields`, default all) against their sources
-    `rows`: a basis the field allows (field_rule), a unit of its kind, and the catalog value
-    equal to catalog_value(printed, basis, per) within TOLERANCE: a sparse peak halved, a
-    bidirectional link halved, a capacity in decimal bytes as printed."""
-    problems = []
-    for field in sourced_fields(row):
-        if fields is not None and field not in fields:
-            continue
-        kind, bases = field_rule(field)
-        for r in rows[rows["field"] == field].itertuples():
-            said = f"{_at(r)}: {name} {field}"
-            if r.basis not in bases:
-                problems.append(
-                    f"{said}: basis {quoted(r.basis)}; this field takes {' or '.join(bases)}"
-                )
-                continue
-            if kind == TEXT:
-                continue
-            try:
-                printed_kind = parse_printed(r.printed)[1]
-                expected = catalog_value(r.printed, r.basis, r.per)
-            except ValueError as exc:
-                problems.append(f"{said}: {exc}")
-                continue
-            if printed_kind != kind:
-                problems.append(f"{said}: {quoted(r.printed)} is in {printed_kind}, not {kind}")
-                continue
-            value = float(row[field])
-            if not math.isclose(value, expected, rel_tol=TOLERANCE):
-                per = f", per {r.per:g}" if r.per != 1 else ""
-                problems.append(
-                    f"{said} = {_num(value)} but {quoted(r.printed)} ({r.basis}{per}) gives "
-                    f"{_num(expected)}{_hint(field, value / expected)}"
-                )
-    return problems
 
 
 def unit_problems(name: str, row: pd.Series, fields: tuple[str, ...] | None = None) -> list[str]:
@@ -194,25 +88,6 @@ def unit_problems(name: str, row: pd.Series, fields: tuple[str, ...] | None = No
             problems.append(
                 f"{field} = {_num(row[field])} on {name}: {arch} has no {family} units (it has "
                 f"{has}); leave {field} blank"
-            )
-    return problems
-
-
-def ratio_problems(name: str, row: pd.Series) -> list[str]:
-    """Chip `name`'s peaks in the ratios to its bf16 peak its architecture fixes (BF16_RATIOS):
-    a sparse figure (x2) taken for a dense one, even where its source row agrees, breaks one."""
-    bf16 = row.get("peak_bf16")
-    ratios = BF16_RATIOS.get(str(row.get("architecture", "")).strip().lower(), {})
-    problems = []
-    for family, ratio in ratios.items():
-        field = f"peak_{family}"
-        if _blank(bf16) or _blank(row.get(field)):
-            continue
-        found = float(row[field]) / float(bf16)
-        if not math.isclose(found, ratio, rel_tol=RATIO_TOLERANCE):
-            problems.append(
-                f"{field} / peak_bf16 = {_num(row[field])} / {_num(bf16)} = {_num(found)} on "
-                f"{name}, but {row['architecture']} has {_num(ratio)}: one of them sparse?"
             )
     return problems
 
@@ -262,20 +137,6 @@ def reach_problems(
                 f"{field} = {_num(reach)} on {name}: a link connects a whole number of chips, "
                 "at least 2 (blank: no limit)"
             )
-    return problems
-
-
-def catalog_problems(chips: pd.DataFrame, sources: pd.DataFrame) -> list[str]:
-    """Every check over every chip (the shipped catalog's tests run them one by one)."""
-    problems = orphan_problems(chips, sources)
-    for name, row in chips.iterrows():
-        rows = sources[sources["name"] == name]
-        problems += coverage_problems(str(name), row, rows)
-        problems += value_problems(str(name), row, rows)
-        problems += unit_problems(str(name), row)
-        problems += ratio_problems(str(name), row)
-        problems += ridge_problems(str(name), row)
-        problems += reach_problems(str(name), row)
     return problems
 
 
@@ -352,11 +213,6 @@ def _trap(field: str, ratio: float) -> tuple[str, str, str] | None:
     return None
 
 
-def _hint(field: str, ratio: float) -> str:
-    trap = _trap(field, ratio)
-    return f"; {trap[0]} that: {trap[2]}" if trap else ""
-
-
 def _blank(value: object) -> bool:
     """None, NaN or an empty text: a field left blank."""
     text = isinstance(value, str) and not value.strip()
@@ -367,12 +223,3 @@ def _num(value: object) -> str:
     """A number in a message: 4 significant digits, exponents as the catalog writes them."""
     text = f"{float(value):.4g}"
     return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text)
-
-
-def _shown(value: object) -> str:
-    return _num(value) if isinstance(value, float) else quoted(value)
-
-
-def _at(r) -> str:
-    """Where a sources row is: sources/<vendor>.csv:LINE."""
-    return f"sources/{r.file}:{r.line}"

@@ -14,7 +14,7 @@ import pandas as pd
 
 from pipeline.errors import InvalidHardwareFile, printable, quoted
 from pipeline.model.spellings import spelling
-from pipeline.textfile import csv_rows, decode_utf8
+from pipeline.model.table_file import SURROGATE, Table, TableKind, one_name_each, shown
 
 # what printable() escapes (C0, DEL, C1, U+2028/9, the bidirectional controls): refused in
 # every value, so no output can carry one (a terminal escape in report.html); a lone surrogate
@@ -22,44 +22,6 @@ from pipeline.textfile import csv_rows, decode_utf8
 _CONTROL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
-Table = tuple[pd.DataFrame, list[int | None]]  # text cells, and each row's line (None: unknown)
-
-
-def hardware_text(path: Path, data: bytes) -> str:
-    """A hardware file's text: UTF-8, not empty, no NUL byte."""
-    text = decode_utf8(path, data, InvalidHardwareFile)
-    if not text.strip():
-        raise InvalidHardwareFile(
-            f"{printable(path)}: the hardware file is empty; it needs a chip: a CSV header "
-            "row with name and the fields to set, or a TOML table [name] (see the README)"
-        )
-    if "\x00" in text:
-        at = text.index("\x00")
-        line = text.count("\n", 0, at) + 1
-        column = at - (text.rfind("\n", 0, at) + 1) + 1
-        raise InvalidHardwareFile(
-            f"{printable(path)}:{line}: NUL byte at character {column}; remove it "
-            "(a hardware file is text)"
-        )
-    return text
-
-
-def read_csv_table(path: Path, data: bytes) -> Table:
-    """A hardware CSV's cells under its lower-case header, and each row's line."""
-    text = hardware_text(path, data)
-    header, rows, lines = csv_rows(path, text, InvalidHardwareFile)
-    where = f"{printable(path)}:{_first_line(text)}"
-    columns = _unique_columns(header, where)
-    width = len(header)
-    for row, line in zip(rows, lines, strict=True):
-        if len(row) > width:
-            raise InvalidHardwareFile(
-                f"{printable(path)}:{line}: {len(row)} fields but the header has {width}; "
-                "quote values that hold commas"
-            )
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    return pd.DataFrame(rows, columns=columns, dtype=object), list(lines)
 
 
 def read_frame_table(frame: pd.DataFrame, label: str) -> Table:
@@ -71,7 +33,7 @@ def read_frame_table(frame: pd.DataFrame, label: str) -> Table:
     ):
         frame = frame.reset_index()
     header = [str(c) for c in frame.columns]
-    columns = _unique_columns(header, f"{label}:1")
+    columns = unique_columns(header, f"{label}:1")
     values = frame.astype(object).where(frame.notna(), "").to_numpy(dtype=object)
     cells = pd.DataFrame(
         np.frompyfunc(_cell_text, 1, 1)(values).reshape(values.shape),  # a chip per row: few
@@ -81,10 +43,10 @@ def read_frame_table(frame: pd.DataFrame, label: str) -> Table:
     problems = [
         f"{label}:1: column {j + 1}: the header {shown(c)} holds a lone surrogate, not text"
         for j, c in enumerate(header)
-        if _SURROGATE.search(c)
+        if SURROGATE.search(c)
     ]
     for j, col in enumerate(columns):
-        for i in cells.iloc[:, j].str.contains(_SURROGATE).to_numpy().nonzero()[0]:
+        for i in cells.iloc[:, j].str.contains(SURROGATE).to_numpy().nonzero()[0]:
             problems.append(
                 f"{label}:{i + 2}: column {col}: {shown(cells.iat[i, j])} holds a lone "
                 "surrogate, not text: remove it"
@@ -100,10 +62,9 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
-def read_toml_table(path: Path, data: bytes) -> Table:
+def read_toml_table(path: Path, text: str) -> Table:
     """A hardware TOML's tables as rows (the table's key is the chip's name), each on the line
     of its [header]; keys differing only in case are an error naming both lines."""
-    text = hardware_text(path, data)
     try:
         # floats kept as written, so 1e400 can be told apart from inf
         parsed = tomllib.loads(text, parse_float=lambda s: s.replace("_", ""))
@@ -235,35 +196,10 @@ def toml_problem(text: str, exc: Exception) -> str:
     )
 
 
-def _first_line(text: str) -> int:
-    """The line of a CSV's header: the first one neither blank nor a '#' comment."""
-    for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
-        if line.strip() and not line.lstrip().startswith("#"):
-            return number
-    return 1
-
-
-def _unique_columns(header: list[str], where: str) -> list[str]:
+def unique_columns(header: list[str], where: str) -> list[str]:
     """The header's names in lower case; two that are the same name are an error."""
     columns = [c.strip().lower() for c in header]
-    seen: dict[str, int] = {}
-    problems = []
-    for i, col in enumerate(columns):
-        if col in seen:
-            j = seen[col]
-            problems.append(
-                f"{where}: columns {shown(header[j])} (column {j + 1}) and {shown(header[i])} "
-                f"(column {i + 1}) are the same column (names are case-insensitive); keep one"
-            )
-        seen.setdefault(col, i)
-    if problems:
-        raise InvalidHardwareFile("\n  ".join(problems))
-    return columns
-
-
-def shown(value: object) -> str:
-    """quoted(), with a lone surrogate (possible in a DataFrame only) escaped too."""
-    return quoted(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value)))
+    return one_name_each(header, columns, where, InvalidHardwareFile)
 
 
 def control_problems(cells: pd.DataFrame, where: Callable[[int], str]) -> list[str]:
@@ -316,3 +252,17 @@ def clash_problems(
                 )
             break
     return problems
+
+
+HARDWARE = TableKind(
+    error=InvalidHardwareFile,
+    noun="hardware file",
+    needs="a chip: a CSV header row with name and the fields to set, or a TOML table [name] "
+    "(see the README)",
+    columns=unique_columns,
+    toml=read_toml_table,
+    frame=read_frame_table,
+    rows="hardware rows",
+    accepted="hardware= takes a CSV or TOML path, a DataFrame with the catalog's columns (as "
+    "pipeline.catalog() returns), a Catalog (pipeline.load_hardware()) or a list of them",
+)

@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from os import PathLike
 from pathlib import Path
 
 import numpy as np
@@ -22,18 +21,18 @@ from pipeline.errors import (
     BrokenInstall,
     InvalidModelFile,
     UnknownModel,
-    described,
     printable,
     quoted,
 )
-from pipeline.model.catalog import did_you_mean
+from pipeline.model.catalog import Named, did_you_mean
 from pipeline.model.model_file import (
-    Table,
-    read_model_csv,
+    FILE_HINT,
+    canonical_columns,
     read_model_frame,
     read_model_toml,
 )
 from pipeline.model.spellings import alias_map, spelling, split_aliases, union_aliases
+from pipeline.model.table_file import TableKind, read_file, read_given
 from pipeline.textfile import read_bytes
 
 # whole-number columns: what each means and an example (llama3-8b; MoE: mixtral-8x7b)
@@ -61,7 +60,7 @@ TRUE, FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
 @dataclass(frozen=True)
-class ModelCatalog:
+class ModelCatalog(Named):
     """Models by canonical name, the alias lookup, a version string and the rows refused."""
 
     models: pd.DataFrame  # index: canonical name, columns: COLUMNS minus name
@@ -70,14 +69,6 @@ class ModelCatalog:
     sources: tuple[str, ...]
     files: tuple[Path, ...] = ()  # the user models files read, resolved when read
     problems: tuple[str, ...] = ()  # the user's rows left out, FILE:LINE: column C: why
-
-    def resolve(self, text: str) -> str | None:
-        """Canonical model name for a case-insensitive name or alias, or None."""
-        return self.aliases.get(spelling(text))
-
-    def suggest(self, text: str) -> str | None:
-        """The closest known name or alias, for did-you-mean messages."""
-        return did_you_mean(spelling(text), list(self.aliases))
 
     def model(self, text: str) -> pd.Series:
         """One model's row by name or alias; UnknownModel (with a did-you-mean) if none."""
@@ -92,6 +83,17 @@ class ModelCatalog:
 MODELS_ACCEPTED = (
     "models= takes a CSV or TOML path, a DataFrame with the model catalog's columns (as "
     "pipeline.models() returns), a ModelCatalog (load_models()) or a list of them"
+)
+MODELS = TableKind(
+    error=InvalidModelFile,
+    noun="models file",
+    needs=FILE_HINT,
+    columns=lambda header, where: canonical_columns(header, COLUMNS, where),
+    toml=lambda path, text: read_model_toml(path, text, COLUMNS),
+    frame=lambda frame, label: read_model_frame(frame, label, COLUMNS),
+    rows="model rows",
+    accepted=MODELS_ACCEPTED,
+    strip=True,
 )
 Given = str | Path | pd.DataFrame | ModelCatalog
 Models = Given | Sequence[Given] | None  # `models=` of models(), later analyze()
@@ -129,18 +131,9 @@ def load_models(user_files: Sequence[Given] = (), strict: bool = True) -> ModelC
             files.extend(given.files)
             problems.extend(given.problems)
             continue
-        if isinstance(given, pd.DataFrame):
-            path = Path(f"<model rows {number}>")
-            cells, lines = read_model_frame(given, str(path), COLUMNS)
-            digest.update(cells.to_csv(index=False).encode())
-        elif isinstance(given, str | PathLike):
-            path = Path(given)
-            data = read_bytes(path, InvalidModelFile, "models file")
-            files.append(path.resolve())
-            digest.update(data)
-            cells, lines = _read_user_file(path, data)
-        else:
-            raise TypeError(f"{MODELS_ACCEPTED}; got {described(given)}")
+        path, (cells, lines), data, file = read_given(given, number, MODELS)
+        digest.update(data)
+        files.extend([file] if file else [])
         base = _add(base, cells, path, lines, problems)
         sources.append(str(path))
     if strict and problems:
@@ -163,22 +156,13 @@ def _builtin() -> tuple[bytes, pd.DataFrame]:
     broken installation, never a catalog with models missing."""
     path = builtin_models_path()
     data = read_bytes(path, BrokenInstall, "model catalog")
-    cells, lines = read_model_csv(path, data, COLUMNS)
+    cells, lines = read_file(path, data, MODELS)
     problems: list[str] = []
     models = _add(_typed(pd.DataFrame(columns=list(COLUMNS)).set_index("name")), cells,
                   Path(path.name), lines, problems)  # fmt: skip
     if problems:
         raise BrokenInstall("the model catalog has wrong rows:\n  " + "\n  ".join(problems))
     return data, models
-
-
-def _read_user_file(path: Path, data: bytes) -> Table:
-    suffix = path.suffix.lower()
-    if suffix == ".toml":
-        return read_model_toml(path, data, COLUMNS)
-    if suffix == ".csv":
-        return read_model_csv(path, data, COLUMNS)
-    raise InvalidModelFile(f"models file {printable(path)} must end in .csv or .toml")
 
 
 def _add(

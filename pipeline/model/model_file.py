@@ -14,26 +14,12 @@ import pandas as pd
 from pipeline.errors import InvalidModelFile, printable, quoted
 from pipeline.model.hardware_file import toml_lines, toml_problem
 from pipeline.model.spellings import spelling
-from pipeline.textfile import csv_rows, decode_utf8
+from pipeline.model.table_file import Table, one_name_each
 
-Table = tuple[pd.DataFrame, list[int | None]]  # text cells, and each row's line (None: unknown)
 FILE_HINT = (
     "a CSV header row with name and the fields to set (D,F,N,K,H,L,V, ...), or a TOML table "
     "[name] per model"
 )
-
-
-def model_text(path: Path, data: bytes) -> str:
-    """A models file's text: UTF-8, not empty, no NUL byte."""
-    text = decode_utf8(path, data, InvalidModelFile)
-    if not text.strip():
-        raise InvalidModelFile(f"{printable(path)}: the models file is empty; it needs {FILE_HINT}")
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise InvalidModelFile(
-            f"{printable(path)}:{line}: NUL byte; remove it (a models file is text)"
-        )
-    return text
 
 
 def canonical_columns(header: list[str], columns: Sequence[str], where: str) -> list[str]:
@@ -48,40 +34,12 @@ def canonical_columns(header: list[str], columns: Sequence[str], where: str) -> 
         name = raw.strip()
         match = lower.get(name.lower(), [])
         out.append(name if name in columns or len(match) != 1 else match[0])
-    seen: dict[str, int] = {}
-    problems = []
-    for i, col in enumerate(out):
-        if col in seen:
-            problems.append(
-                f"{where}: columns {quoted(header[seen[col]])} (column {seen[col] + 1}) and "
-                f"{quoted(header[i])} (column {i + 1}) are both column {col}; keep one"
-            )
-        seen.setdefault(col, i)
-    if problems:
-        raise InvalidModelFile("\n  ".join(problems))
-    return out
+    return one_name_each(header, out, where, InvalidModelFile)
 
 
-def read_model_csv(path: Path, data: bytes, columns: Sequence[str]) -> Table:
-    """A models CSV's cells under its header (catalog column names), and each row's line."""
-    text = model_text(path, data)
-    header, rows, lines = csv_rows(path, text, InvalidModelFile)
-    names = canonical_columns(header, columns, f"{printable(path)}:header")
-    width = len(header)
-    for row, line in zip(rows, lines, strict=True):
-        if len(row) > width:
-            raise InvalidModelFile(
-                f"{printable(path)}:{line}: {len(row)} fields but the header has {width}; "
-                "quote values that hold commas"
-            )
-    cells = [[c.strip() for c in r + [""] * (width - len(r))] for r in rows]
-    return pd.DataFrame(cells, columns=names, dtype=object), list(lines)
-
-
-def read_model_toml(path: Path, data: bytes, columns: Sequence[str]) -> Table:
+def read_model_toml(path: Path, text: str, columns: Sequence[str]) -> Table:
     """A models TOML's tables as rows (the table's key is the model's name), each on the line
     of its [header]; an array of aliases becomes one ';'-separated cell."""
-    text = model_text(path, data)
     try:
         parsed = tomllib.loads(text, parse_float=lambda s: s.replace("_", ""))
     except (tomllib.TOMLDecodeError, ValueError) as exc:

@@ -79,11 +79,6 @@ def _bytes_of(dtype: str) -> float:
     return dtype_bytes(name)
 
 
-def weight_bytes(models: pd.DataFrame, dtype: str = "bf16") -> pd.Series:
-    """Bytes of every weight of each model once, at `dtype` (bf16: 2 bytes a parameter)."""
-    return (param_counts(models)["params"] * _bytes_of(dtype)).rename("weight_bytes")
-
-
 def kv_cache_bytes(
     models: pd.DataFrame, S: float = 1, B: float = 1, dtype: str = "bf16"
 ) -> pd.Series:

@@ -21,12 +21,14 @@ from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES, dtype_labels
 from pipeline.model.findings import merge_findings, partial_findings
 from pipeline.model.grids import Grids, chart_grids
 from pipeline.model.groups import BLOCK, STEP_OF, expand_groups
+from pipeline.model.idle import idle_chips, merge_idle
+from pipeline.model.ops import TRANSFORMER
 from pipeline.model.overflow import merge_refused, refusals
 from pipeline.model.ranking import fleet_rows, merge_fleet
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
 from pipeline.model.roofs import RATE_KEYS
 from pipeline.model.series import merge_lines, series_lines
-from pipeline.model.step_totals import with_step_totals
+from pipeline.model.step_totals import STEP_FIELDS, STEP_ROWS, is_total, top_rows, with_step_totals
 from pipeline.model.transformer import expand_steps
 
 COUNT_KEYS = ["hardware", "op", "bound", "fits"]
@@ -47,6 +49,8 @@ class Partial:
     refused: pd.DataFrame  # per input line: model.overflow.refusals' table
     fleet: pd.DataFrame  # fleet series' rows at their chosen points (model.ranking)
     rates: pd.DataFrame  # distinct (chip, peak family or link) pairs: rate_pairs
+    steps: pd.DataFrame  # the first STEP_ROWS total rows, each with its top op: step_table
+    idle: pd.DataFrame  # per input line: its idle chips and rows (model.idle.idle_chips)
     grids: Grids | None = None  # the charts' binned points (only when asked: model.grids)
 
 
@@ -60,6 +64,7 @@ def computed(frame: pd.DataFrame, *, grids: bool = False, calibration=None):
     frame = expand_steps(frame)  # a transformer step: its total row, then its ops' rows
     results, facts = compute_record(frame)
     results = with_step_totals(with_estimate(results, calibration), frame)
+    top = top_rows(results, frame)
     keep, refused = refusals(frame, results)
     if frame is not given:  # a step or group point with a refused row is refused whole
         block = frame[BLOCK].to_numpy()
@@ -73,7 +78,10 @@ def computed(frame: pd.DataFrame, *, grids: bool = False, calibration=None):
         results = results[keep].reset_index(drop=True)
         facts = facts[keep].reset_index(drop=True)
         own = own[keep]
-    return results, facts, partial(results, facts, own, refused, grids=grids), given_keep
+        if top is not None:  # a step or group is kept whole: its top row with it
+            top = np.where(top >= 0, (np.cumsum(keep) - 1)[np.maximum(top, 0)], -1)[keep]
+    part = partial(results, facts, own, refused, grids=grids, top=top, idle=idle_chips(given))
+    return results, facts, part, given_keep
 
 
 def partial(
@@ -83,9 +91,12 @@ def partial(
     refused: pd.DataFrame,
     *,
     grids: bool = False,
+    top: np.ndarray | None = None,
+    idle: pd.DataFrame | None = None,
 ) -> Partial:
     """The Partial of one frame of results and its facts (row for row); `own` marks the
-    rows giving their own peak, HBM or link numbers, `refused` the frame's refused rows."""
+    rows giving their own peak, HBM or link numbers, `refused` the frame's refused rows,
+    `top` each total's top row (model.step_totals.top_rows), `idle` the frame's idle chips."""
     collective = (facts["kind"] == "collective").to_numpy(dtype=bool)
     series = pd.factorize(results["series"].astype(str))  # once for every statistic
     return Partial(
@@ -98,6 +109,8 @@ def partial(
         refused=refused,
         fleet=fleet_rows(results, facts),
         rates=rate_pairs(results),
+        steps=step_table(results, top),
+        idle=idle_chips(pd.DataFrame()) if idle is None else idle,
         grids=chart_grids(pd.concat([results, facts], axis=1)) if grids else None,
     )
 
@@ -125,6 +138,8 @@ def merge(parts: list[Partial]) -> Partial:
         refused=merge_refused([p.refused for p in parts]),
         fleet=merge_fleet([p.fleet for p in parts]),
         rates=pd.concat([p.rates for p in parts], ignore_index=True).drop_duplicates(),
+        steps=_first_steps([p.steps for p in parts]),
+        idle=merge_idle([p.idle for p in parts]),
         grids=sum(grids[1:], grids[0]) if grids else None,
     )
 
@@ -281,3 +296,30 @@ def rate_pairs(results: pd.DataFrame) -> pd.DataFrame:
         columns=RATE_KEYS,
     )
     return table.drop_duplicates(ignore_index=True)
+
+
+def step_table(results: pd.DataFrame, top: np.ndarray | None) -> pd.DataFrame:
+    """The first STEP_ROWS total rows (a step's or a group's), in order: their STEP_FIELDS
+    and the op taking the most time among the rows summed into each (a step's op by its
+    name after the step's, a group's row by its series; '' and NaN without one)."""
+    fields = [c for c in STEP_FIELDS if c in results.columns]
+    totals = np.flatnonzero(is_total(results))[:STEP_ROWS] if top is not None else []
+    table = results.iloc[totals][fields].reset_index(drop=True)
+    at = top[totals] if len(totals) else np.array([], np.int64)
+    label = np.full(len(totals), "", dtype=object)
+    time = np.full(len(totals), np.nan)
+    got = at >= 0
+    if got.any():
+        rows = results.iloc[at[got]]
+        step = (results["op"].iloc[totals[got]] == TRANSFORMER).to_numpy(dtype=bool)
+        name = rows["name"].astype(str).str.rpartition("/")[2].to_numpy(dtype=object)
+        label[got] = np.where(step, name, rows["series"].astype(str).to_numpy(dtype=object))
+        time[got] = rows["t_lower"].to_numpy(dtype=float)
+    return table.assign(top_op=label, top_time=time)
+
+
+def _first_steps(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """step_table of consecutive frames as that of all their rows."""
+    tables = [t for t in tables if len(t)] or tables[:1]
+    both = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    return both.head(STEP_ROWS)

@@ -36,7 +36,6 @@ RANKING_COLUMNS = [
 # where a fleet point fits in HBM, over the points of its sweep the answer keeps (its chosen
 # points and its line): at every one, at none, up to a value of its line (`fits_up_to`,
 # 'B=16': at that value and below, at none above), or at some (none of those)
-FITS_WHERE = ("all", "none", "up_to", "some")
 CURVE_COLUMNS = ["series", *POINT, "line_dim", "line_value", "t_lower", "bound"]
 
 # Which of its sweep's points a scenario is, as bits (the `marks` column the expansion writes:
@@ -203,9 +202,9 @@ def _chosen(
 def _fits_where(
     rows: pd.DataFrame, point: np.ndarray, line: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per fleet point (codes `point`), where it fits in HBM over its rows (FITS_WHERE) and,
-    for 'up_to', the value of its line up to which it fits ('B=16'; '' for the others): it
-    fits at its line's values up to it, at none above and at no row off its line."""
+    """Per fleet point (codes `point`), where it fits in HBM over its rows (all, none, up_to,
+    some) and, for 'up_to', the value of its line up to which it fits ('B=16'; '' for the
+    others): it fits at its line's values up to it, at none above and at no row off its line."""
     n = int(point.max()) + 1 if len(point) else 0
     fit = rows["fits"].to_numpy(dtype=bool)
     value = rows["line_value"].to_numpy(dtype=float)

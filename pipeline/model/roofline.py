@@ -23,8 +23,6 @@ from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES, TENSOR_DTYPES
 from pipeline.model.ops import is_dim, parse_op
 from pipeline.model.roofs import ridge_point
 
-__all__ = ["ALL_REDUCE", "BOUNDS", "RESULT_COLUMNS", "collective_time", "compute_roofline"]
-
 EFFICIENCIES = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 BOUNDS = ("compute", "memory", "network")
 # what the critical batch is, as every output says it (critical_batch() computes it)
@@ -77,11 +75,6 @@ def bound_codes(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) ->
     compute = (t_math > t_hbm) & (t_math > t_network)
     memory = ~compute & (t_hbm >= t_network)
     return np.where(compute, 0, np.where(memory, 1, 2)).astype(np.int8)
-
-
-def classify_bound(t_math: np.ndarray, t_hbm: np.ndarray, t_network: np.ndarray) -> np.ndarray:
-    """'compute', 'memory' or 'network' per row (see bound_codes)."""
-    return np.asarray(BOUNDS, dtype=object)[bound_codes(t_math, t_hbm, t_network)]
 
 
 def compute_roofline(scenarios: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,12 @@ SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
 # the total row's own columns (NaN on every other row), in this order after `fits`
 STEP_COLUMNS = ("tokens_per_second", "time_per_token", *(f"{b}_share" for b in BOUNDS),
                 "weight_bytes", "kv_cache_bytes", "max_batch")  # fmt: skip
+STEP_ROWS = 50  # the steps (total rows) the Summary keeps whole, first in file order
+# what the Summary keeps of them (model.partial.step_table), the optional columns if given
+STEP_FIELDS = ("name", "model", "hardware", "chips", "B", "T", "S", "count", "t_lower", "bound",
+               *(f"{b}_share" for b in BOUNDS), "fits", "memory_footprint", "hbm_capacity",
+               "time_per_token", "tokens_per_second", "weight_bytes", "kv_cache_bytes",
+               "max_batch")  # fmt: skip
 # max_batch at most 2^53, the largest B the tool takes: there, every B it takes fits
 NO_LIMIT = EXACT
 
@@ -36,21 +42,10 @@ def is_total(frame: pd.DataFrame) -> np.ndarray:
 def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """`results` (row for row with the expanded `frame`) with each total row (a step's or a
     group's) filled and the STEP_COLUMNS added; unchanged when there is no total."""
-    if BLOCK not in frame.columns:
-        return results
-    is_a_total = is_total(frame)
-    total = np.flatnonzero(is_a_total)
+    total, ops, first = _blocks(frame)
     if not len(total):
         return results
     out = results.copy(deep=False)  # columns are replaced, never written in place
-    block = frame[BLOCK].to_numpy()
-    # a total's rows: the rows after it summed into the same total
-    marker = np.full(len(frame), -1)
-    marker[total] = total
-    last = np.maximum.accumulate(marker)  # each row's latest total row at or before it
-    mine = (last >= 0) & (marker < 0) & (block == block[np.maximum(last, 0)])
-    ops = np.flatnonzero(mine)
-    first = np.searchsorted(ops, total + 1)  # each step's first op among `ops`
     out["flops"] = _op_totals(out, frame, ops)
     estimated = "t_estimate" in out.columns  # a calibration's (model.calibration)
     for c in (*SUMMED, "t_estimate") if estimated else SUMMED:
@@ -116,6 +111,38 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
         column[total] = extra[c]
         out.insert(at + k, c, column)
     return out
+
+
+def _blocks(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The total rows (positions), the rows summed into them (those after a total summed into
+    the same one, in order) and where each total's rows start among those."""
+    if BLOCK not in frame.columns:
+        return np.array([], np.intp), np.array([], np.intp), np.array([], np.intp)
+    total = np.flatnonzero(is_total(frame))
+    block = frame[BLOCK].to_numpy()
+    marker = np.full(len(frame), -1)
+    marker[total] = total
+    last = np.maximum.accumulate(marker)  # each row's latest total row at or before it
+    ops = np.flatnonzero((last >= 0) & (marker < 0) & (block == block[np.maximum(last, 0)]))
+    return total, ops, np.searchsorted(ops, total + 1)
+
+
+def top_rows(results: pd.DataFrame, frame: pd.DataFrame) -> np.ndarray | None:
+    """Per row of `results` (row for row with the expanded `frame`): for a total, the row
+    summed into it that takes the most time (t_lower; the first of equals), else -1; -1 for a
+    total without such a row; None when there is no total."""
+    total, ops, first = _blocks(frame)
+    if not len(total):
+        return None
+    top = np.full(len(results), -1, dtype=np.int64)
+    t = results["t_lower"].to_numpy(dtype=float)[ops]
+    has = np.r_[first[1:], len(ops)] > first  # a total with rows of its own
+    if len(ops):
+        owner = np.repeat(np.arange(len(total)), np.diff(np.r_[first, len(ops)]))
+        order = np.lexsort((-np.nan_to_num(t, nan=-np.inf), owner))  # per total, slowest first
+        pick = ops[order[first[has]]]
+        top[total[has]] = np.where(np.isfinite(results["t_lower"].to_numpy(float)[pick]), pick, -1)
+    return top
 
 
 def _largest_share(out, time: str, bound: str, ops, first, total) -> pd.Categorical:

@@ -4,7 +4,7 @@ and the findings a reviewer looks at first. Every output (terminal, summary.json
 charts, workbook, report, batch index) reads them from here (docs/outputs.md).
 
 `finish` makes the Summary of merged partials (model.partial), for both engines: the local
-one is a run of one frame, `summarize(...) = finish(merge([partial(...)]))`."""
+one is a run of one frame, `finish(merge([partial(...)]))`."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from pipeline.model.calibration import calibration_summary
 from pipeline.model.catalog import RATE_EFFICIENCY
 from pipeline.model.findings import PARTIAL_KEYS
 from pipeline.model.grids import Grids
-from pipeline.model.partial import Partial, merge, partial
+from pipeline.model.groups import TOTAL_OPS
+from pipeline.model.idle import idle_lines
+from pipeline.model.partial import Partial
 from pipeline.model.ranking import fleet_answer
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
 from pipeline.model.roofs import rates_of
 from pipeline.model.series import bottom_line, finished_lines
-
-COUNT_COLUMNS = (*BOUNDS, "not_fitting", "total")
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +61,12 @@ class Summary:
     # fleet points (chip x precision x chip count) fastest first, and each one's curve
     fleet: pd.DataFrame = field(repr=False)
     fleet_curves: pd.DataFrame = field(repr=False)
+    # the first STEP_ROWS steps and group totals (model.partial.step_table: their numbers and
+    # each one's top op) and how many there are in all
+    steps: pd.DataFrame = field(repr=False)
+    steps_total: int
+    # per input line whose rows split a dim over more chips than it has (model.idle)
+    idle: pd.DataFrame = field(repr=False)
     # every scenario's points binned, for charts drawn from a sample of the rows (model.grids)
     grids: Grids | None = field(default=None, repr=False)
     # the calibration the run applied (model.calibration.calibration_summary), or None
@@ -71,22 +77,6 @@ class Summary:
         """Per sweep series: rows, hardware, bound counts, critical batch range, best fraction of
         peak, range of t_lower."""
         return series_table(self.lines)
-
-
-def summarize(
-    results: pd.DataFrame,
-    hardware: list[dict],
-    source_rows: int,
-    rejected: int,
-    problems: int,
-    own_numbers: np.ndarray | None = None,
-    *,
-    facts: pd.DataFrame,
-) -> Summary:
-    """The Summary of one frame of results (a local run): finish(merge([partial(...)]))."""
-    own = np.zeros(len(results), bool) if own_numbers is None else np.asarray(own_numbers, bool)
-    part = partial(results, facts, own, pd.DataFrame(columns=["line"]))
-    return finish(merge([part]), hardware, source_rows, rejected, problems)
 
 
 def finish(
@@ -107,6 +97,7 @@ def finish(
     overrides = counts.groupby("hardware")["own"].sum()
     findings = {k: v for k, v in merged.findings.items() if k not in PARTIAL_KEYS}
     fleet, curves = fleet_answer(merged.fleet)
+    per_op = bound_table(counts, "op")
     return Summary(
         scenarios=merged.scenarios,
         source_rows=source_rows,
@@ -115,7 +106,7 @@ def finish(
         bounds={b: int(by_bound.get(b, 0)) for b in BOUNDS},
         not_fitting=int(counts.loc[~counts["fits"].astype(bool), "scenarios"].sum()),
         per_hardware=per_hardware,
-        per_op=bound_table(counts, "op"),
+        per_op=per_op,
         overrides={h: int(overrides.get(h, 0)) for h in per_hardware.index},
         critical_batches=merged.critical,
         findings=findings,
@@ -126,6 +117,9 @@ def finish(
         bottom=bottom_line(merged.lines, merged.scenarios),
         fleet=fleet,
         fleet_curves=curves,
+        steps=merged.steps,
+        steps_total=int(per_op["total"].reindex(list(TOTAL_OPS)).fillna(0).sum()),
+        idle=idle_lines(merged.idle),
         grids=merged.grids,
         calibration=calibration_summary(calibration, merged.lines),
     )

@@ -19,7 +19,6 @@ from pipeline.model.ops import TRANSFORMER
 
 # the shape columns a step needs (the row's own, else its model's: scenarios.model_rows)
 SHAPE = ("D", "F", "N", "K", "H", "L", "V")
-MOE_COLUMNS = ("E", "moe_k", "moe_width")  # experts, active experts, expert MLP width
 STEP_DIMS = ("B", "T", "S")
 PART, AT = "_step_part", "_step_at"  # sort keys of the expansion (dropped after)
 # internal: a custom op row's total FLOPs (one op, all chips; its `flops` is one chip's)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.i18n import _, use_lang
+from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.turns import MIXED
 from pipeline.record import Record
@@ -47,9 +47,6 @@ def critical_batch_term() -> str:
     return _("the smallest batch at which the op is compute-bound, everything else fixed")
 
 
-with use_lang("en"):  # the English texts, for what keeps them (the language is chosen later)
-    MEANING = meaning()
-
 SERIES_ROWS = 50  # series lines shown first (report top, workbook first sheet, notebook)
 # a series' dtypes and chip counts (Summary.lines): a column shown only when a series differs
 DEFAULTS = {"dtype": "bf16", "chips": "1"}
@@ -67,7 +64,7 @@ def bound_count(bound: str, n) -> str:
 
 def scenarios_text(n: int) -> str:
     """'1 scenario', '1,035 scenarios'."""
-    return _("{n} scenario", n=fmt.count(n)) if n == 1 else _("{n} scenarios", n=fmt.count(n))
+    return fmt.counted(n, _("{n} scenario"), _("{n} scenarios"))
 
 
 def bottom_line(bottom: Mapping) -> str:
@@ -94,9 +91,7 @@ def bottom_line(bottom: Mapping) -> str:
         "{series} series ({scenarios}) on {chips}: {parts}.",
         series=fmt.count(bottom["series"]),
         scenarios=scenarios_text(bottom["scenarios"]),
-        chips=_("{n} chip", n=fmt.count(chips))
-        if chips == 1
-        else _("{n} chips", n=fmt.count(chips)),
+        chips=fmt.counted(chips, _("{n} chip"), _("{n} chips")),
         parts=", ".join(parts),
     )
     slowest = ""
@@ -174,34 +169,25 @@ def calibration_sentence(calibration) -> str | None:
         return None
     source = Path(calibration["source"]).name if calibration["source"] else _("its measurements")
     unfitted = calibration["unfitted"]
-    label, created = calibration["label"], calibration["created"]
+    values = {"label": calibration["label"], "created": calibration["created"], "source": source}
     if calibration["groups"] and not calibration.get("estimated", True):
         return _(
             "No estimate: calibration {label} ({created}, fitted to {source}) fits none of this "
             "run's chips and op kinds (it fits {fitted}), so the times are the roofline's floor "
             "(t_lower).",
-            label=label,
-            created=created,
-            source=source,
             fitted=", ".join(f"{g['hardware']} {g['kind']}" for g in calibration["groups"]),
+            **values,
         )
     if not calibration["groups"]:  # nothing fitted: the times are the floor's alone
         return _(
             "No estimate: calibration {label} ({created}, fitted to {source}) fits no chip and "
             "op kind ({unfitted}: too few rows or too little spread), so the times are the "
             "roofline's floor (t_lower).",
-            label=label,
-            created=created,
-            source=source,
             unfitted=", ".join(unfitted) or _("none"),
+            **values,
         )
-    values = {
-        "label": label,
-        "created": created,
-        "source": source,
-        "error": fmt.percent(calibration["heldout_error"]),
-        "before": fmt.percent(calibration["error_before"]),
-    }
+    values["error"] = fmt.percent(calibration["heldout_error"])
+    values["before"] = fmt.percent(calibration["error_before"])
     if unfitted:
         return _(
             "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "

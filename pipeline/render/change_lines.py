@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.i18n import _, use_lang
+from pipeline.i18n import _
 from pipeline.model.change_groups import PER_CHIP, ChangeGroups
 from pipeline.render import format as fmt
 from pipeline.render.answer import bound_word
@@ -47,11 +47,6 @@ def kind_word(kind: str) -> str:
     return words.get(kind, kind)
 
 
-with use_lang("en"):  # the English texts, for what keeps them (the language is chosen later)
-    ORIGIN_TITLES = origin_titles()
-    FIT = fit_words()
-
-
 def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
     """The records of the first `limit` groups (None: all): {'origins': [{origin, title,
     blocks: [{chip, inputs, cause, scenarios, series, lines}]}], 'groups', 'shown',
@@ -66,10 +61,11 @@ def group_lines(grouped: ChangeGroups, limit: int | None = None) -> dict:
         own = worded[starts[at] : starts[at + 1]]
         for part in own:
             part["where"] = _where(part, g.scenarios)
+        chips = fmt.counted(int(g.chips_named), _("{n} chip"), _("{n} chips"))
         line = {
             "input": g.input,
             "series": g.series or _("{n} series", n=fmt.count(int(g.series_named))),
-            "hardware": g.hardware if g.chips_named == 1 else _chips(g.chips_named),
+            "hardware": g.hardware if g.chips_named == 1 else chips,
             "scenarios": int(g.scenarios),
             "span": g.span,
             "example": g.example if g.scenarios == 1 and g.example != g.series else "",
@@ -100,7 +96,7 @@ def _block(g) -> dict:
         "chip": chip,  # whose numbers moved
         "inputs": inputs,  # the inputs that differ, old → new
         "cause": " ".join(filter(None, (chip, inputs))),  # the two in one text
-        "scenarios": _scenarios(int(g.block_scenarios)),
+        "scenarios": fmt.counted(int(g.block_scenarios), _("{n} scenario"), _("{n} scenarios")),
         "series": _("{n} series", n=fmt.count(int(g.block_series))),  # one series, two series
         "lines": [],
     }
@@ -114,14 +110,6 @@ def _where(part: dict, scenarios: int) -> str:
     if part["span"]:
         return _("{n} of {total}: {span}", n=n, total=total, span=part["span"])
     return _("{n} of {total}", n=n, total=total)
-
-
-def _scenarios(n: int) -> str:
-    return _("{n} scenario", n=fmt.count(n)) if n == 1 else _("{n} scenarios", n=fmt.count(n))
-
-
-def _chips(n: int) -> str:
-    return _("{n} chip", n=fmt.count(n)) if n == 1 else _("{n} chips", n=fmt.count(n))
 
 
 def _worded_parts(parts) -> list[dict]:

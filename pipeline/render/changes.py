@@ -1,6 +1,6 @@
 """changes.csv and changes.html: what changed between two runs (pipeline.model.changes),
 the HTML page a pure function of the Changes: counts first, then the changes grouped by
-series and cause as people read them (the scenario edits first; model.change_groups), then
+series and cause as people read them (the scenario edits first: the comparison's groups), then
 the detail: bound flips, the largest time changes, fit and critical-batch changes, added and
 removed. One page may hold several inputs of two whole runs (render_changes_sections)."""
 
@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
-from pipeline.model.change_groups import group_changes, merge_changes
 from pipeline.model.changes import COLUMNS, KINDS, Changes
 from pipeline.render import format as fmt
 from pipeline.render.answer import bound_word
@@ -28,11 +27,13 @@ Section = tuple[str, Changes, str, str]  # input name, its changes, baseline and
 
 
 def write_changes_csv(changes: Changes, path: Path) -> Path:
-    """Write the changes table as CSV (the results.csv format, CSV-injection-safe)."""
-    table = changes.table.loc[:, list(COLUMNS)]
+    """Write the changes table as CSV (the results.csv format, CSV-injection-safe); several
+    inputs' as one (model.changes.merge_changes) with their `input` column first."""
+    columns = [*(["input"] if "input" in changes.table else []), *COLUMNS]
+    table = changes.table.loc[:, columns]
     # text as Python strings: tables.write_csv takes an Arrow-backed "str" column as a
     # chunked array, which its formula neutralizing cannot splice
-    table = table.astype({c: object for c in COLUMNS if c != "ratio"})
+    table = table.astype({c: object for c in columns if c != "ratio"})
     return write_csv(table, Path(path))
 
 
@@ -116,17 +117,17 @@ def _detail(section: Section, order: np.ndarray) -> dict:
 
 
 def render_changes_sections(
-    sections: Sequence[Section], title: str, runs: tuple[str, str] | None = None
+    merged: Changes, sections: Sequence[Section], title: str, runs: tuple[str, str] | None = None
 ) -> str:
     """One self-contained page comparing several inputs (each (input name, Changes, baseline
-    label, new label)): the counts and the changes grouped by series and cause over all of
-    them first (the inputs' scenario edits before any hardware number's), then a section per
-    input with its detail. `runs`: the two whole runs' labels (baseline, new), shown first."""
+    label, new label); `merged`: theirs as one, model.changes.merge_changes): the counts and
+    the changes grouped by series and cause over all of them first (the inputs' scenario
+    edits before any hardware number's), then a section per input with its detail. `runs`:
+    the two whole runs' labels (baseline, new), shown first."""
     if not sections:
         raise ValueError("render_changes_sections needs at least one section")
     single = len(sections) == 1
-    merged = sections[0][1] if single else merge_changes([(s[0], s[1]) for s in sections])
-    grouped = group_changes(merged)
+    grouped = merged.groups
     ends = np.cumsum([len(s[1].table) for s in sections])
     details = []  # each input's rows of the merged table: one after another
     for section, start, end in zip(sections, np.r_[0, ends[:-1]], ends, strict=True):
@@ -148,4 +149,4 @@ def render_changes_sections(
 def render_changes_html(changes: Changes, old_label: str, new_label: str) -> str:
     """The self-contained changes.html page of one comparison."""
     title = _("Changes: {old} → {new}", old=old_label, new=new_label)
-    return render_changes_sections([("", changes, old_label, new_label)], title)
+    return render_changes_sections(changes, [("", changes, old_label, new_label)], title)

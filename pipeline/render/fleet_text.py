@@ -84,55 +84,35 @@ def _unfit(rest: pd.DataFrame, where: str) -> str:
     if rest.empty:
         return ""
     labels = rest["label"].tolist()
-    values = {"label": labels[0], "labels": listed(labels), "where": where}
-    if len(labels) == 1:
-        return "; " + (
-            _("{label} does not fit in HBM at {where}", **values)
-            if where
-            else _("{label} does not fit in HBM", **values)
-        )
-    return "; " + (
-        _("{labels} do not fit in HBM at {where}", **values)
-        if where
-        else _("{labels} do not fit in HBM", **values)
-    )
+    text = {
+        (True, True): _("{label} does not fit in HBM at {where}"),
+        (True, False): _("{label} does not fit in HBM"),
+        (False, True): _("{labels} do not fit in HBM at {where}"),
+        (False, False): _("{labels} do not fit in HBM"),
+    }[len(labels) == 1, bool(where)]
+    return "; " + text.format(label=labels[0], labels=listed(labels), where=where)
 
 
 def _lead(lead: pd.DataFrame, where: str, unfit: bool) -> str:
     """The answer: the fastest point (that fits in HBM, when a faster one does not), or the
     points tied as the fastest."""
     first = lead.iloc[0]
-    values = {"where": where, "time": fmt.seconds(first["t_lower"]),
-              "bound": bound_label(first["bound"])}  # fmt: skip
-    if len(lead) == 1:
-        label = first["label"]
-        if unfit:
-            return (
-                _("At {where} the fastest that fits in HBM is {label}, {time} ({bound})",
-                  label=label, **values)
-                if where
-                else _("The fastest that fits in HBM is {label}, {time} ({bound})",
-                       label=label, **values)
-            )  # fmt: skip
-        return (
-            _("At {where} the fastest is {label}, {time} ({bound})", label=label, **values)
-            if where
-            else _("The fastest is {label}, {time} ({bound})", label=label, **values)
-        )
-    labels = listed(lead["label"].tolist())
-    if unfit:
-        return (
-            _("At {where} {labels} tie as the fastest that fit in HBM, {time} ({bound})",
-              labels=labels, **values)
-            if where
-            else _("{labels} tie as the fastest that fit in HBM, {time} ({bound})",
-                   labels=labels, **values)
-        )  # fmt: skip
-    return (
-        _("At {where} {labels} tie as the fastest, {time} ({bound})", labels=labels, **values)
-        if where
-        else _("{labels} tie as the fastest, {time} ({bound})", labels=labels, **values)
-    )
+    text = {  # (one point, a faster one does not fit, at a chosen point)
+        (True, True, True): _("At {where} the fastest that fits in HBM is {label}, {time} "
+                              "({bound})"),
+        (True, True, False): _("The fastest that fits in HBM is {label}, {time} ({bound})"),
+        (True, False, True): _("At {where} the fastest is {label}, {time} ({bound})"),
+        (True, False, False): _("The fastest is {label}, {time} ({bound})"),
+        (False, True, True): _("At {where} {labels} tie as the fastest that fit in HBM, {time} "
+                               "({bound})"),
+        (False, True, False): _("{labels} tie as the fastest that fit in HBM, {time} ({bound})"),
+        (False, False, True): _("At {where} {labels} tie as the fastest, {time} ({bound})"),
+        (False, False, False): _("{labels} tie as the fastest, {time} ({bound})"),
+    }[len(lead) == 1, unfit, bool(where)]  # fmt: skip
+    return text.format(
+        label=first["label"], labels=listed(lead["label"].tolist()), where=where,
+        time=fmt.seconds(first["t_lower"]), bound=bound_label(first["bound"]),
+    )  # fmt: skip
 
 
 def _ahead(ahead: pd.DataFrame, best: float) -> str:

@@ -198,6 +198,12 @@ def when(text: str) -> str:
     return text
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """`n` with its noun, one or many (texts of the catalog, in the current language:
+    _("{n} scenario"), _("{n} scenarios"))."""
+    return (one if n == 1 else many).format(n=count(n))
+
+
 def plural(n: int, noun: str) -> str:
     """'1 row', '2 rows', '1,035 scenarios' (the number as count() shows it)."""
     return f"{count(n)} {noun}" + ("" if n == 1 else "s")

@@ -33,11 +33,8 @@ def since_text(changes: dict) -> str:
     if not total:
         return _("0 changes")
     kinds = ", ".join(count_text(k, int(counts[k])) for k in KINDS if counts.get(k))
-    n = fmt.count(total)
-    return (
-        _("{n} change: {kinds}", n=n, kinds=kinds)
-        if total == 1
-        else _("{n} changes: {kinds}", n=n, kinds=kinds)
+    return (_("{n} change: {kinds}") if total == 1 else _("{n} changes: {kinds}")).format(
+        n=fmt.count(total), kinds=kinds
     )
 
 

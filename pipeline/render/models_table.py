@@ -3,80 +3,39 @@ a planner asks of it: how long a step and a token take, tokens per second, what 
 by how much, the weights and the KV cache, whether they fit in HBM, the largest batch that
 does, and the op taking the most time. Plain records (SI numbers beside their words, worded by
 render.format) for the report, the workbook's Models sheet and the notebook; read from the
-total rows of the results (model.step_totals) and their op rows, which follow them."""
+Summary's first steps (model.partial.step_table), never from the rows."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from pipeline.i18n import _
-from pipeline.model.groups import GROUP, TOTAL_OPS
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.step_totals import NO_LIMIT
+from pipeline.model.step_totals import NO_LIMIT, STEP_ROWS
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.answer import bound_word
 
-MODEL_ROWS = 50  # steps a table shows (the rest: the total rows of results)
+MODEL_ROWS = STEP_ROWS  # steps a table shows (the rest: the total rows of results)
 
 
 def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
-    """The first `limit` steps of `record.results` as plain records, how many steps there are
-    and how many are left out; no rows when the run has no step. A Dask run's sampled results
-    give the steps of its sample (`sampled` says so)."""
-    results = record.results
-    is_total = results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
-    totals = np.flatnonzero(is_total)
-    shown = totals[:limit]
-    # the shown steps' op rows come before the next step's total row
-    end = totals[limit] if len(totals) > limit else len(results)
-    steps = results.iloc[shown].to_dict("records")
-    tops = _top_ops(results.iloc[:end]) if len(shown) else []
-    rows = [_row(step, top) for step, top in zip(steps, tops, strict=True)]
+    """The first `limit` steps of the run (Summary.steps, at most STEP_ROWS) as plain
+    records, how many steps there are and how many are left out; no rows when the run has
+    no step. Whole-run facts on either engine (a Dask run's sample plays no part)."""
+    summary = record.summary
+    steps = summary.steps.head(limit).to_dict("records")
+    rows = [_row(step) for step in steps]
     return {
         "rows": rows,
         # some step stands for n > 1 steps (`count`): the time is said as the n steps'
         "counted": any(r["count"] != 1 for r in rows),
-        "total": len(totals),
-        "more": len(totals) - len(shown),
-        "sampled": bool(record.sampled),
+        "total": summary.steps_total,
+        "more": summary.steps_total - len(rows),
     }
 
 
-def _top_ops(results: pd.DataFrame) -> list[tuple[str, float] | None]:
-    """Per total row of `results`, in order: the op that takes the most time among the rows
-    after it named `<its name>/<op>` (a step's) or in its group (a group's, named by their
-    series), and that op's time (None without such a row: a sample may leave them out). One
-    grouped pass, no loop over the rows."""
-    op_text = results["op"].astype(str)
-    is_total = op_text.isin(TOTAL_OPS).to_numpy(dtype=bool)
-    totals = np.flatnonzero(is_total)
-    step = np.cumsum(is_total) - 1  # each row's latest total (by position), -1 before the first
-    names = results["name"].astype(str)
-    parts = names.str.rpartition("/")
-    at = totals[np.maximum(step, 0)]
-    owner = names.to_numpy()[at]
-    t = results["t_lower"].to_numpy(dtype=float, na_value=np.nan)
-    mine = parts[0].to_numpy() == owner
-    label = parts[2].to_numpy(dtype=object)
-    if "group" in results.columns:  # a group's rows: their group is the total's series
-        group = results["group"].astype(str).to_numpy(dtype=object)
-        in_group = (op_text.to_numpy()[at] == GROUP) & (group == results["series"].astype(str)
-                                                           .to_numpy(dtype=object)[at])  # fmt: skip
-        mine |= in_group
-        label = np.where(in_group, results["series"].astype(str).to_numpy(dtype=object), label)
-    mine &= ~is_total & (step >= 0) & np.isfinite(t)
-    found: list[tuple[str, float] | None] = [None] * len(totals)
-    if mine.any():
-        at = pd.Series(t[mine], index=np.flatnonzero(mine)).groupby(step[mine]).idxmax()
-        for k, position in at.items():  # one per total: at most the table's rows
-            found[int(k)] = (str(label[position]), float(t[position]))
-    return found
-
-
-def _row(step: dict, top: tuple[str, float] | None) -> dict:
+def _row(step: dict) -> dict:
     """One step's line: its numbers (SI) and their words."""
+    top = (step["top_op"], step["top_time"]) if step["top_op"] else None
     t = _number(step["t_lower"])
     bound = str(step["bound"])
     share = _number(step.get(f"{bound}_share")) if bound in BOUNDS else None

@@ -45,27 +45,18 @@ def notebook_data(record: Record) -> dict:
         {"name": str(name), **{c: int(row[c]) for c in COLUMNS}}
         for name, row in per_hardware.iterrows()
     ]
-    n, warned = fmt.count(s.rejected_rows), len(record.warnings)
-    if not s.rejected_rows:
-        rejected = _("{n} rejected rows", n=n)
-    elif s.rejected_rows == 1:
-        rejected = _("{n} rejected row (see .problems)", n=n)
-    else:
-        rejected = _("{n} rejected rows (see .problems)", n=n)
-    chips_text = (
-        _("{n} chip", n=fmt.count(len(chips)))
-        if len(chips) == 1
-        else _("{n} chips", n=fmt.count(len(chips)))
-    )
-    headline = ", ".join(
-        [
-            _("{scenarios} on {chips}", scenarios=scenarios_text(s.scenarios), chips=chips_text),
-            rejected,
-            _("{n} warning", n=fmt.count(warned))
-            if warned == 1
-            else _("{n} warnings", n=fmt.count(warned)),
-        ]
-    )
+    rejected = (
+        fmt.counted(s.rejected_rows, _("{n} rejected row (see .problems)"),
+                    _("{n} rejected rows (see .problems)"))
+        if s.rejected_rows
+        else _("{n} rejected rows", n=fmt.count(0))
+    )  # fmt: skip
+    chips_text = fmt.counted(len(chips), _("{n} chip"), _("{n} chips"))
+    headline = ", ".join([
+        _("{scenarios} on {chips}", scenarios=scenarios_text(s.scenarios), chips=chips_text),
+        rejected,
+        fmt.counted(len(record.warnings), _("{n} warning"), _("{n} warnings")),
+    ])  # fmt: skip
     lines = series_rows(record, NOTEBOOK_SERIES)
     fleet = first_sentences(s.fleet)
     return {

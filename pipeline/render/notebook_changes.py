@@ -1,13 +1,12 @@
 """A comparison as HTML in a notebook (Jupyter shows `Comparison._repr_html_`): the counts
 per kind of change, the changes grouped and worded as changes.html words them
-(pipeline.model.change_groups, pipeline.render.change_lines: per origin, cause and series),
+(the comparison's groups, pipeline.render.change_lines: per origin, cause and series),
 then the first bound flips, through the report's Jinja environment (autoescaped). A few
 groups and flips only: `.table` has every change."""
 
 from __future__ import annotations
 
 from pipeline.i18n import _
-from pipeline.model.change_groups import group_changes
 from pipeline.model.changes import Changes
 from pipeline.render.answer import bound_word
 from pipeline.render.change_lines import group_lines
@@ -22,8 +21,7 @@ NOTEBOOK_FLIPS = 10  # bound flips a cell shows
 def comparison_data(changes: Changes, old_label: str, new_label: str) -> dict:
     """What the notebook template shows of a comparison, as plain values."""
     counts = [{"kind": k, "label": LABELS[k], "n": int(changes.counts.get(k, 0))} for k in KINDS]
-    grouped = group_changes(changes)
-    flips = changes.table.iloc[grouped.order]  # in reading order, as the groups
+    flips = changes.table.iloc[changes.groups.order]  # in reading order, as the groups
     flips = flips[flips["change"] == "bound"]
     return {
         "old": old_label,
@@ -31,7 +29,7 @@ def comparison_data(changes: Changes, old_label: str, new_label: str) -> dict:
         "compared": int(changes.compared),
         "total": sum(c["n"] for c in counts),
         "counts": counts,
-        "groups": group_lines(grouped, NOTEBOOK_GROUPS),
+        "groups": group_lines(changes.groups, NOTEBOOK_GROUPS),
         "flips": [
             {
                 "name": r.name,

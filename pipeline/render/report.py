@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image
 
 from pipeline.errors import OutputError
-from pipeline.i18n import _
+from pipeline.i18n import _, current_lang, use_lang
 from pipeline.limits import DEFAULT_TABLE_ROWS
 from pipeline.model.calibration import unused_warnings
 from pipeline.model.roofline import BOUNDS
@@ -241,7 +241,7 @@ def report_context(
     calibration_said = set(unused_warnings(summary.calibration))
     catalog = {str(rec["name"]): rec for rec in analysis.hardware}
     order = list(dict.fromkeys([*catalog, *summary.per_hardware.index]))
-    by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
+    by_chip = results.groupby("hardware", sort=False, observed=True).indices
     chart_records = [(c, _png_record(c, data)) for c, data in charts]
     used = summary.rates_used
     derated, chip_table = summary.derated, summary.chips
@@ -357,7 +357,7 @@ def table_cap_notices(analysis: Record, max_table_rows: int) -> list[str]:
     if not capped:
         return []
     results = analysis.results
-    by_chip = results.groupby(results["hardware"].astype(str), sort=False).indices
+    by_chip = results.groupby("hardware", sort=False, observed=True).indices
     notices = []
     for chip in capped:  # the few chips past the cap
         shown = len(shown_rows(results, by_chip[chip], max_table_rows))
@@ -381,5 +381,6 @@ def render_report(
 ) -> str:
     """The self-contained report.html of an analysis, its charts given as (Chart, PNG bytes);
     `notices` say what the run's caps left out; `baseline` opens it with the changes since."""
-    context = report_context(analysis, run_name, charts, notices, max_table_rows, baseline)
-    return environment().get_template(REPORT_TEMPLATE).render(**context)
+    with use_lang(current_lang()):  # its thousands of texts: the language looked up once
+        context = report_context(analysis, run_name, charts, notices, max_table_rows, baseline)
+        return environment().get_template(REPORT_TEMPLATE).render(**context)

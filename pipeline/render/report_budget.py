@@ -20,7 +20,7 @@ from pipeline.render.charts import Chart
 from pipeline.render.report import render_report, table_cap_notices
 
 # bytes of report.html: it mails (most mail systems take 10-25 MB) and opens at once; the
-# shipped fleet.csv (418 scenarios, 38 charts) fits whole at 2.3 MB, a 2.7 M-scenario Dask
+# shipped fleet.csv (418 scenarios, 25 charts) fits whole at 1.4 MB, a 2.7 M-scenario Dask
 # sweep (its sample) at about 2.7 MB
 REPORT_BUDGET = 3_000_000
 MIN_TABLE_ROWS = 50  # the least a chip's table is cut to before charts are left out

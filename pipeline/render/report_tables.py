@@ -46,11 +46,21 @@ def hidden_series(results: pd.DataFrame, at: np.ndarray, cap: int) -> int:
 def _shown(results: pd.DataFrame, at: np.ndarray, cap: int) -> tuple[np.ndarray, int]:
     if len(at) <= cap:
         return at, 0
-    codes = pd.factorize(results["series"].iloc[at], use_na_sentinel=False)[0]
-    t = results["t_lower"].to_numpy(dtype=float)[at]
-    by_series = np.lexsort((-t, codes))  # each series' rows, its slowest first (NaN last)
-    slowest = by_series[np.r_[True, codes[by_series][1:] != codes[by_series][:-1]]]
-    first = np.unique(codes, return_index=True)[1]  # by code: codes are in file order
+    # a series' rows are consecutive (as _blocks reads them): a new code where the name
+    # changes (no hashing of a million names)
+    names = results["series"].iloc[at].to_numpy(dtype=object)
+    starts = np.r_[True, names[1:] != names[:-1]]
+    codes = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)  # by code: codes are in file order
+    slowest = first.copy()  # a series of one row: that row; of more, sorted out below
+    lengths = np.diff(np.r_[first, len(at)])
+    if (lengths > 1).any():
+        rows = np.flatnonzero(np.repeat(lengths > 1, lengths))
+        t = results["t_lower"].to_numpy(dtype=float)[at[rows]]
+        by_series = np.lexsort((-t, codes[rows]))  # its slowest first (NaN last)
+        ordered = codes[rows][by_series]
+        picked = by_series[np.r_[True, ordered[1:] != ordered[:-1]]]
+        slowest[codes[rows][picked]] = rows[picked]
     seen = np.zeros(len(first), dtype=bool)
     seen[codes[:cap]] = True
     extra = np.flatnonzero(~seen)  # the series the first `cap` rows leave out

@@ -121,15 +121,6 @@ def write_csv(frame: pd.DataFrame, path: Path) -> Path:
     return Path(path)
 
 
-def format_csv(frame: pd.DataFrame) -> bytes:
-    """The CSV bytes for a frame, as write_csv writes them."""
-    sink = pa.BufferOutputStream()
-    table = to_table(frame)
-    if table.num_rows:
-        pacsv.write_csv(table, sink, _OPTIONS)
-    return _header(frame) + sink.getvalue().to_pybytes()
-
-
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """The frame as Arrow for Parquet: floats float64 (NaN as null), nullable Int64 as int64,
     booleans as booleans, text as strings (categories as dictionaries of strings, which a

@@ -40,7 +40,13 @@ from pipeline.render.workbook_cells import CELL_CHARS, FittedSheet, fit_column, 
 from pipeline.render.workbook_changes import write_changes
 from pipeline.render.workbook_fleet import write_fleet_sheet
 from pipeline.render.workbook_models import write_models_sheet
-from pipeline.render.workbook_styles import Styles, column_letter, show_times, tint_bounds
+from pipeline.render.workbook_styles import (
+    FORMATS,
+    Styles,
+    column_letter,
+    show_times,
+    tint_bounds,
+)
 from pipeline.render.workbook_summary import write_charts, write_summary
 from pipeline.render.xlsx_backend import language_keywords, panic_reason, rx, spooling_in
 from pipeline.scenarios.sheet import CAPPED_NOTE
@@ -49,38 +55,8 @@ EXCEL_MAX_ROWS = 1_048_576  # Excel's row limit, header included
 WRAP_WIDTH = 100  # characters, for long text that wraps (hardware sources)
 ROW_HEIGHT_PT = 15
 
-RESULT_FORMATS = {
-    "chips": "count",
-    "flops": "flops",
-    "flops_per_chip": "flops",
-    "bytes_read": "size",
-    "bytes_written": "size",
-    "hbm_bytes": "size",
-    "network_bytes": "size",
-    "peak_flops": "flop_rate",
-    "hbm_bandwidth": "bandwidth",
-    "link_bandwidth": "bandwidth",
-    "intensity": "intensity",
-    "critical_intensity": "intensity",
-    "t_math": "seconds",
-    "t_hbm": "seconds",
-    "t_network": "seconds",
-    "t_lower": "seconds",
-    "t_upper": "seconds",
-    "attainable_flops": "flop_rate",
-    "peak_fraction": "percent",
-    "critical_batch": "count",
-    "memory_footprint": "size",
-    "hbm_capacity": "size",
-    "measured_seconds": "seconds",
-    "measured_over_predicted": "ratio",
-}
-HARDWARE_FORMATS = {
-    **{c: "flop_rate" for c in HARDWARE_COLUMNS if c.startswith("peak_")},
-    "hbm_capacity": "size",
-    **{c: "bandwidth" for c in HARDWARE_COLUMNS if c.endswith("_bandwidth")},
-    **{c: "seconds" for c in HARDWARE_COLUMNS if c.endswith("_latency")},
-}
+HARDWARE_FORMATS = {c: FORMATS[c] for c in HARDWARE_COLUMNS if c in FORMATS}
+LINE = {"line": FORMATS["line"]}  # Inputs and Errors: the file's cells as read, its lines
 WIDTHS = {
     "seconds": 14, "flop_rate": 17, "flops": 16, "size": 13, "bandwidth": 14, "intensity": 15,
     "percent": 9, "ratio": 9, "count": 9, "line": 7,
@@ -161,7 +137,7 @@ def write_workbook(
             summary = FittedSheet(book.add_worksheet("Summary"))
             sheet = book.add_worksheet("Results", constant_memory=True)
             shown = results.iloc[:cap][results_columns(results.columns)]
-            own += _table(sheet, styles, shown, RESULT_FORMATS, 1, analysis.rows_in)
+            own += _table(sheet, styles, shown, FORMATS, 1, analysis.rows_in)
             tint_bounds(sheet, styles, list(shown.columns), len(shown))
             print_results(sheet, len(shown), len(results))
             hardware, formats = _hardware_frame(
@@ -172,9 +148,7 @@ def write_workbook(
                 sheet, styles, hardware, formats, 1, _("the hardware catalog"), wrap="source"
             )
             sheet = book.add_worksheet("Inputs", constant_memory=True)
-            own += _table(
-                sheet, styles, inputs.iloc[:input_cap], {"line": "line"}, 2, _("the scenario file")
-            )
+            own += _table(sheet, styles, inputs.iloc[:input_cap], LINE, 2, _("the scenario file"))
             # the reader (scenarios.sheet) warns on this line, found by its English start: the
             # Inputs sheet is a scenario file, in English whatever the run's language
             if len(inputs) > input_cap:
@@ -187,7 +161,7 @@ def write_workbook(
             if len(problems):
                 sheet = book.add_worksheet("Errors")
                 errors = problems.iloc[:cap]
-                own += _table(sheet, styles, errors, {"line": "line"}, 0, "errors.csv")
+                own += _table(sheet, styles, errors, LINE, 0, "errors.csv")
             if callable(charts):
                 charts = charts()
             if charts:

@@ -114,14 +114,7 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
             "tokens/s n·B·T / it."
         )
     sheet.write(2, 0, said, styles.text)
-    if table["sampled"]:
-        said = _(
-            "This sheet shows the steps of the run's sample; {rows_in} has every step (op "
-            "transformer or group).",
-            rows_in=rows_in,
-        )
-        sheet.write(3, 0, said, styles.notice)
-    elif table["more"]:
+    if table["more"]:
         said = _(
             "This sheet shows the first {shown} of {total} steps; {rows_in} has every step (op "
             "transformer or group).",

@@ -5,9 +5,33 @@ quote prefix (docs/outputs.md#the-workbook)."""
 
 from __future__ import annotations
 
+from pipeline.model.catalog import COLUMNS as HARDWARE_COLUMNS
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.step_totals import STEP_COLUMNS
 from pipeline.render.format import EXCEL, EXCEL_SECONDS_RULES, excel_seconds
 from pipeline.render.xlsx_backend import rx
+
+# Every sheet's number format by column (render.format.EXCEL's names): results.csv's columns
+# (the Results sheet; the Answer and Models sheets show the same quantities) and the catalog's
+# (the Hardware sheet). A column not named is text, or a number as it is (a dim).
+_COLUMNS = {
+    "count": ("chips", "critical_batch", "max_batch", "tokens_per_second"),
+    "flops": ("flops", "flops_per_chip"),
+    "size": ("bytes_read", "bytes_written", "hbm_bytes", "network_bytes", "memory_footprint",
+             "hbm_capacity", "weight_bytes", "kv_cache_bytes"),
+    "flop_rate": ("peak_flops", "attainable_flops",
+                  *(c for c in HARDWARE_COLUMNS if c.startswith("peak_"))),
+    "bandwidth": ("link_bandwidth", *(c for c in HARDWARE_COLUMNS if c.endswith("_bandwidth"))),
+    "intensity": ("intensity", "critical_intensity"),
+    "seconds": ("t_math", "t_hbm", "t_network", "t_lower", "t_upper", "t_estimate",
+                "measured_seconds", "time_per_token",
+                *(c for c in HARDWARE_COLUMNS if c.endswith("_latency"))),
+    "percent": ("peak_fraction", *(c for c in STEP_COLUMNS if c.endswith("_share"))),
+    "ratio": ("measured_over_predicted", "measured_over_estimate"),
+    "line": ("line",),
+}  # fmt: skip
+FORMATS = {column: quantity for quantity, names in _COLUMNS.items() for column in names}
+TINTED = ("bound", "estimate_bound")  # text columns tinted by their bound (BOUND_COLOURS)
 
 # fill, font: light tints of the charts' Okabe-Ito colours (render.charts.style.BOUND_COLORS)
 BOUND_COLOURS = {
@@ -131,11 +155,12 @@ def column_letter(col: int) -> str:
 
 
 def tint_bounds(sheet, styles: Styles, names: list[str], rows: int) -> None:
-    """bound cells tinted by their value; fits = FALSE in red."""
+    """The TINTED columns' cells tinted by their bound; fits = FALSE in red."""
     if rows == 0:
         return
+    tints = [(f'="{b}"', styles.bound[b]) for b in BOUNDS]
     for column, rules in (
-        ("bound", [(f'="{b}"', styles.bound[b]) for b in BOUNDS]),
+        *((c, tints) for c in TINTED),
         ("fits", [("=FALSE", styles.not_fitting)]),
     ):
         if column not in names:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from pipeline.errors import InvalidResults, described, printable, quoted
+from pipeline.i18n import _
 from pipeline.model.changes import (
     DEFAULT_THRESHOLD,
     RESULTS,
@@ -29,7 +31,7 @@ from pipeline.model.changes import (
 )
 from pipeline.render.format import count
 from pipeline.render.tables import unquoted
-from pipeline.run.earlier import LATEST, latest_run  # noqa: F401 (re-exported)
+from pipeline.run.earlier import LATEST, newest_run, pair_runs, runs_in
 
 RESULTS_FILES = ("results.parquet", "results.csv")
 PARTS = "part-*.parquet"  # a Dask run's results, in results/
@@ -206,3 +208,44 @@ def compare_with(folder, results: pd.DataFrame, threshold: float = DEFAULT_THRES
     """This run's `results` compared with the baseline folder's (see the module)."""
     old = read_baseline(folder)
     return Baseline(os.fspath(folder), compare_results(old, results, threshold))
+
+
+def chosen_baseline(
+    value: str | None, output_dir: Path, warn: Callable[[str], None] | None = None
+) -> tuple[Path | None, str | None]:
+    """run's --baseline as a folder, and a note to print: `latest` is the newest finished run
+    beside OUTPUT_DIR (run.earlier.newest_run; `warn` hears of the runs it skips), named with
+    its start time; none there yet (the first night) is a note, not an error. Any other value
+    is the folder it names, as given."""
+    if value is None:
+        return None, None
+    if value != LATEST:
+        return Path(value), None
+    found = newest_run(output_dir, warn)
+    if found is not None:
+        folder, started = found
+        return folder, _("note: baseline latest: {folder} (started {started})",
+                         folder=printable(folder), started=printable(started))  # fmt: skip
+    under = printable(Path(os.path.abspath(output_dir)).parent)
+    return None, _("note: baseline latest: first run under {folder}/: nothing to compare",
+                   folder=under)  # fmt: skip
+
+
+def baseline_folders(folder: Path | None, paths: list[Path], names: list[str]) -> list[Path | None]:
+    """Each input's baseline: its own run in `folder`, paired by the input's name as the
+    runs' manifests record it (run.earlier.pair_runs; None where there is none, or no
+    `folder`); BaselineError when `folder` is missing or unreadable (before any write)."""
+    if folder is None:
+        return [None] * len(names)
+    root = check_baseline_dir(folder)
+    wanted = [(str(path), name) for path, name in zip(paths, names, strict=True)]
+    return pair_runs(wanted, runs_in(root))
+
+
+def removed_runs(baseline: Path | None, paired: list[Path | None]) -> list[tuple[Path, str]]:
+    """The baseline's runs that no input of this run pairs (their input was dropped): each
+    as (its folder, the input file it read)."""
+    if baseline is None:
+        return []
+    taken = {p for p in paired if p is not None}
+    return [(run, f) for run, f in runs_in(baseline).items() if f is not None and run not in taken]

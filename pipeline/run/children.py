@@ -1,4 +1,5 @@
-"""Worker processes die with the run that started them, however it ends (even kill -9)."""
+"""Worker processes die with the run that started them, however it ends (even kill -9); SIGTERM
+stops a run as Ctrl-C does."""
 
 from __future__ import annotations
 
@@ -57,3 +58,21 @@ def init_worker(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent(parent_pid)
+
+
+@contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM (what `timeout` and CI cancels send) stops a run as Ctrl-C does: temp folders
+    removed, worker processes stopped, previous outputs untouched."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

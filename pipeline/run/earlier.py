@@ -79,12 +79,6 @@ def newest_run(output_dir: Path, warn: Warn | None = None,
     return _beside(output_dir, name), started
 
 
-def latest_run(output_dir: Path, warn: Warn | None = None) -> Path | None:
-    """The newest finished run beside `output_dir` (newest_run), or None."""
-    found = newest_run(output_dir, warn)
-    return None if found is None else found[0]
-
-
 def _beside(output_dir, name: str) -> Path:
     """The folder `name` beside `output_dir`, written from it as the user wrote it."""
     return Path(os.path.normpath(os.path.join(output_dir, os.pardir, name)))

@@ -33,6 +33,7 @@ class Context:
     name: str
     about: dict[str, str] = field(default_factory=dict)  # notice -> the one output it is about
     baseline: Baseline | None = None  # the run compared with an earlier one (run --baseline)
+    drawn: ChartsDrawn | None = None  # on forked workers: when every chart's file is whole
 
     @property
     def charts(self) -> list[Chart]:
@@ -43,13 +44,40 @@ class Context:
         return [n for n in self.notices if self.about.get(n, output) == output]
 
 
+class ChartsDrawn:
+    """How many of a write's charts are drawn, shared by the worker processes forked after it
+    is made: the workbook and the report, which embed the charts, wait for the last one (the
+    jobs are queued charts first, so every chart is being drawn by then)."""
+
+    def __init__(self, total: int, context) -> None:
+        self.total, self._count, self._all = total, context.Value("i", 0), context.Event()
+        if not total:
+            self._all.set()
+
+    def one_more(self) -> None:
+        with self._count.get_lock():
+            self._count.value += 1
+            if self._count.value == self.total:
+                self._all.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._all.wait(timeout)
+
+
 def plots(ctx: Context, chart: Chart) -> Done:
     """One chart's PNG."""
     planned = next(p for p in ctx.planned if p.chart == chart)
     path = ctx.tmp / chart.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png(planned.build()))
+    if ctx.drawn is not None:
+        ctx.drawn.one_more()
     return [], [path]
+
+
+def _charts_drawn(ctx: Context) -> None:
+    if ctx.drawn is not None:
+        ctx.drawn.wait()
 
 
 def results(ctx: Context) -> Done:
@@ -66,9 +94,14 @@ def results(ctx: Context) -> Done:
 
 
 def workbook(ctx: Context) -> Done:
-    """workbook.xlsx, its Charts sheet embedding the charts drawn."""
+    """workbook.xlsx, its Charts sheet embedding the charts drawn (its data sheets written
+    while they are drawn)."""
     options, tmp = ctx.options, ctx.tmp
-    charts = [(c, tmp / c.path) for c in ctx.charts]
+
+    def charts() -> list[tuple[Chart, Path]]:
+        _charts_drawn(ctx)
+        return [(c, tmp / c.path) for c in ctx.charts]
+
     # the writer's spool lives in the run's temp folder: never left in TMPDIR, and a full
     # disk there is this run's failure, not another program's
     spool = tmp / ".workbook-spool"
@@ -93,6 +126,7 @@ def workbook(ctx: Context) -> Done:
 def report(ctx: Context) -> Done:
     """report.html, the charts embedded, within its size budget (render.report_budget)."""
     options, tmp = ctx.options, ctx.tmp
+    _charts_drawn(ctx)
     charts = [(c, (tmp / c.path).read_bytes()) for c in ctx.charts]
     notices = ctx.notices_for("report")
     html, thinned = render_report_within(

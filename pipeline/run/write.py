@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.errors import OutputError, described
@@ -256,12 +256,14 @@ def _cap_notices(analysis, options, planned, kept) -> list[tuple[str | None, str
 def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress, tables: bool = True):
     """Run the jobs; seconds per stage, the notices the jobs return, their manifest entries.
 
-    First the charts, on every worker (the workbook and the report embed them); then the
-    workbook, the tables and the report, the biggest first."""
+    In one queue, taken in order by every worker: the tables (they need no chart), the charts,
+    then the workbook (its data sheets written while the last charts are drawn; it embeds
+    them) and the report (it embeds them too)."""
     options = ctx.options
-    then = [_Job("workbook")] if options.workbook else []
-    then += [*([_Job("results")] if tables else []), *([_Job("report")] if options.report else [])]
-    count = _worker_count(options.workers, len(plots) + len(then))
+    jobs = [*([_Job("results")] if tables else []), *plots]
+    jobs += [*([_Job("workbook")] if options.workbook else []),
+             *([_Job("report")] if options.report else [])]  # fmt: skip
+    count = _worker_count(options.workers, len(jobs))
     seconds: dict[str, float] = {}
     notices: list[str] = []
     entries: list[dict] = []
@@ -271,31 +273,26 @@ def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress, tables: bo
         notices += _note(seconds, step, entries, done)
 
     if count <= 1:
-        for job in [*plots, *then]:
+        for job in jobs:
             note(run_job(ctx, job))
         return seconds, notices, entries
     # A pool that notices a worker's death: every job still waiting then fails at once
     # (BrokenProcessPool) instead of waiting forever. Its processes are forked before its
     # manager thread starts, from this (the main) thread, so they die with the run
     # (init_worker); each inherits this write's context through the fork, never pickled.
-    phases = [phase for phase in (plots, then) if phase]
+    fork = multiprocessing.get_context("fork")
+    ctx = replace(ctx, drawn=stages.ChartsDrawn(len(plots), fork))
     pool = None
     try:
         # Ctrl-C and SIGTERM wait while the pool starts: one landing between its forks would
         # be lost in an at-fork handler (the run would go on) or leave it half started
         with held_signals():
             pool = ProcessPoolExecutor(
-                count,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=_init_worker,
-                initargs=(os.getpid(), ctx),
+                count, mp_context=fork, initializer=_init_worker, initargs=(os.getpid(), ctx)
             )
-            pending = [pool.submit(_run_in_worker, job) for job in phases[0]]  # starts them
-        for i, phase in enumerate(phases):
-            if i:
-                pending = [pool.submit(_run_in_worker, job) for job in phase]
-            for future in pending:
-                note(future.result())
+            pending = [pool.submit(_run_in_worker, job) for job in jobs]  # starts them
+        for future in pending:  # a failed chart is met before the jobs waiting for it
+            note(future.result())
     except BrokenProcessPool as exc:
         raise OutputError(
             "writing the outputs failed: a worker process died (out of memory, or killed)"

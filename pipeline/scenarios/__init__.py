@@ -20,7 +20,6 @@ from pipeline.limits import DEFAULT_MAX_ROWS
 from pipeline.model.catalog import Catalog
 from pipeline.model.ops import DIM
 from pipeline.scenarios.checks import Checker
-from pipeline.scenarios.expand import idle_chip_warnings
 from pipeline.scenarios.fleet import expand_fleet
 from pipeline.scenarios.header import (
     KNOWN,
@@ -49,18 +48,20 @@ def load_scenarios(
     encoding: str | None = None,
     planned: bool = False,
     keep_columns: Iterable[str] = (),
+    models=None,
 ) -> Loaded:
     """Read and check one scenario file, a CSV (in UTF-8, else `encoding`) or a workbook's
     sheet (`sheet`, else the one `sheet.read_sheet` picks); ScenarioFileError when the file
     cannot be used. `planned`: check the rows but leave their sweeps unexpanded, in
     `Loaded.planned` (the Dask engine expands them by partition; max_rows does not apply).
-    `keep_columns`: the user's own columns, carried even when close to a known one's name."""
+    `keep_columns`: the user's own columns, carried even when close to a known one's name.
+    `models`: the model catalog transformer rows read (a ModelCatalog; None: the built-in)."""
     path = Path(path)
     data = read_bytes(path, ScenarioFileError, "scenario file")
     if is_workbook(path.name, data):
         got = read_sheet(path, data, sheet)
         return _check(got.label, got.table, got.lines, None, catalog, max_rows, got.warnings,
-                      data, got.odd, planned, (got.header, keep_columns))  # fmt: skip
+                      data, got.odd, planned, (got.header, keep_columns), models)  # fmt: skip
     if encoding is None:  # checked first, so a failure can say --encoding
         decode_utf8(path, data, ScenarioFileError, "--encoding")
         text = data
@@ -70,7 +71,7 @@ def load_scenarios(
     table, lines, fields, head = read_table(path, text, warnings)
     return _check(
         str(path), table, lines, fields, catalog, max_rows, warnings, data, planned=planned,
-        header=(head, keep_columns),
+        header=(head, keep_columns), models=models,
     )  # fmt: skip
 
 
@@ -80,12 +81,13 @@ def load_records(
     max_rows: int = DEFAULT_MAX_ROWS,
     source: str = "<rows>",
     keep_columns: Iterable[str] = (),
+    models=None,
 ) -> Loaded:
     """Check scenarios given in memory (a DataFrame or a list of dicts, the columns of a
     scenario file); a row's line is its position + 2, as if read from a CSV with a header."""
     table, lines = records_table(rows, source)
     return _check(source, table, lines, None, catalog, max_rows, [], None,
-                  header=(1, keep_columns))  # fmt: skip
+                  header=(1, keep_columns), models=models)  # fmt: skip
 
 
 def _check(
@@ -100,6 +102,7 @@ def _check(
     odd=(),
     planned=False,
     header=(1, ()),
+    models=None,
 ) -> Loaded:
     """`header`: the header's line, and the columns the user keeps as their own."""
     path = Path(source)
@@ -115,9 +118,11 @@ def _check(
     table, nul_problems = nul_cells(table)
     found = [*sheet_problems(odd, columns), *nul_problems]  # a workbook's non-text cells
     limit = (FLEET_LIMIT, FLEET_LIMIT_NAME) if planned else (max_rows, "--max-rows")
-    fleet = expand_fleet(table, lines, fields, found, catalog, *limit)
+    fleet = expand_fleet(table, lines, fields, found, catalog, *limit, models)
     made = fleet if fleet.labels is not None else None  # rows that fleet lists made
-    checker = Checker(fleet.table, fleet.lines, fleet.fields, source, catalog, fleet.found, made)
+    checker = Checker(
+        fleet.table, fleet.lines, fleet.fields, source, catalog, fleet.found, made, models
+    )
     plan = None
     if planned:  # checked, not expanded: chips and links are never swept dims
         frame, valid, sweeps, arrays = checker.checked(dims)
@@ -127,7 +132,7 @@ def _check(
         warnings += reach_warnings(frame, catalog, path, plan.counts[plan.valid])
     else:
         frame = checker.run(dims, max_rows)
-        warnings += idle_chip_warnings(frame, path) + reach_warnings(frame, catalog, path)
+        warnings += reach_warnings(frame, catalog, path)
     return Loaded(
         source=source,
         frame=frame,

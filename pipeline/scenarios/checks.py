@@ -42,12 +42,14 @@ OP_CHOICES = ", ".join(known_op_names())
 class Checker:
     """Collects every problem of a file, then returns the valid rows, typed and expanded."""
 
-    def __init__(self, table, lines, fields, file: str, catalog: Catalog, problems=(), fleet=None):
+    def __init__(self, table, lines, fields, file: str, catalog: Catalog, problems=(),
+                 fleet=None, models=None):  # fmt: skip
         self.table = table
         self.fleet: FleetRows | None = fleet  # the rows fleet lists made (scenarios.fleet)
         self.lines = lines
         self.file = file
         self.catalog = catalog
+        self.models = models  # transformer rows' model catalog (None: the built-in one)
         self.n = table.num_rows
         self._names = frozenset(table.column_names)
         self._dims = [c for c in table.column_names if DIM.match(c)]
@@ -164,7 +166,7 @@ class Checker:
         steps, bad_steps = ({}, []) if not step.any() else check_steps(
             step, self.col("model"), cells, values,
             self.col("kv_dtype"), dtypes["x_dtype"].values(), shard, chips.values(),
-            self.catalog.models, sweeps,
+            self.models, sweeps,
         )  # fmt: skip
         found += bad_steps
         byte_values, sweeps["bytes"], bad_bytes = check_bytes(self.col("bytes"), collective, op)

@@ -200,73 +200,8 @@ def within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:
 IDLE_WARNINGS = 20  # rows named one by one in the warnings about idle chips
 
 
-def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
-    """Rows that split a dim over more chips than it has: some chips hold nothing (the model
-    times the busiest chip, which is right; the warning says the chips are wasted)."""
-    return idle_chip_words(idle_chips(frame), path)
-
-
-IDLE_COLUMNS = ("line", "chips", "most", "shard", "low", "high", "idle", "rows")
-
-
-def idle_chips(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per input line with idle chips: the fewest and most chips of its rows that idle (a
-    fleet row lists chips), its first such row's shard, the range of the split dim where
-    chips idle, how many rows idle and how many rows the line has here. Sums, mins and
-    maxes: the Dask engine adds up its partitions' (merge_idle)."""
-    empty = pd.DataFrame(columns=list(IDLE_COLUMNS))
-    if frame.empty or not (frame["chips"] > 1).any():
-        return empty
-    shard = frame["shard"].astype("category")
-    codes = shard.cat.codes.to_numpy()
-    size = np.full(len(frame), np.nan)
-    for code, d in enumerate(shard.cat.categories):
-        if d:
-            rows = codes == code
-            size[rows] = frame[d].to_numpy(dtype=float)[rows]
-    shard = shard.to_numpy(dtype=object)
-    chips = frame["chips"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"):
-        idle = chips > size
-    if not idle.any():
-        return empty
-    lines = frame["line"].to_numpy()
-    per_line = pd.Series(lines).value_counts()
-    hit = pd.DataFrame(
-        {"line": lines[idle], "size": size[idle], "chips": chips[idle], "shard": shard[idle]}
-    ).groupby("line", sort=True)
-    first = hit.first()
-    return pd.DataFrame(
-        {
-            "line": first.index.to_numpy(),
-            "chips": hit["chips"].min().to_numpy(),
-            "most": hit["chips"].max().to_numpy(),
-            "shard": first["shard"].to_numpy(),
-            "low": hit["size"].min().to_numpy(),
-            "high": hit["size"].max().to_numpy(),
-            "idle": hit.size().to_numpy(),
-            "rows": per_line.reindex(first.index).to_numpy(),
-        }
-    )
-
-
-def merge_idle(tables: list[pd.DataFrame], rows_per_line: dict[int, int]) -> pd.DataFrame:
-    """Partitions' idle_chips() as one: per line, its first partition's shard, the overall
-    ranges and idle count, and the line's rows over every partition."""
-    tables = [t for t in tables if len(t)]
-    if not tables:
-        return pd.DataFrame(columns=list(IDLE_COLUMNS))
-    both = pd.concat(tables, ignore_index=True).groupby("line", sort=True)
-    out = both.first()[["shard"]]
-    out["chips"], out["most"] = both["chips"].min(), both["most"].max()
-    out["low"], out["high"] = both["low"].min(), both["high"].max()
-    out["idle"] = both["idle"].sum()
-    out["rows"] = [rows_per_line[int(line)] for line in out.index]
-    return out.reset_index()
-
-
 def idle_chip_words(table: pd.DataFrame, path: Path) -> list[str]:
-    """idle_chips() worded, a warning per line (the first IDLE_WARNINGS)."""
+    """Summary.idle (model.idle) worded, a warning per line (the first IDLE_WARNINGS)."""
     out = []
     for row in table.head(IDLE_WARNINGS).itertuples(index=False):
         c, d, line = int(row.chips), row.shard, int(row.line)

@@ -53,12 +53,14 @@ def expand_fleet(
     catalog: Catalog,
     max_rows: int,
     limit_name: str = "--max-rows",
+    models=None,
 ) -> FleetRows:
     """Each row whose fleet cells list values, made one row per combination (in the order of
     FLEET, the last column varying fastest); rows with a problem already (`found`) are left
     whole. A row with a list or range written wrong (`h100||b200`, `1..64*1`) is refused
     whole, like a dim's (`8||16`), and so is one whose points would take the file past
-    `max_rows` (rather than built): its first values kept, so its other cells are checked."""
+    `max_rows` (rather than built): its first values kept, so its other cells are checked.
+    `models`: the model catalog (model.model_catalog.ModelCatalog; None: the built-in one)."""
     n = table.num_rows
     cols = [c for c in FLEET if c in table.column_names]
     listed = {c: _listed(table.column(c), c) for c in cols}
@@ -103,7 +105,9 @@ def expand_fleet(
         counts[refused] = 1
     built = set(combo_of[has & ~refused].tolist())
     points = [
-        _points(ls, catalog) if k in built else ([""], {c: [_first(items)] for c, items, _ in ls})
+        _points(ls, catalog, models)
+        if k in built
+        else ([""], {c: [_first(items)] for c, items, _ in ls})
         for k, ls in enumerate(lists, start=1)
     ]
     take = np.repeat(np.arange(n), counts)
@@ -197,14 +201,18 @@ def _lists(key: tuple, cols: list[str]) -> list[tuple[str, object, int]]:
     return out
 
 
-def _points(lists: list[tuple[str, object, int]], catalog: Catalog) -> tuple[list[str], dict]:
+def _points(
+    lists: list[tuple[str, object, int]], catalog: Catalog, models
+) -> tuple[list[str], dict]:
     """The points of one combination: each point's label and, per listed column, its value at
     every point (cartesian product, the last column fastest)."""
     values_of = [(c, _values(items)) for c, items, _ in lists]
     product = list(itertools.product(*(v for _, v in values_of)))
     values = {c: [p[i] for p in product] for i, (c, _) in enumerate(values_of)}
     labels = [
-        ",".join(f"{c}={_label(v, c, catalog)}" for (c, _), v in zip(values_of, p, strict=True))
+        ",".join(
+            f"{c}={_label(v, c, catalog, models)}" for (c, _), v in zip(values_of, p, strict=True)
+        )
         for p in product
     ]
     return labels, values
@@ -233,15 +241,14 @@ def _first(items) -> str:
     return str(items.lo) if isinstance(items, Sweep) else next((i for i in items if i), "")
 
 
-def _label(value: str, column: str, catalog: Catalog) -> str:
+def _label(value: str, column: str, catalog: Catalog, models) -> str:
     """A point's value as its name shows it: the chip's catalog name, the dtype's canonical
     name, the model's catalog name, the chips as written (or as typed, when unknown: the
     check names it)."""
     if column == "hardware":
         return catalog.resolve(value) or value
     if column == "model":  # by its catalog name too: `llama3-8b|llama-3-8b` is one model twice
-        models = catalog.models if catalog.models is not None else _builtin_models()
-        return models.resolve(value) or value
+        return (models or _builtin_models()).resolve(value) or value
     if column == "chips":
         return value
     return canonical_dtype(value) or value

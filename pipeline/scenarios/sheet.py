@@ -89,7 +89,8 @@ def read_sheet(path, data: bytes, sheet: str | None = None) -> Sheet:
         ) from exc
     except (python_calamine.CalamineError, zipfile.BadZipFile, OSError, ValueError) as exc:
         strings = package.member(f"{xl}sharedStrings.xml")
-        exact_scan(package, strings, package.open(part), where)  # names the cell, if it can
+        with package.open(part) as stream:
+            exact_scan(package, strings, stream, where)  # names the cell, if it can
         raise ScenarioFileError(f"{printable(path)}: cannot read the workbook: {exc}") from exc
     for (r, c), (kind, text) in scan.marks.items():
         if r < len(rows) and c < len(rows[r]) and rows[r][c] != "":

@@ -72,13 +72,13 @@ def scan_sheet(package: Package, info: zipfile.ZipInfo, xl: str, label: str) -> 
 
 
 def exact_scan(package: Package, strings, stream, label: str) -> Scan:
-    """The scan by the replay of python-calamine's reading (xlsx_cells), budgets enforced."""
+    """The scan by the replay of python-calamine's reading (xlsx_cells), budgets enforced;
+    `stream`: the sheet's XML (its `read`), which the caller closes."""
     lengths = None
     if strings is not None:
         with package.open(strings) as part:
             lengths = string_lengths(part, label)
-    with stream:
-        return CellReader(Budget(label, lengths or [])).parse(stream, label)
+    return CellReader(Budget(label, lengths or [])).parse(stream, label)
 
 
 def fast_scan(data: bytes, strings, label: str) -> Scan | None:
@@ -141,12 +141,6 @@ class _Joined:
             data, self.head = self.head, b""
             return data
         return self.rest.read(size)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
 
 
 def _plain(data: bytes) -> bool:

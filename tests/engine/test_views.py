@@ -104,4 +104,4 @@ def test_a_sampled_run_summarizes_every_scenario(tmp_path, cluster):
     )
     assert f"Results: a sample of the scenarios (all are in {ROWS_IN})" in answer
     plots = {p.name for p in Path(got.folder, "plots").glob("*.png")}
-    assert {"summary.png", "roofline-h100.png", "roofline-mi300x.png", "sweep-h100-b.png"} <= plots
+    assert {"summary.png", "roofline-h100.png", "roofline-mi300x.png", "fleet-grid.png"} <= plots

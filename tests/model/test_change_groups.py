@@ -1,5 +1,5 @@
 """group_changes: a comparison's changes grouped by series and cause as people read them, the
-scenario edits before what the hardware numbers moved; merge_changes: several inputs' as one."""
+scenario edits before what the hardware numbers moved (a comparison's `groups`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import pytest
 from pipeline.model.change_groups import (
     GROUP_COLUMNS,
     PART_COLUMNS,
-    group_changes,
-    merge_changes,
     origins,
 )
 from pipeline.model.changes import compare_results
@@ -38,7 +36,7 @@ def _parts(grouped, at: int) -> pd.DataFrame:
 
 
 def test_the_edit_comes_first_then_the_catalog_cause_one_line_per_series(issue_case):
-    grouped = group_changes(issue_case)
+    grouped = issue_case.groups
     groups = grouped.groups
     assert list(groups.columns) == list(GROUP_COLUMNS)
     assert list(grouped.parts.columns) == list(PART_COLUMNS)
@@ -61,7 +59,7 @@ def test_the_edit_comes_first_then_the_catalog_cause_one_line_per_series(issue_c
 
 
 def test_a_sweeps_flips_are_one_part_with_the_stretch_of_the_sweep_that_moved(issue_case):
-    grouped = group_changes(issue_case)
+    grouped = issue_case.groups
     at = int(np.flatnonzero(grouped.groups["series"] == "q3_D4096")[0])
     line = grouped.groups.iloc[at]
     assert (line["scenarios"], line["span"], line["example"]) == (512, "B = 1…512", "q3_D4096[B=1]")
@@ -78,7 +76,7 @@ def test_a_sweeps_flips_are_one_part_with_the_stretch_of_the_sweep_that_moved(is
 
 
 def test_every_change_is_in_one_group_and_order_reads_like_the_groups(issue_case):
-    grouped = group_changes(issue_case)
+    grouped = issue_case.groups
     table = issue_case.table
     assert grouped.groups["scenarios"].sum() == table["name"].nunique()
     assert grouped.parts["scenarios"].sum() == len(table)
@@ -110,7 +108,7 @@ def _frame(names, t, series=None, **dims) -> pd.DataFrame:
 def test_added_and_removed_points_are_grouped_per_series_with_their_stretch():
     old = _frame([f"s[B={b}]" for b in range(1, 5)], 1.0, "s", B=range(1, 5))
     new = _frame([f"s[B={b}]" for b in range(3, 9)], 1.0, "s", B=range(3, 9))
-    grouped = group_changes(compare_results(old, new))
+    grouped = compare_results(old, new).groups
     assert grouped.groups[["origin", "series", "scenarios", "span"]].values.tolist() == [
         ["added", "s", 4, "B = 5…8"], ["removed", "s", 2, "B = 1…2"],
     ]  # fmt: skip
@@ -121,31 +119,15 @@ def test_results_without_a_series_make_each_scenario_its_own_and_order_by_file()
     new = _frame(["b", "a", "c"], [2.0, 1.0, 3.0])
     c = compare_results(old, new)
     assert c.table["series"].tolist() == ["b", "c"]
-    grouped = group_changes(c)
+    grouped = c.groups
     assert grouped.groups["series"].tolist() == ["b", "c"]  # the model's: file order
     assert (grouped.groups["origin"] == "model").all() and (grouped.groups["span"] == "").all()
 
 
 def test_no_changes_give_no_groups(book):
-    grouped = group_changes(compare_results(book.results, book.results))
+    grouped = compare_results(book.results, book.results).groups
     assert grouped.groups.empty and grouped.parts.empty and len(grouped.order) == 0
     assert list(grouped.groups.columns) == list(GROUP_COLUMNS)
-
-
-def test_merged_inputs_share_a_cause_and_keep_their_series_apart():
-    old = _frame(["m[B=1]", "m[B=2]"], 1.0, "m", B=[1, 2], hbm_bandwidth=1.0)
-    new = _frame(["m[B=1]", "m[B=2]"], 2.0, "m", B=[1, 2], hbm_bandwidth=2.0)
-    edited = _frame(["m[B=1]", "m[B=2]"], 2.0, "m", B=[1, 2], D=[7, 7], hbm_bandwidth=1.0)
-    one, two = compare_results(old, new), compare_results(old.assign(D=5), edited)
-    merged = merge_changes([("first", one), ("second", two)])
-    assert merged.counts["t_lower"] == 4 and merged.compared == 4
-    assert merged.points["position"].tolist() == [0, 1, 2, 3]
-    groups = group_changes(merged).groups
-    assert groups[["input", "origin", "series", "causes"]].values.tolist() == [
-        ["second", "edit", "m", "D 5 → 7"], ["first", "catalog", "m", "hbm_bandwidth 1 → 2"],
-    ]  # fmt: skip
-    with pytest.raises(ValueError, match="at least one"):
-        merge_changes([])
 
 
 def test_many_series_are_grouped_without_a_loop_per_row():
@@ -155,7 +137,7 @@ def test_many_series_are_grouped_without_a_loop_per_row():
     names = [f"{s}[B={x}]" for s, x in zip(series, b, strict=True)]
     old = _frame(names, 1.0, series, B=b, hbm_bandwidth=1.0)
     new = _frame(names, np.where(b > 10, 2.0, 1.0), series, B=b, hbm_bandwidth=2.0)
-    grouped = group_changes(compare_results(old, new))
+    grouped = compare_results(old, new).groups
     assert len(grouped.groups) == n and (grouped.groups["scenarios"] == per - 10).all()
     assert (grouped.groups["span"] == f"B = 11…{per}").all()
     assert grouped.groups["series"].tolist()[:3] == ["s0", "s1", "s2"]

@@ -8,7 +8,7 @@ import pytest
 
 import pipeline
 from pipeline.errors import InvalidResults
-from pipeline.model.changes import COLUMNS, KINDS, compare_results
+from pipeline.model.changes import COLUMNS, KINDS, compare_results, merge_changes
 from tests.helpers import BOOK_SCENARIOS
 
 TWO_CHIP = dict(op="matmul", B=4096, F=16384, hardware="v5e", chips=2, shard="D")
@@ -92,7 +92,7 @@ def test_threshold_is_a_ratio_band():
 
 def test_identical_runs_have_no_changes(book):
     c = compare_results(book.results, book.results)
-    assert not c.changed and c.table.empty and c.groups.empty
+    assert not c.changed and c.table.empty and c.groups.groups.empty and not len(c.groups)
     assert c.compared == len(book.results)
     assert list(c.table.columns) == list(COLUMNS)
 
@@ -105,9 +105,11 @@ def test_a_hardware_override_is_the_cause_of_every_row_it_moved(book):
     assert len(moved) > 100
     assert (moved["causes"] == "hbm_bandwidth 8.2e11 → 1.23e12").all()
     assert c.table[c.table["hardware"] != "tpu-v5e"].empty
-    top = c.groups.iloc[0]
-    assert (top["hardware"], top["causes"]) == ("tpu-v5e", "hbm_bandwidth 8.2e11 → 1.23e12")
-    assert top["rows"] == moved["name"].nunique()
+    # grouped once, here: the renderers read c.groups (model.change_groups), never group again
+    groups = c.groups.groups
+    assert set(groups["origin"]) == {"catalog"} and set(groups["hardware"]) == {"tpu-v5e"}
+    assert set(groups["causes"]) == {"hbm_bandwidth 8.2e11 → 1.23e12"}
+    assert groups["scenarios"].sum() == moved["name"].nunique()
 
 
 def test_duplicate_names_are_an_error_naming_them():
@@ -214,3 +216,24 @@ def test_a_total_without_a_cause_of_its_own_says_its_rows_cause():
     assert causes["mlp[B=8]"] == "in its rows: count 32 → 16"  # from `down`, its row
     assert causes["down[B=64]"] == "count 32 → 16" and "up[B=8]" not in causes
     assert causes["s"] == "S 1024 → 2048"  # a step's own input is its cause
+
+
+def _series_frame(names, t, series, **dims) -> pd.DataFrame:
+    frame = pd.DataFrame({"name": names, "hardware": "h100", "bound": "memory", "t_lower": t})
+    return frame.assign(series=series, **dims)
+
+
+def test_merged_inputs_share_a_cause_and_keep_their_series_apart():
+    old = _series_frame(["m[B=1]", "m[B=2]"], 1.0, "m", B=[1, 2], hbm_bandwidth=1.0)
+    new = _series_frame(["m[B=1]", "m[B=2]"], 2.0, "m", B=[1, 2], hbm_bandwidth=2.0)
+    edited = _series_frame(["m[B=1]", "m[B=2]"], 2.0, "m", B=[1, 2], D=[7, 7], hbm_bandwidth=1.0)
+    one, two = compare_results(old, new), compare_results(old.assign(D=5), edited)
+    merged = merge_changes([("first", one), ("second", two)])
+    assert merged.counts["t_lower"] == 4 and merged.compared == 4
+    assert merged.points["position"].tolist() == [0, 1, 2, 3]
+    groups = merged.groups.groups
+    assert groups[["input", "origin", "series", "causes"]].values.tolist() == [
+        ["second", "edit", "m", "D 5 → 7"], ["first", "catalog", "m", "hbm_bandwidth 1 → 2"],
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="at least one"):
+        merge_changes([])

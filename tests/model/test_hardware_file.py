@@ -11,14 +11,13 @@ import pytest
 
 from pipeline.errors import InvalidHardwareFile
 from pipeline.model.hardware_file import (
+    HARDWARE,
     clash_problems,
     control_problems,
-    hardware_text,
-    read_csv_table,
     read_frame_table,
-    read_toml_table,
     toml_lines,
 )
+from pipeline.model.table_file import file_text, read_file
 
 CSV = Path("mine.csv")
 TOML = Path("mine.toml")
@@ -29,17 +28,19 @@ def at(i: int) -> str:
 
 
 def test_hardware_text_refuses_an_empty_file_and_nul_bytes():
-    assert hardware_text(CSV, b"\xef\xbb\xbfname\n") == "name\n"
+    assert file_text(CSV, b"\xef\xbb\xbfname\n", HARDWARE) == "name\n"
     with pytest.raises(InvalidHardwareFile, match="^mine.csv: the hardware file is empty"):
-        hardware_text(CSV, b" \n\n")
+        file_text(CSV, b" \n\n", HARDWARE)
     with pytest.raises(InvalidHardwareFile, match="^mine.csv:2: NUL byte at character 4;"):
-        hardware_text(CSV, b"name\nabc\x00\n")
+        file_text(CSV, b"name\nabc\x00\n", HARDWARE)
     with pytest.raises(InvalidHardwareFile, match=r"^mine.csv:1: not UTF-8 \(looks like Latin-1"):
-        hardware_text(CSV, b"min\xe9\n")
+        file_text(CSV, b"min\xe9\n", HARDWARE)
 
 
 def test_csv_cells_under_a_lower_case_header_with_their_lines():
-    cells, lines = read_csv_table(CSV, b"# mine\nName,HBM_Bandwidth,source\n\nh100,1e12\nb,2,x\n")
+    cells, lines = read_file(
+        CSV, b"# mine\nName,HBM_Bandwidth,source\n\nh100,1e12\nb,2,x\n", HARDWARE
+    )
     assert list(cells.columns) == ["name", "hbm_bandwidth", "source"]
     assert cells.to_dict("records") == [
         {"name": "h100", "hbm_bandwidth": "1e12", "source": ""},  # a short row: blanks
@@ -50,21 +51,21 @@ def test_csv_cells_under_a_lower_case_header_with_their_lines():
 
 def test_csv_row_with_more_fields_than_the_header_is_refused():
     with pytest.raises(InvalidHardwareFile, match="^mine.csv:3: 3 fields but the header has 2"):
-        read_csv_table(CSV, b"name,hbm_bandwidth\nh100,1e12\nb,1,000\n")
+        read_file(CSV, b"name,hbm_bandwidth\nh100,1e12\nb,1,000\n", HARDWARE)
 
 
 def test_csv_columns_differing_only_in_case_are_one_column_twice():
     with pytest.raises(InvalidHardwareFile) as err:
-        read_csv_table(CSV, b"\n# x\nname,peak_bf16,PEAK_BF16\nh100,1,2\n")
+        read_file(CSV, b"\n# x\nname,peak_bf16,PEAK_BF16\nh100,1,2\n", HARDWARE)
     assert str(err.value) == (
-        "mine.csv:3: columns 'peak_bf16' (column 2) and 'PEAK_BF16' (column 3) are the same "
-        "column (names are case-insensitive); keep one"
+        "mine.csv:3: columns 'peak_bf16' (column 2) and 'PEAK_BF16' (column 3) are both "
+        "column peak_bf16; keep one"
     )
 
 
 def test_toml_tables_are_chips_on_the_line_of_their_header():
     text = b'[mine]\naliases = ["a", "b"]\npeak_bf16 = 1e400\nhbm_bandwidth = 1_000\n\n[other]\n'
-    cells, lines = read_toml_table(TOML, text + b'source = "x"\n')
+    cells, lines = read_file(TOML, text + b'source = "x"\n', HARDWARE)
     assert cells.loc[0, "aliases"] == "a;b"
     assert cells.loc[0, "peak_bf16"] == "1e400"  # as written: past float64, not inf
     assert cells.loc[0, "hbm_bandwidth"] == "1000"
@@ -85,7 +86,7 @@ def test_toml_tables_are_chips_on_the_line_of_their_header():
 )  # fmt: skip
 def test_toml_problems_name_the_file_and_line(text, says):
     with pytest.raises(InvalidHardwareFile) as err:
-        read_toml_table(TOML, text.encode())
+        read_file(TOML, text.encode(), HARDWARE)
     assert says in str(err.value)
 
 

@@ -8,19 +8,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.model.model_catalog import COLUMNS
+from pipeline.model.model_catalog import COLUMNS, MODELS
 from pipeline.model.model_file import (
     InvalidModelFile,
     canonical_columns,
-    read_model_csv,
     read_model_frame,
-    read_model_toml,
 )
+from pipeline.model.table_file import read_file
 
 
 def test_csv_cells_and_lines_skip_comments_and_blank_lines():
     data = b"# a comment\nname,d,K,k\n\nm,64,2,1\n# more\nn,32,4,\n"
-    cells, lines = read_model_csv(Path("m.csv"), data, COLUMNS)
+    cells, lines = read_file(Path("m.csv"), data, MODELS)
     assert list(cells.columns) == ["name", "D", "K", "k"]
     assert cells.to_dict("list") == {"name": ["m", "n"], "D": ["64", "32"], "K": ["2", "4"],
                                      "k": ["1", ""]}  # fmt: skip
@@ -35,14 +34,14 @@ def test_two_names_for_one_column_are_an_error():
 
 def test_a_row_longer_than_the_header_and_a_nul_byte_are_errors():
     with pytest.raises(InvalidModelFile, match=r"m.csv:2: 3 fields but the header has 2"):
-        read_model_csv(Path("m.csv"), b"name,D\nm,1,2\n", COLUMNS)
+        read_file(Path("m.csv"), b"name,D\nm,1,2\n", MODELS)
     with pytest.raises(InvalidModelFile, match=r"m.csv:2: NUL byte"):
-        read_model_csv(Path("m.csv"), b"name,D\nm,\x00\n", COLUMNS)
+        read_file(Path("m.csv"), b"name,D\nm,\x00\n", MODELS)
 
 
 def test_toml_tables_are_rows_on_their_header_lines():
     data = b'# mine\n[tiny]\naliases = ["t", "T1"]\nD = 64\ntied = true\n\n[other]\nd = 32\n'
-    cells, lines = read_model_toml(Path("m.toml"), data, COLUMNS)
+    cells, lines = read_file(Path("m.toml"), data, MODELS)
     assert lines == [2, 7]
     assert cells.loc[0, ["name", "aliases", "D", "tied"]].tolist() == ["tiny", "t;T1", "64", "true"]
     assert cells.loc[1, "D"] == "32"
@@ -58,7 +57,7 @@ def test_toml_tables_are_rows_on_their_header_lines():
 )
 def test_toml_errors_say_what_to_do(data, message):
     with pytest.raises(InvalidModelFile, match=message):
-        read_model_toml(Path("m.toml"), data, COLUMNS)
+        read_file(Path("m.toml"), data, MODELS)
 
 
 def test_a_frame_indexed_by_name_reads_as_text():

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pipeline
-from pipeline.model.roofline import classify_bound, collective_time, compute_roofline
-from tests.helpers import compute_text, write_scenarios
+from pipeline.model.roofline import BOUNDS, bound_codes, collective_time, compute_roofline
+from pipeline.scenarios import load_scenarios
+from tests.helpers import BOOK_SCENARIOS, compute_text, write_scenarios
 
 BIG = 1 << 20  # "with D, F large": the book's approximations assume B << D, F
 
@@ -205,11 +206,10 @@ def test_collective_latency_floor():
 
 
 def test_bound_ties():
-    assert list(
-        classify_bound(
-            np.array([1.0, 1.0, 1.0]), np.array([1.0, 0.5, 2.0]), np.array([0.0, 1.0, 2.0])
-        )
-    ) == [
+    codes = bound_codes(
+        np.array([1.0, 1.0, 1.0]), np.array([1.0, 0.5, 2.0]), np.array([0.0, 1.0, 2.0])
+    )
+    assert [BOUNDS[c] for c in codes] == [
         "memory",  # compute only when strictly largest
         "network",  # math ties network: not strictly largest; network is largest
         "memory",  # memory/network tie is memory
@@ -240,8 +240,8 @@ def test_einsum_with_two_batch_dims(tmp_path, catalog):
     assert r["critical_batch"] == pytest.approx(240, rel=0.08)  # product B*S, D = F = 8192
 
 
-def test_compute_does_not_mutate_input(book):
-    frame = book._loaded.frame
+def test_compute_does_not_mutate_input(catalog):
+    frame = load_scenarios(BOOK_SCENARIOS, catalog).frame
     before = frame.copy()
     compute_roofline(frame)
     pd.testing.assert_frame_equal(frame, before)

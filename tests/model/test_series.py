@@ -105,7 +105,7 @@ def test_lines_of_consecutive_parts_merge_into_the_lines_of_the_whole():
     from pipeline.model.series import merge_lines
 
     a = pipeline.analyze(ROOT / "scenarios" / "fleet.csv")
-    results, facts = a.results, a._facts
+    results, facts = a.results, a.facts
     whole = series_lines(results, facts)
     for cuts in ([0, 5, 77, 200, 201, 300, len(results)], [0, len(results)], [0, 1, len(results)]):
         parts = [

@@ -5,30 +5,21 @@ bandwidth one-way). Each trap is also shown failing on a deliberately wrong row.
 
 from __future__ import annotations
 
+import math
+import re
+
 import pandas as pd
 import pytest
 
-from pipeline.errors import InvalidHardwareFile
+from pipeline.errors import InvalidHardwareFile, quoted
 from pipeline.model import sources
 from pipeline.model.catalog import LINKS, PEAK_COLUMNS, load_catalog
-from pipeline.model.fleet import (
-    coverage_problems,
-    orphan_problems,
-    ratio_problems,
-    sourced_fields,
-    value_problems,
-)
+from pipeline.model.fleet import TOLERANCE, UNITS, _blank, _num, _trap
 from pipeline.model.sources import (
-    BYTES,
-    BYTES_PER_S,
+    BASES,
     COLUMNS,
-    COUNT,
-    FLOPS,
-    SECONDS,
-    catalog_value,
     chip_sources,
     load_sources,
-    parse_printed,
     read_sources,
 )
 
@@ -37,6 +28,246 @@ SOURCES = load_sources()
 NAMES = list(CHIPS.index)
 LINK_BANDWIDTHS = tuple(f"{link}_bandwidth" for link in LINKS)
 HEADER = "name,field,printed,basis,per,source,as_of\n"
+
+
+# ---------------------------------------------------------------- printed figures
+
+# what a printed figure measures (parse_printed's unit_kind)
+FLOPS, BYTES, BYTES_PER_S, SECONDS, COUNT = "FLOP/s", "bytes", "bytes/s", "seconds", "count"
+NUMBER = "number"  # a bare number (an efficiency)
+
+TEXT = "text"  # a sourced field of words (topology, default_link, architecture)
+# a sourced field (a pattern) -> what its printed figure measures and the bases it may have
+FIELD_RULES = (
+    ("peak_.+", FLOPS, ("dense", "sparse")),
+    ("hbm_capacity", BYTES, ("as-printed",)),
+    ("hbm_bandwidth", BYTES_PER_S, ("as-printed", "assumed")),
+    (".+_bandwidth", BYTES_PER_S, ("one-way", "bidirectional", "assumed")),
+    (".+_latency", SECONDS, ("as-printed", "assumed")),
+    (".+_reach", COUNT, ("as-printed", "assumed")),
+    (".+_efficiency", NUMBER, ("as-printed", "assumed")),
+    ("architecture|default_link|.+_topology", TEXT, ("text", "assumed")),
+)
+
+
+def field_rule(field: str) -> tuple[str, tuple[str, ...]] | None:
+    """What a field's sources row prints (a unit kind of parse_printed, or TEXT) and the bases
+    it may have (FIELD_RULES); None for a field that takes no source (name, aliases, ...)."""
+    return next((r[1:] for r in FIELD_RULES if re.fullmatch(r[0], field)), None)
+
+
+_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+# FLOP/s spellings, upper-case: matched case-insensitively (TFLOPs, TFLOPS, TFLOP/s)
+_FLOP_UNITS = {
+    f"{prefix}{unit}".upper(): factor
+    for prefix, factor in _PREFIX.items()
+    for unit in ("FLOPS", "FLOP/s", "OPS", "OP/s")
+}
+# bytes, bits and seconds, matched as written: GB/s is not Gb/s, ms is not Ms
+_CASED_UNITS = {
+    **{f"{p}B": (f, BYTES) for p, f in (_PREFIX | _BINARY).items()},
+    **{f"{p}B/s": (f, BYTES_PER_S) for p, f in (_PREFIX | _BINARY).items()},
+    **{f"{p}b/s": (f / 8, BYTES_PER_S) for p, f in _PREFIX.items()},
+    **{f"{p}bps": (f / 8, BYTES_PER_S) for p, f in _PREFIX.items()},
+    **{"s": (1.0, SECONDS), "ms": (1e-3, SECONDS), "us": (1e-6, SECONDS)},
+    **{"\u00b5s": (1e-6, SECONDS), "\u03bcs": (1e-6, SECONDS), "ns": (1e-9, SECONDS)},
+}
+# counts (a link's reach), lower-case: matched case-insensitively (GPUs, chips)
+_COUNT_UNITS = {f"{thing}{s}" for thing in ("chip", "gpu", "tpu", "accelerator") for s in ("s", "")}
+_FIGURE = re.compile(
+    r"\s*(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?"
+    r"|\.\d+(?:[eE][+-]?\d+)?)\s*(?P<unit>.*?)\s*"
+)
+VALID_UNITS = (
+    "FLOP/s, TFLOPS, PFLOPS, TOPS, POPS; B, GB, TB, GiB, TiB; B/s, GB/s, TB/s, Gb/s, Tb/s; "
+    "s, ms, us, ns; chips, GPUs, accelerators"
+)
+
+
+def parse_printed(text: str) -> tuple[float, str]:
+    """A printed figure ("1,979 TFLOPS", "80 GB", "900 GB/s", "400 Gb/s", "1 us", "72 GPUs")
+    as (its SI value, what it measures: FLOPS, BYTES, BYTES_PER_S, SECONDS, COUNT or
+    NUMBER). GB and TB are decimal, GiB and TiB binary, bits are eighths of bytes.
+    ValueError when the number or the unit is not one of these."""
+    found = _FIGURE.fullmatch(str(text))
+    if found is None:
+        raise ValueError(
+            f"printed figure {quoted(text)} does not start with a number "
+            "(e.g. '1,979 TFLOPS', '1.97e14 FLOP/s')"
+        )
+    value = float(found["number"].replace(",", ""))
+    unit = found["unit"]
+    if not unit:
+        return value, NUMBER
+    if unit.upper() in _FLOP_UNITS:
+        return value * _FLOP_UNITS[unit.upper()], FLOPS
+    if unit in _CASED_UNITS:
+        factor, kind = _CASED_UNITS[unit]
+        return value * factor, kind
+    if unit.lower() in _COUNT_UNITS:
+        return value, COUNT
+    raise ValueError(
+        f"printed figure {quoted(text)}: unknown unit {quoted(unit)}; use one of {VALID_UNITS}"
+    )
+
+
+def catalog_value(printed: str, basis: str, per: float = 1.0) -> float:
+    """The value the catalog keeps for a printed figure: printed / per, halved for a sparse
+    peak or a bidirectional link figure. ValueError for an unknown basis or unit."""
+    if basis not in BASES:
+        raise ValueError(f"unknown basis {quoted(basis)}; use one of {', '.join(BASES)}")
+    divisor = BASES[basis]
+    if divisor is None:
+        raise ValueError(f"basis {quoted(basis)} has no number; {quoted(printed)} is words")
+    if not per > 0:
+        raise ValueError(f"per = {per!r} must be a positive divisor (8 for an 8-GPU total)")
+    return parse_printed(printed)[0] / per / divisor
+
+
+# ---------------------------------------------------------------- the traps, against sources
+
+
+def sourced_fields(row: pd.Series) -> list[str]:
+    """A chip's fields that need a sources row: every non-blank number, each topology, the
+    default link and the architecture."""
+    return [str(f) for f, v in row.items() if field_rule(str(f)) and not _blank(v)]
+
+
+# Peaks in a fixed ratio to the same chip's bf16 peak, per architecture, from the datasheets
+# fleet.UNITS cites (H100: tf32 494.7, bf16 989, fp8 1979, int8 1979 TFLOPS): one peak entered as its
+# sparse figure breaks them even where its sources row says "dense". fp32 (vector units) and
+# ratios the datasheets do not fix (B300's int8 and fp4, L40S's int4) are left out.
+BF16_RATIOS: dict[str, dict[str, float]] = {
+    **{tpu: {"int8": 1.0} for tpu in ("tpu-v3", "tpu-v4")},  # as the book prints them
+    **{tpu: {"int8": 2.0} for tpu in ("tpu-v5e", "tpu-v5p", "tpu-v6e")},
+    "tpu7x": {"fp8": 2.0},
+    "ampere": {"tf32": 0.5, "fp16": 1.0, "int8": 2.0, "int4": 4.0},
+    "hopper": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0},
+    "ada": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0},
+    "blackwell": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0, "fp4": 4.0},
+    "blackwell-ultra": {"fp16": 1.0, "fp8": 2.0},
+    "cdna3": {"tf32": 0.5, "fp16": 1.0, "fp8": 2.0, "int8": 2.0},
+    "cdna4": {"fp16": 1.0, "fp8": 2.0, "int8": 2.0, "fp4": 4.0},
+    "gaudi3": {"fp8": 1.0},
+}
+RATIO_TOLERANCE = 0.03  # vendors round each figure on its own (L40S: tf32 183, bf16 362.05)
+
+
+_DATE = re.compile(r"\d{4}-\d{2}(-\d{2})?")
+
+
+def coverage_problems(name: str, row: pd.Series, rows: pd.DataFrame) -> list[str]:
+    """Each field of chip `name` that needs a source has exactly one of its sources `rows`,
+    and each row a source text and a date."""
+    problems = []
+    for field in sourced_fields(row):
+        found = rows[rows["field"] == field]
+        if found.empty:
+            problems.append(
+                f"{name} {field} = {_shown(row[field])} has no sources row; add one to "
+                "pipeline/data/sources/<vendor>.csv (name,field,printed,basis,per,source,as_of)"
+            )
+        elif len(found) > 1:
+            places = ", ".join(_at(r) for r in found.itertuples())
+            problems.append(f"{name} {field} has {len(found)} sources rows ({places}); keep one")
+    for r in rows.itertuples():
+        if not str(r.source).strip():
+            problems.append(f"{_at(r)}: {name} {r.field}: no source; cite the document and where")
+        if not _DATE.fullmatch(str(r.as_of)):
+            problems.append(
+                f"{_at(r)}: {name} {r.field}: as_of {quoted(r.as_of)} is not a date "
+                "(YYYY-MM-DD, or YYYY-MM)"
+            )
+    return problems
+
+
+def orphan_problems(chips: pd.DataFrame, sources: pd.DataFrame) -> list[str]:
+    """Sources rows that name no catalog chip, or a field their chip leaves blank."""
+    problems = []
+    needed = {str(name): set(sourced_fields(row)) for name, row in chips.iterrows()}
+    for r in sources.itertuples():
+        if r.name not in needed:
+            problems.append(f"{_at(r)}: no catalog chip {quoted(r.name)}")
+        elif r.field not in needed[r.name]:
+            problems.append(
+                f"{_at(r)}: {r.name} has no {quoted(r.field)} in the catalog (blank, or not a "
+                "field that takes a source); remove the row or fill the field"
+            )
+    return problems
+
+
+def value_problems(
+    name: str, row: pd.Series, rows: pd.DataFrame, fields: tuple[str, ...] | None = None
+) -> list[str]:
+    """Chip `name`'s sourced fields (those in `fields`, default all) against their sources
+    `rows`: a basis the field allows (field_rule), a unit of its kind, and the catalog value
+    equal to catalog_value(printed, basis, per) within TOLERANCE: a sparse peak halved, a
+    bidirectional link halved, a capacity in decimal bytes as printed."""
+    problems = []
+    for field in sourced_fields(row):
+        if fields is not None and field not in fields:
+            continue
+        kind, bases = field_rule(field)
+        for r in rows[rows["field"] == field].itertuples():
+            said = f"{_at(r)}: {name} {field}"
+            if r.basis not in bases:
+                problems.append(
+                    f"{said}: basis {quoted(r.basis)}; this field takes {' or '.join(bases)}"
+                )
+                continue
+            if kind == TEXT:
+                continue
+            try:
+                printed_kind = parse_printed(r.printed)[1]
+                expected = catalog_value(r.printed, r.basis, r.per)
+            except ValueError as exc:
+                problems.append(f"{said}: {exc}")
+                continue
+            if printed_kind != kind:
+                problems.append(f"{said}: {quoted(r.printed)} is in {printed_kind}, not {kind}")
+                continue
+            value = float(row[field])
+            if not math.isclose(value, expected, rel_tol=TOLERANCE):
+                per = f", per {r.per:g}" if r.per != 1 else ""
+                problems.append(
+                    f"{said} = {_num(value)} but {quoted(r.printed)} ({r.basis}{per}) gives "
+                    f"{_num(expected)}{_hint(field, value / expected)}"
+                )
+    return problems
+
+
+def ratio_problems(name: str, row: pd.Series) -> list[str]:
+    """Chip `name`'s peaks in the ratios to its bf16 peak its architecture fixes (BF16_RATIOS):
+    a sparse figure (x2) taken for a dense one, even where its source row agrees, breaks one."""
+    bf16 = row.get("peak_bf16")
+    ratios = BF16_RATIOS.get(str(row.get("architecture", "")).strip().lower(), {})
+    problems = []
+    for family, ratio in ratios.items():
+        field = f"peak_{family}"
+        if _blank(bf16) or _blank(row.get(field)):
+            continue
+        found = float(row[field]) / float(bf16)
+        if not math.isclose(found, ratio, rel_tol=RATIO_TOLERANCE):
+            problems.append(
+                f"{field} / peak_bf16 = {_num(row[field])} / {_num(bf16)} = {_num(found)} on "
+                f"{name}, but {row['architecture']} has {_num(ratio)}: one of them sparse?"
+            )
+    return problems
+
+
+def _hint(field: str, ratio: float) -> str:
+    trap = _trap(field, ratio)
+    return f"; {trap[0]} that: {trap[2]}" if trap else ""
+
+
+def _shown(value: object) -> str:
+    return _num(value) if isinstance(value, float) else quoted(value)
+
+
+def _at(r) -> str:
+    """Where a sources row is: sources/<vendor>.csv:LINE."""
+    return f"sources/{r.file}:{r.line}"
 
 
 def rows_of(name: str, table: pd.DataFrame = SOURCES) -> pd.DataFrame:
@@ -195,11 +426,17 @@ def test_chip_sources_gives_a_chips_rows_or_none(monkeypatch):
     assert none.empty and list(none.columns) == list(got.columns)
 
 
-def test_the_shipped_sources_are_read_once_and_handed_out_as_copies():
+def test_the_shipped_sources_are_read_once_and_handed_out_as_copies(monkeypatch):
+    load_sources()  # read by now (if no test before read them)
+    reads = []
+    real = sources.read_sources
+    monkeypatch.setattr(
+        sources, "read_sources", lambda folder: reads.append(folder) or real(folder)
+    )
     first = load_sources()
     first["printed"] = "changed"
     assert "changed" not in set(load_sources()["printed"])
-    assert sources._shipped.cache_info().misses <= 1
+    assert reads == []  # the files are not read again, per call
 
 
 # ---------------------------------------------------------------- traps: the shipped catalog
@@ -234,6 +471,11 @@ def test_link_bandwidth_is_one_way(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_every_other_figure_matches_its_source(name):
     assert value_problems(name, CHIPS.loc[name], rows_of(name)) == []
+
+
+def test_the_ratios_name_families_the_architecture_has():
+    for arch, ratios in BF16_RATIOS.items():
+        assert set(ratios) <= UNITS[arch], arch
 
 
 # ---------------------------------------------------------------- each trap on a wrong row

@@ -7,11 +7,11 @@ import pandas as pd
 
 import pipeline
 from pipeline.render.answer import (
-    MEANING,
     bottom_line,
     bound_text,
     critical_text,
     fits_text,
+    meaning,
     series_rows,
     time_text,
 )
@@ -63,7 +63,7 @@ def test_words():
     assert fits_text(2, 5) == "2 of 5 do not"
     line = {"bound": "mixed", "change_dim": "", "compute": 3, "memory": 0, "network": 4}
     assert bound_text(line) == "mixed: 3 compute, 4 network"
-    assert set(MEANING) == {"compute", "memory", "network", "mixed"}
+    assert set(meaning()) == {"compute", "memory", "network", "mixed"}
 
 
 def test_the_calibration_sentence_names_it_its_error_and_what_it_did_not_fit():

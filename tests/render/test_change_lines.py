@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.model.change_groups import group_changes
 from pipeline.model.changes import compare_results
-from pipeline.render.change_lines import ORIGIN_TITLES, group_lines
+from pipeline.render.change_lines import group_lines, origin_titles
 
 
 def _lines(old: pd.DataFrame, new: pd.DataFrame, limit=None) -> dict:
-    return group_lines(group_changes(compare_results(old, new)), limit)
+    return group_lines(compare_results(old, new).groups, limit)
 
 
 def _sweep(t, bound="memory", fits=True, critical=None, peak=1e15) -> pd.DataFrame:
@@ -28,7 +27,7 @@ def test_a_line_per_series_its_parts_worded_with_where_they_moved():
                  fits=[True, True, True, False], critical=[200.0, 200, 200, 210],
                  peak=2e15)  # fmt: skip
     (origin,) = _lines(old, new)["origins"]
-    assert (origin["origin"], origin["title"]) == ("catalog", ORIGIN_TITLES["catalog"])
+    assert (origin["origin"], origin["title"]) == ("catalog", origin_titles()["catalog"])
     (block,) = origin["blocks"]
     assert block["cause"] == "h100 peak_flops 1e15 → 2e15"
     (line,) = block["lines"]

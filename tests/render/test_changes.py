@@ -4,10 +4,12 @@ one page for several inputs (render_changes_sections)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 import pipeline
-from pipeline.model.changes import compare_results
+from pipeline.model.changes import compare_results, merge_changes
 from pipeline.render.changes import (
     SHOWN_ROWS,
     render_changes_html,
@@ -17,7 +19,7 @@ from pipeline.render.changes import (
 from tests.helpers import BOOK_SCENARIOS, HOSTILE, analyze_file
 
 
-def _changes():
+def _frames():
     old = pd.DataFrame(
         {"name": ["=HYPERLINK(1)", "flip", "gone"], "hardware": "h100",
          "bound": ["memory", "memory", "compute"], "t_lower": [1e-3, 2e-3, 1.0]}
@@ -26,7 +28,11 @@ def _changes():
         {"name": ["=HYPERLINK(1)", "flip", "<b>born</b>"], "hardware": "h100",
          "bound": ["memory", "compute", "compute"], "t_lower": [3e-3, 2e-3, 1.0]}
     )  # fmt: skip
-    return compare_results(old, new)
+    return old, new
+
+
+def _changes():
+    return compare_results(*_frames())
 
 
 def test_csv_columns_and_formula_cells_neutralized(tmp_path):
@@ -60,7 +66,7 @@ def test_many_rows_sharing_a_cause_are_one_line_per_series_and_sections_capped()
     new = pipeline.analyze(BOOK_SCENARIOS, hardware=hw2).results
     c = compare_results(old, new, threshold=0.0)
     html = render_changes_html(c, "a", "b")
-    rows = int(c.groups.iloc[0]["rows"])
+    rows = c.table["name"].nunique()  # every change: the one cause
     assert rows > SHOWN_ROWS
     summary = _grouped(html)
     assert "<strong>tpu-v5e</strong><br><code>hbm_bandwidth 8.1e11 → 8.2e11</code>" in summary
@@ -118,7 +124,8 @@ def test_sections_give_one_page_grouped_over_every_input_first(tmp_path, book):
     edited = compare_results(book.results, _issue_case(tmp_path))
     quiet = compare_results(book.results, book.results)
     sections = [("q1-q5", edited, "old/q1-q5", "new/q1-q5"), ("same", quiet, "old/s", "new/s")]
-    html = render_changes_sections(sections, "Changes: old → new")
+    merged = merge_changes([("q1-q5", edited), ("same", quiet)])
+    html = render_changes_sections(merged, sections, "Changes: old → new")
     assert "<title>Changes: old → new</title>" in html
     summary = _grouped(html.replace('<section class="input"', '<section class="flips"', 1))
     assert "<th>Input</th>" in summary and '<td class="nw">q1-q5</td>' in summary
@@ -130,5 +137,13 @@ def test_sections_give_one_page_grouped_over_every_input_first(tmp_path, book):
 
 def test_the_one_input_page_is_the_sections_page_of_one():
     c = _changes()
-    one = render_changes_sections([("", c, "a", "b")], "Changes: a \u2192 b")
+    one = render_changes_sections(c, [("", c, "a", "b")], "Changes: a \u2192 b")
     assert render_changes_html(c, "a", "b") == one
+
+
+def test_the_page_shows_the_comparisons_own_groups():
+    changes = _changes()  # a time change, a flip, one added, one removed: four origins' lines
+    other = compare_results(*(f[f["name"] == "flip"] for f in _frames()))
+    assert len(changes.groups) == 4 and len(other.groups) == 1
+    page = render_changes_html(replace(changes, groups=other.groups), "a", "b")
+    assert page.count('<tbody class="origin ') == 1

@@ -153,6 +153,12 @@ def test_plural():
     ]  # fmt: skip
 
 
+def test_counted_takes_the_one_or_the_many_text():
+    assert [fmt.counted(n, "{n} chip", "{n} chips") for n in (0, 1, 1035)] == [
+        "0 chips", "1 chip", "1,035 chips"
+    ]  # fmt: skip
+
+
 def test_a_span_is_one_value_when_its_ends_are_equal():
     assert fmt.span(137, 227) == "137 \u2013 227"
     assert fmt.span(1024, 1024) == "1,024"

@@ -4,6 +4,8 @@ a few groups and flips only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import markupsafe
 import pandas as pd
 
@@ -61,3 +63,11 @@ def test_every_text_is_escaped():
     html = render_comparison_html(compare_results(old, new), HOSTILE[0], HOSTILE[1])
     for text in HOSTILE:
         assert text not in html and str(markupsafe.escape(text)) in html
+
+
+def test_the_groups_shown_are_the_comparisons_own():
+    old, new = _frames(3)
+    other = compare_results(old.iloc[:1], new.iloc[:1]).groups  # s[B=1] alone
+    carried = replace(compare_results(old, new), groups=other)
+    (block,) = comparison_data(carried, "a", "b")["groups"]["origins"][0]["blocks"]
+    assert [line["scenarios"] for line in block["lines"]] == [1]

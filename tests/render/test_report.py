@@ -351,6 +351,17 @@ def _series_table(html: str) -> list[list[str]]:
     return [_cells(r) for r in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)]
 
 
+# each series' time (its range over a sweep) to 3 figures, as worked by hand from the book:
+# 1e12 FLOP at H100's 989 TFLOP/s is 1.01 ms, at v6e's 918 TFLOP/s 1.09 ms
+BOOK_TIMES = {
+    "intro_h100_1e12_flops": "1.01 ms", "intro_v6e_1e12_flops": "1.09 ms",
+    "v5e_critical_intensity": "10.6 ms", "dot_product": "4.88 µs", "two_chip_D8192": "2.98 ms",
+    "two_chip_D9216": "3.14 ms", "q1_int8_book_constants": "5.58 ms", "q1_int8_catalog": "5.58 ms",
+    "q2_int8_weights_bf16": "11.2 ms", "q3_D4096": "20.5 µs – 87.2 µs",
+    "q3_D1024": "1.28 µs – 5.45 µs", "q4_batched_int8": "5.24 ms", "q5_h100_bf16": "4.45 ms",
+}  # fmt: skip
+
+
 def test_the_top_is_the_answer_with_the_series_of_results_csv(book, tmp_path):
     """The bottom line, then one line per series whose time, bound, critical batch and fit
     are those of results.csv (min-max over a sweep; a sweep's change point is its critical
@@ -372,13 +383,14 @@ def test_the_top_is_the_answer_with_the_series_of_results_csv(book, tmp_path):
 
     table = _series_table(html)
     groups = results.groupby("series", sort=False)
+    assert [row[6] for row in table] == list(BOOK_TIMES.values())
     assert [row[0] for row in table] == list(groups.groups)  # every series, in file order
     for row, (name, rows) in zip(table, groups, strict=True):
         _, hardware, op, _, dtype, chips, time, bound, critical, fits = row
         assert (hardware, op) == (rows["hardware"].iloc[0], rows["op"].iloc[0]), name
         assert chips == "|".join(map(str, pd.unique(rows["chips"]))), name  # q1-q5: 1 or 2
         assert dtype in ("bf16", "int8", "bf16 \u00d7 int8 \u2192 bf16"), name
-        assert time == answer.time_text(rows["t_lower"].min(), rows["t_lower"].max()), name
+        assert time == BOOK_TIMES[name], name
         assert fits == ("yes" if rows["fits"].all() else "no"), name
         bounds = set(rows["bound"])
         if len(bounds) == 1:
@@ -473,9 +485,9 @@ def test_a_collectives_only_run_does_not_contradict_itself():
 def test_bounds_are_explained_where_they_appear(book):
     html = html_of(book, notices=())
     for bound in ("compute", "memory", "network"):
-        meaning = htmllib.escape(answer.MEANING[bound])
+        meaning = htmllib.escape(answer.meaning()[bound])
         assert f'<span class="bound {bound}" title="{meaning}">' in html
-        assert answer.MEANING[bound].partition(": ")[2] in html  # in the legend, as text
+        assert answer.meaning()[bound].partition(": ")[2] in html  # in the legend, as text
     (header,) = re.findall(r"<thead>(.*?)</thead>", SERIES_TABLE.findall(html)[0], re.S)
     assert "Critical<br>batch" in header and "Time<br>(t_lower)" in header
     assert "smallest batch at which the op is compute-bound" in header  # its tooltip
@@ -586,10 +598,11 @@ def test_the_models_table_leads_with_a_line_per_step():
     steps = run.results[run.results["op"] == "transformer"]
     assert [line[0] for line in lines] == steps["name"].tolist()  # file order, one per step
     for line, (_, step) in zip(lines, steps.iterrows(), strict=True):
-        assert line[7] == fmt.seconds(step["t_lower"])
-        assert line[8] == fmt.seconds(step["time_per_token"])
-        assert line[9] == fmt.number(step["tokens_per_second"])
         assert line[10].startswith(step["bound"] + " ")
+    # a prefill of 2,048 tokens in 180.6 ms: 88.2 µs a token, 11,339 tokens/s; a decode step of
+    # 32 sequences in 29.2 ms: 29.2 ms a token, 1,095 tokens/s
+    assert lines[0][7:10] == ["181 ms", "88.2 µs", "11,339"]
+    assert lines[1][7:10] == ["29.2 ms", "29.2 ms", "1,095"]
     assert lines[1][1:7] == ["llama3-8b", "tpu-v5e", "1", "32", "1", "2,048"]
     assert lines[1][10:] == ["memory 100%", "16.1 GB", "8.59 GB", "no 24.7 GB of 16.0 GB", "0",
                              "attention 35.9%"]  # fmt: skip
@@ -610,3 +623,14 @@ def test_a_run_without_steps_has_no_models_table(small):
     html = html_of(small, notices=())
     assert 'id="models"' not in html and "Models:" not in html and "#models" not in html
     assert report_context(small, "q1-q5")["models"]["rows"] == []
+
+
+def test_a_model_chart_without_sweep_charts_is_not_introduced_as_a_sweep():
+    """The Sweeps section's words describe sweep charts: with only a model chart (its step's
+    lines are on no sweep chart) they are not said."""
+    analysis = analyze_rows([{"name": "m", "op": "transformer", "model": "llama3-8b",
+                              "hardware": "h100", "B": "1|8", "T": 1, "S": 2048}])  # fmt: skip
+    chart = Chart("model", "m: tokens/s", "plots/model-m.png", series=("m",))
+    html = html_of(analysis, [(chart, tiny_png(4, 3, (10, 20, 30)))])
+    section = html[html.index('id="sweeps"') : html.index('id="hardware"')]
+    assert 'alt="m: tokens/s"' in section and "One line per series" not in section

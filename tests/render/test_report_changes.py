@@ -3,6 +3,7 @@ changes grouped by series and cause as changes.html groups them, capped."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pandas as pd
@@ -72,3 +73,10 @@ def test_groups_are_capped():
     grouped = _summary(old, new)["grouped"]
     assert (grouped["groups"], grouped["shown"], grouped["more"]) == (MAX_GROUPS + 3, MAX_GROUPS, 3)
     assert _summary(old, new, limit=None)["grouped"]["more"] == 0
+
+
+def test_the_groups_are_the_comparisons_own_never_worked_out_again():
+    other = compare_results(OLD.iloc[:1], NEW.iloc[:1]).groups  # m0's line only
+    carried = replace(compare_results(OLD, NEW), groups=other)
+    since = changes_summary(SimpleNamespace(path="p", changes=carried))
+    assert since["grouped"]["groups"] == len(other) == 1

@@ -8,27 +8,31 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from pipeline.render.tables import format_csv, write_parquet
+from pipeline.render.tables import write_csv, write_parquet
 from tests.helpers import GOLDEN, analyze_file
 
 
-def test_results_golden(data_dir, update_golden):
-    text = format_csv(analyze_file(data_dir / "small.csv").results)
+def _csv(frame: pd.DataFrame, tmp_path) -> bytes:
+    return write_csv(frame, tmp_path / "out.csv").read_bytes()
+
+
+def test_results_golden(data_dir, update_golden, tmp_path):
+    text = _csv(analyze_file(data_dir / "small.csv").results, tmp_path)
     golden = GOLDEN / "results_small.csv"
     if update_golden:
         golden.write_bytes(text)
     assert text == golden.read_bytes()
 
 
-def test_errors_golden(data_dir):
-    text = format_csv(analyze_file(data_dir / "small.csv").problems).decode()
+def test_errors_golden(data_dir, tmp_path):
+    text = _csv(analyze_file(data_dir / "small.csv").problems, tmp_path).decode()
     assert text == (
         "line,name,column,reason\n"
         '10,"bad","hardware","unknown hardware \'h10\' (did you mean \'h100\'?)"\n'
     )
 
 
-def test_round_trip_full_precision():
+def test_round_trip_full_precision(tmp_path):
     frame = pd.DataFrame(
         {
             "x": [1 / 3, 1e-300, 123456789.123456789, np.nan],
@@ -37,7 +41,7 @@ def test_round_trip_full_precision():
             "text": ["a,b", 'say "hi"', "line\nbreak", ""],
         }
     )
-    text = format_csv(frame).decode()
+    text = _csv(frame, tmp_path).decode()
     assert text.splitlines()[1] == '0.3333333333333333,"True",1,"a,b"'
     back = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
     np.testing.assert_array_equal(back["x"].to_numpy()[:3], frame["x"].to_numpy()[:3])
@@ -45,8 +49,8 @@ def test_round_trip_full_precision():
     assert text.splitlines()[-1] == f',"True",{2**60},'  # NaN empty, Int64 exact
 
 
-def test_empty_frame_is_header_only():
-    assert format_csv(pd.DataFrame(columns=["a", "b"])) == b"a,b\n"
+def test_empty_frame_is_header_only(tmp_path):
+    assert _csv(pd.DataFrame(columns=["a", "b"]), tmp_path) == b"a,b\n"
 
 
 def test_parquet_keeps_types(book, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.render.answer import MEANING, bottom_line
+from pipeline.render.answer import bottom_line, meaning
 from pipeline.render.fleet_text import first_sentences
 from pipeline.render.format import EXCEL, excel_seconds
 from pipeline.render.workbook_answer import COLUMNS, fleet_pointer, results_columns
@@ -87,8 +87,8 @@ def test_what_each_bound_means_is_said_under_the_table(answer):
     text = sheet_text(answer["Answer"])
     at = text.index("What the bound means")
     assert text[at + 1 : at + 9] == [
-        "compute", MEANING["compute"], "memory", MEANING["memory"],
-        "network", MEANING["network"], "mixed", MEANING["mixed"],
+        "compute", meaning()["compute"], "memory", meaning()["memory"],
+        "network", meaning()["network"], "mixed", meaning()["mixed"],
     ]  # fmt: skip
 
 

@@ -88,13 +88,11 @@ def test_names_stay_text(tmp_path):
     assert all(c.data_type == "s" and c.quotePrefix for c in names)
 
 
-def test_the_cap_and_the_sample_are_said(tmp_path, models):
+def test_the_cap_is_said(tmp_path, models):
     path = tmp_path / "capped.xlsx"
     book = rx.Workbook(str(path))
     styles = Styles()
     write_models(FittedSheet(book.add_worksheet(SHEET)), styles, models_table(models, limit=2))
-    sampled = {**models_table(models), "sampled": True}
-    write_models(FittedSheet(book.add_worksheet("Sampled")), styles, sampled, "results/part-*")
     book.close()
     wb = openpyxl.load_workbook(path)
     assert (
@@ -102,10 +100,6 @@ def test_the_cap_and_the_sample_are_said(tmp_path, models):
         in sheet_text(wb[SHEET])
     )
     assert len(lines(wb[SHEET])) == 2
-    assert (
-        "This sheet shows the steps of the run's sample; results/part-* has every step "
-        "(op transformer or group)." in sheet_text(wb["Sampled"])
-    )
 
 
 def test_no_models_sheet_without_steps(book, tmp_path):

@@ -5,13 +5,14 @@ second), one cell format per distinct time (bound and fits tints: test_workbook.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from openpyxl.utils import get_column_letter
 
+import pipeline
 from pipeline.render.format import EXCEL, EXCEL_SECONDS_RULES
-from pipeline.render.workbook import RESULT_FORMATS
-from pipeline.render.workbook_styles import Styles
+from pipeline.render.workbook_styles import FORMATS, Styles
 from tests.helpers import column_of, workbook_of
 
 
@@ -23,7 +24,7 @@ def results(book, tmp_path_factory):
 
 def test_every_time_column_gets_the_time_rules_in_order(results, book):
     rows = len(book.results) + 1
-    times = [c for c in book.results.columns if RESULT_FORMATS.get(c) == "seconds"]
+    times = [c for c in book.results.columns if FORMATS.get(c) == "seconds"]
     assert {"t_lower", "t_math", "t_hbm", "t_network", "t_upper"} <= set(times)
     expected = " ".join(
         f"{get_column_letter(col)}2:{get_column_letter(col)}{rows}"
@@ -87,3 +88,50 @@ def _show(number_format: str, value: float) -> str:
         return f"{value:,.{decimals}f}{unit}"
     exponent = 3 * math.floor(math.log10(value) / 3)
     return f"{value / 10**exponent:.{decimals}f}E{exponent}{unit}"
+
+
+@pytest.fixture(scope="module")
+def calibrated_steps(tmp_path_factory):
+    """A calibrated run of transformer steps: the estimate and step columns on Results."""
+    root = Path(__file__).resolve().parents[2] / "scenarios"
+    calibration = pipeline.calibrate(root / "measured.csv")
+    analysis = pipeline.analyze(root / "models.csv", calibration=calibration)
+    wb, _ = workbook_of(analysis, tmp_path_factory.mktemp("steps"))
+    return analysis, wb["Results"]
+
+
+# written out here, not taken from the table the writer uses
+NUMBER_FORMATS = {
+    "t_lower": "seconds", "t_estimate": "seconds", "time_per_token": "seconds",
+    "measured_seconds": "seconds", "measured_over_predicted": "ratio",
+    "measured_over_estimate": "ratio", "tokens_per_second": "count", "compute_share": "percent",
+    "memory_share": "percent", "network_share": "percent", "weight_bytes": "size",
+    "kv_cache_bytes": "size", "max_batch": "count", "hbm_bytes": "size", "chips": "count",
+    "link_bandwidth": "bandwidth", "attainable_flops": "flop_rate",
+}  # fmt: skip
+
+
+def test_each_number_column_of_results_has_its_format(calibrated_steps):
+    _analysis, sheet = calibrated_steps
+    formats = {}  # openpyxl keeps a run of alike columns under its first letter
+    for dimension in sheet.column_dimensions.values():
+        for col in range(dimension.min, dimension.max + 1):
+            formats[col] = dimension.number_format
+    for column, quantity in NUMBER_FORMATS.items():
+        assert formats[column_of(sheet, column)] == EXCEL[quantity], column
+
+
+def test_estimate_bound_is_tinted_as_bound(calibrated_steps):
+    analysis, sheet = calibrated_steps
+    n = len(analysis.results) + 1
+    rules = {str(cf.sqref): cf.rules for cf in sheet.conditional_formatting}
+    for column in ("bound", "estimate_bound"):
+        letter = get_column_letter(column_of(sheet, column))
+        assert [r.formula for r in rules[f"{letter}2:{letter}{n}"]] == [
+            [f'${letter}2="compute"'],
+            [f'${letter}2="memory"'],
+            [f'${letter}2="network"'],
+        ]
+    times = [get_column_letter(column_of(sheet, c)) for c in ("t_estimate", "time_per_token")]
+    timed = next(sqref for sqref, r in rules.items() if r[0].operator == "greaterThanOrEqual")
+    assert all(f"{letter}2:{letter}{n}" in timed.split() for letter in times)

@@ -17,7 +17,6 @@ not read it: the Rust writer's bold author line atop a note (XlsxWriter notes ar
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import math
 import os
@@ -35,7 +34,15 @@ import pipeline
 from pipeline.errors import OutputError
 from pipeline.render import xlsx_adapter, xlsx_backend
 from pipeline.render.xlsx_backend import ENV
-from tests.helpers import BOOK_SCENARIOS, MIX, ROOT, analyze_rows, workbook_of
+from tests.helpers import (
+    BOOK_SCENARIOS,
+    MIX,
+    ROOT,
+    analyze_rows,
+    sheet_cells,
+    sheet_images,
+    workbook_of,
+)
 
 RUST = importlib.util.find_spec("rvgsrust_xlsxwriter") is not None
 needs_rust = pytest.mark.skipif(
@@ -84,9 +91,17 @@ def _dxf(dxf) -> tuple | None:
     )
 
 
+def _held(ws) -> list:
+    """The cells of a sheet with a value or a style, row by row (which cells the file holds,
+    blank ones too, is compared from its XML: parts())."""
+    return [
+        cell for row in ws.iter_rows() for cell in row if cell.value is not None or cell.has_style
+    ]
+
+
 def _sheet(ws) -> dict[str, object]:
     parts: dict[str, object] = {}
-    for _, cell in sorted(ws._cells.items()):
+    for cell in _held(ws):
         parts[f"cell {cell.coordinate}"] = (cell.data_type, cell.value, style(cell))
     for letter, dim in sorted(ws.column_dimensions.items()):
         parts[f"column {letter}"] = (dim.min, dim.max, dim.width, dim.hidden, style(dim))
@@ -108,7 +123,7 @@ def _sheet(ws) -> dict[str, object]:
         parts[f"conditional {cf.sqref}"] = [
             (r.type, r.operator, r.formula, r.stopIfTrue, r.priority, _dxf(r.dxf)) for r in cf.rules
         ]
-    for _, cell in sorted(ws._cells.items()):
+    for cell in _held(ws):
         if cell.comment is not None:
             parts[f"note {cell.coordinate}"] = (cell.comment.text, cell.comment.author)
     p = ws.protection
@@ -135,16 +150,6 @@ def _sheet(ws) -> dict[str, object]:
         "header": [str(getattr(ws.oddHeader, s).text) for s in ("left", "center", "right")],
         "footer": [str(getattr(ws.oddFooter, s).text) for s in ("left", "center", "right")],
     }  # fmt: skip
-    for i, image in enumerate(ws._images):
-        anchor = image.anchor
-        start = anchor._from
-        end = getattr(anchor, "to", None)
-        parts[f"image {i}"] = (
-            type(anchor).__name__,
-            (start.col, start.colOff, start.row, start.rowOff),
-            end and (end.col, end.colOff, end.row, end.rowOff),
-            hashlib.sha256(image._data()).hexdigest(),
-        )
     return parts
 
 
@@ -181,6 +186,9 @@ def parts(path: Path) -> dict[str, object]:
     for ws in wb.worksheets:
         for key, value in _sheet(ws).items():
             out[f"{ws.title}: {key}"] = value
+        out[f"{ws.title}: cells held"] = sheet_cells(path, ws.title)
+        for i, image in enumerate(sheet_images(path, ws.title)):  # anchor, cells, SHA-256
+            out[f"{ws.title}: image {i}"] = image
         out[f"{ws.title}: local names"] = sorted(
             (name, str(d.value), d.hidden) for name, d in ws.defined_names.items()
         )

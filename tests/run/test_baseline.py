@@ -5,6 +5,7 @@ output of the write (changes.csv, manifest, report, workbook)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import openpyxl
 import pandas as pd
@@ -14,11 +15,12 @@ from pipeline.errors import InvalidResults
 from pipeline.run.baseline import (
     Baseline,
     BaselineError,
+    baseline_folders,
     check_baseline_dir,
     compare_with,
-    latest_run,
     read_baseline,
 )
+from pipeline.run.earlier import newest_run
 from tests.helpers import FAST_WRITE, analyze_file, write_scenarios
 
 TWO_CHIP = "name,op,B,D,F,hardware,chips,shard\n"
@@ -127,23 +129,36 @@ def _finished(folder, started: str, name: str = "q1-q5") -> None:
 
 def test_latest_run_is_the_newest_finished_sibling(tmp_path):
     nightly = tmp_path / "nightly"
-    assert latest_run(nightly / "2026-11-22") is None  # no folder yet: the first night
+    assert newest_run(nightly / "2026-11-22") is None  # no folder yet: the first night
     _finished(nightly / "2026-11-22", "2026-11-22T02:00:00+00:00")
     _finished(nightly / "2026-11-23", "2026-11-23T02:00:00+00:00")
     (nightly / "2026-11-24" / "q1-q5").mkdir(parents=True)  # crashed: no manifest
     _finished(nightly / "misnamed", "2026-11-21T02:00:00+00:00")  # by start time, not name
     (nightly / "notes.txt").write_text("not a run")
     today = nightly / "2026-11-25"
-    assert latest_run(today) == nightly / "2026-11-23"
+    assert newest_run(today)[0] == nightly / "2026-11-23"
     _finished(today, "2026-11-25T02:00:00+00:00")  # a run again the same night: not itself
-    assert latest_run(today) == nightly / "2026-11-23"
+    assert newest_run(today)[0] == nightly / "2026-11-23"
     (nightly / "link").symlink_to(today, target_is_directory=True)
-    assert latest_run(nightly / "2026-11-26") == today  # the link is not a run of its own
-    assert latest_run(tmp_path / "alone") is None  # siblings holding no run: none
+    assert newest_run(nightly / "2026-11-26")[0] == today  # the link is not a run of its own
+    assert newest_run(tmp_path / "alone") is None  # siblings holding no run: none
 
 
 def test_latest_run_reads_a_run_written_straight_into_the_folder(tmp_path):
     (tmp_path / "a").mkdir()
     manifest = {"tool": "roofline-pipeline", "started": "2026-01-01T00:00:00+00:00", "files": []}
     (tmp_path / "a" / "manifest.json").write_text(json.dumps(manifest))
-    assert latest_run(tmp_path / "b") == tmp_path / "a"
+    assert newest_run(tmp_path / "b")[0] == tmp_path / "a"
+
+
+def test_baseline_folders_one_per_input_none_where_missing(tmp_path):
+    paths = [Path("a.csv"), Path("b.csv")]
+    assert baseline_folders(None, paths, ["a", "b"]) == [None, None]
+    (tmp_path / "a").mkdir()  # no manifest: paired by its folder's name
+    assert baseline_folders(tmp_path, paths, ["a", "b"]) == [tmp_path / "a", None]
+    (tmp_path / "x").mkdir()  # a run of b.csv, whatever its folder's name
+    manifest = {"tool": "roofline-pipeline", "input_path": "old/b.csv", "files": []}
+    (tmp_path / "x" / "manifest.json").write_text(json.dumps(manifest))
+    assert baseline_folders(tmp_path, paths, ["a", "b"]) == [tmp_path / "a", tmp_path / "x"]
+    with pytest.raises(BaselineError, match="does not exist"):
+        baseline_folders(tmp_path / "nowhere", paths[:1], ["a"])

@@ -3,6 +3,8 @@ the context it is handed, and returns only the notices it adds."""
 
 from __future__ import annotations
 
+import multiprocessing
+
 import openpyxl
 import pytest
 
@@ -75,3 +77,16 @@ def test_each_output_gets_the_notices_about_it_and_those_about_every_output(anal
                          {"wb": "workbook", "rep": "report"})  # fmt: skip
     assert ctx.notices_for("workbook") == ["all", "wb"]
     assert ctx.notices_for("report") == ["all", "rep"]
+
+
+def test_the_workbook_and_report_wait_for_the_last_chart_whichever_process_draws_it():
+    fork = multiprocessing.get_context("fork")
+    drawn = stages.ChartsDrawn(3, fork)
+    worker = fork.Process(target=lambda: [drawn.one_more() for _ in range(2)])
+    worker.start()
+    worker.join()
+    assert worker.exitcode == 0
+    assert drawn.wait(timeout=0) is False  # two of three drawn
+    drawn.one_more()
+    assert drawn.wait(timeout=0) is True
+    assert stages.ChartsDrawn(0, fork).wait(timeout=0) is True  # no chart to wait for

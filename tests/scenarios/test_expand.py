@@ -7,8 +7,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.scenarios.expand import IDLE_WARNINGS, expand, idle_chip_warnings
+from pipeline.model.idle import idle_chips, idle_lines
+from pipeline.scenarios.expand import IDLE_WARNINGS, expand, idle_chip_words
 from pipeline.scenarios.sweeps import parse_sweep
+
+
+def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:
+    """The warnings of one frame's idle chips, as a run of it says them."""
+    return idle_chip_words(idle_lines(idle_chips(frame)), path)
 
 
 def rows(*names: str) -> pd.DataFrame:

@@ -69,7 +69,7 @@ def test_a_fleet_sweep_gives_the_numbers_of_its_rows_written_one_by_one():
     assert len(a) == 3 * 2 * 3 * 2 - 6
     pd.testing.assert_frame_equal(a[NUMBERS], b[NUMBERS])
     assert set(swept.results["series"]) == {"q"}
-    assert set(swept._facts["swept"]) == {("hardware", "dtype", "chips", "B")}  # a tuple: data
+    assert set(swept.facts["swept"]) == {("hardware", "dtype", "chips", "B")}  # a tuple: data
 
 
 def test_one_series_line_lists_its_chips_and_the_bottom_line_counts_them():
@@ -119,7 +119,7 @@ def test_the_sweep_chart_of_each_chip_draws_a_line_per_other_fleet_value():
             }
         ]  # fmt: skip
     )
-    frame = pd.concat([a.results, a._facts[["in_sweep", "swept"]]], axis=1)
+    frame = pd.concat([a.results, a.facts[["in_sweep", "swept"]]], axis=1)
     groups = sweep_lines(frame)
     assert set(groups) == {("h100", "B"), ("h200", "B")}
     for key, lines in groups.items():

@@ -2,8 +2,8 @@
 y = x line, before and after"): each measured row's predicted time against its measured
 time, the roofline floor (t_lower) on the left, the calibrated estimate (t_estimate) on the
 right, on the same log-log axes with the line predicted = measured, a colour per chip x op
-kind, and each panel's mean relative error, mean |t / measured - 1|, over the same rows (the
-calibrated ones: the numbers the calibration file states as its error before and after)."""
+kind, and each panel's mean relative error, mean |t / measured - 1|: the numbers the fit
+computed and the calibration file states as its error before and after, drawn, not redone."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from pipeline.i18n import _, current_lang
-from pipeline.model.calibration import KINDS, relative_errors
+from pipeline.model.calibration import KINDS
 from pipeline.render import format as fmt
 from pipeline.render.charts.fleet import FLEET_COLORS
 from pipeline.render.charts.labels import chart_text, rows_text
@@ -52,7 +52,7 @@ class CalibrationChartData:
     """The points of a calibration chart, one per row with a measured time and a floor (in
     seconds): its floor, its estimate (NaN where its group was not calibrated) and its group
     (`group`, codes into `group_names`, 'h100 matmul': hardware then op kind); the mean
-    relative errors before and after over the calibrated points (NaN when there are none)."""
+    relative errors before and after the calibration states (NaN: nothing fitted)."""
 
     title: str
     subtitle: str
@@ -73,10 +73,15 @@ class CalibrationChartData:
 
 
 def calibration_chart_data(
-    results: pd.DataFrame, t_estimate: np.ndarray, kinds: np.ndarray, title: str | None = None
+    results: pd.DataFrame,
+    t_estimate: np.ndarray,
+    kinds: np.ndarray,
+    errors: tuple[float, float],
+    title: str | None = None,
 ) -> CalibrationChartData:
     """A calibration chart's data from results with `measured_seconds`, their estimates
-    (calibration.estimate) and op kinds (calibration.op_kinds), one of each per row."""
+    (calibration.estimate) and op kinds (calibration.op_kinds), one of each per row, and the
+    mean errors before and after that the fit computed (its Calibration's)."""
     measured = _floats(results, "measured_seconds")
     t_lower = _floats(results, "t_lower")
     t_estimate = np.asarray(t_estimate, dtype=float)
@@ -91,9 +96,7 @@ def calibration_chart_data(
     pairs, group = np.unique(hw * len(kind_names) + kind, return_inverse=True)
     nk = max(len(kind_names), 1)
     names = tuple(f"{hw_names[p // nk]} {kind_names[p % nk]}" for p in pairs)
-    done = np.isfinite(t_estimate)
-    before = _mean_error(t_lower[done], measured[done])
-    after = _mean_error(t_estimate[done], measured[done])
+    before, after = (float(e) for e in errors)
     return CalibrationChartData(
         title=chart_text(_("Predicted against measured time") if title is None else title, 120),
         subtitle=_subtitle(len(measured), len(names), before, after),
@@ -104,7 +107,7 @@ def calibration_chart_data(
         group_names=names,
         error_before=before,
         error_after=after,
-        not_calibrated=int((~done).sum()),
+        not_calibrated=int((~np.isfinite(t_estimate)).sum()),
         left_out=int((~keep).sum()),
     )
 
@@ -125,10 +128,6 @@ def _sorted_codes(values, order: tuple[str, ...] = (), limit: int = 20) -> tuple
     remap = np.empty(len(names), dtype=np.int64)
     remap[by] = np.arange(len(names))
     return remap[codes], [names[i] for i in by]
-
-
-def _mean_error(t: np.ndarray, measured: np.ndarray) -> float:
-    return float(relative_errors(t, measured).mean()) if len(t) else float("nan")
 
 
 def _subtitle(points: int, groups: int, before: float, after: float) -> str:

@@ -157,7 +157,8 @@ COLUMNS = (
 )  # fmt: skip
 # the facts the chart data reads, beside those columns (Record.facts)
 FACT_COLUMNS = (
-    "kind", "in_sweep", "swept", "network_intensity", "latency_floor", "latency_knee",
+    "kind", "in_sweep", "in_step", "swept", "network_intensity", "latency_floor",
+    "latency_knee",
 )  # fmt: skip
 
 

@@ -1,6 +1,7 @@
-"""The rooflines of scenarios no one process holds (the Dask engine, docs/outputs.md#charts):
-a chart drawn from a sample of its chip's rows, given every scenario's counts and, past
-SCATTER_LIMIT points, their density from the grids every partition binned (model.grids)."""
+"""A roofline's facts from the whole run, on either engine (docs/outputs.md#charts): a chart
+drawn from its chip's rows (on the Dask engine, a sample of them) given every scenario's
+counts and, past SCATTER_LIMIT points, their density from the run's grids (Summary.grids,
+model.grids: binned by the one partial, or every partition's merged)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Which charts a run draws, in which order, under which file names: the summary, a fleet
-chart per fleet series (file order, at most FLEET_CHARTS), a model chart per swept
-transformer step (file order, at most MODEL_CHARTS), a roofline per chip (A-Z), a
-network roofline per chip whose rows communicate, then the sweep charts.
+"""Which charts a run draws, in which order, under which file names: one chart per
+question (docs/outputs.md#charts): the summary, a fleet chart per fleet series (file order,
+at most FLEET_CHARTS), a model chart per swept transformer step (file order, at most
+MODEL_CHARTS), a roofline per chip (A-Z), a network roofline per chip whose rows
+communicate, then the sweep charts of the series no fleet or model chart draws (`every`:
+of every series, the charts a run drew before; pipeline.charts.sweep draws any of them).
 The data of a chart is built only when it is kept (`PlannedChart.build`)."""
 
 from __future__ import annotations
@@ -85,12 +87,14 @@ def plan_charts(
     fleet: pd.DataFrame | None = None,
     curves: pd.DataFrame | None = None,
     steps: pd.DataFrame | None = None,
+    every: bool = False,
 ) -> list[PlannedChart]:
     """Every chart a run could draw, in priority order, with unique sanitized file names.
     Planning only counts rows; each chart takes its rows when it is built. `grids`: every
     scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample;
     `fleet`, `curves`: Summary.fleet and Summary.fleet_curves (a chart per fleet series);
-    `steps`: the swept transformer steps' total rows (model_sweep_data.model_frame)."""
+    `steps`: the swept transformer steps' total rows (model_sweep_data.model_frame);
+    `every`: sweep charts of every series, those a fleet or model chart draws too."""
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
@@ -112,12 +116,13 @@ def plan_charts(
 
     summary = partial(summary_data, per_hardware)
     add("summary", "summary", _("Bound per hardware"), None, summary, 0)
-    names = fleet_series(fleet) if fleet is not None else []
-    for name in names[:FLEET_CHARTS]:  # every engine's Summary holds the whole answer
+    names = fleet_series(fleet)[:FLEET_CHARTS] if fleet is not None else []
+    models = model_series(steps)[:MODEL_CHARTS] if steps is not None else []
+    for name in names:  # every engine's Summary holds the whole answer
         build = partial(fleet_data, fleet, pd.DataFrame() if curves is None else curves, name)
         title = _("{series}: fleet ranking", series=name)
         add("fleet", f"fleet-{safe_stem(name)}", title, None, build, 0, [name])
-    for name in model_series(steps)[:MODEL_CHARTS] if steps is not None else []:
+    for name in models:
         title = _("{series}: tokens/s and step time", series=name)
         add("model", f"model-{safe_stem(name)}", title, None,
             partial(model_sweep_data, steps, name), 0, [name])  # fmt: skip
@@ -133,7 +138,8 @@ def plan_charts(
             build = partial(_network, results, idx, records.get(hw), hw, grids)
             title = _("{chip} network roofline", chip=hw)
             add("network", f"network-{safe_stem(hw)}", title, hw, build, multi)
-    for (hw, dim), lines in sorted(sweep_lines(full).items()):
+    drawn = frozenset() if every else _drawn_elsewhere(full, {*names, *models})
+    for (hw, dim), lines in sorted(sweep_lines(full, drawn).items()):
         split = pages(lines)
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
@@ -151,6 +157,16 @@ def plan_charts(
             )
             add("sweep", stem, title + of, hw, build, cost, series)
     return planned
+
+
+def _drawn_elsewhere(full: pd.DataFrame, own: set[str]) -> frozenset[str]:
+    """The series a chart of their own draws (`own`: fleet and model charts' series), and
+    the ops of those that are steps (`step/op`, in_step): no sweep chart repeats them."""
+    if not own:
+        return frozenset()
+    in_step = full["series"][full["in_step"].to_numpy(dtype=bool)].unique()
+    ops = {str(s) for s in in_step if str(s).rpartition("/")[0] in own}
+    return frozenset(own | ops)
 
 
 def _roofline(results, idx, record, hw, overridden, grids) -> RooflineData:

@@ -48,10 +48,16 @@ class LinePlan:
     place: tuple[float, ...] = ()  # where its values sit on each of those dims, 0 to 1
 
 
-def sweep_lines(results: pd.DataFrame) -> dict[tuple[str, str], list[LinePlan]]:
+def sweep_lines(
+    results: pd.DataFrame, leave_out: frozenset[str] = frozenset()
+) -> dict[tuple[str, str], list[LinePlan]]:
     """(hardware, swept dim) -> lines: one per series, or per combination of its other dims
-    (a series sweeping several dims is drawn against its first, A-Z)."""
-    positions = np.flatnonzero(results["in_sweep"].to_numpy(dtype=bool))  # facts: as data
+    (a series sweeping several dims is drawn against its first, A-Z); none of the series
+    `leave_out` names."""
+    in_sweep = results["in_sweep"].to_numpy(dtype=bool)  # facts: as data
+    if leave_out:
+        in_sweep = in_sweep & ~results["series"].isin(leave_out).to_numpy(dtype=bool)
+    positions = np.flatnonzero(in_sweep)
     if len(positions) == 0:
         return {}
     swept = results["swept"].iloc[positions].to_numpy(dtype=object)  # the fact: dims per row

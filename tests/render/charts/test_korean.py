@@ -82,11 +82,13 @@ def test_the_chips_and_calibration_charts_render_in_korean():
     assert_png(png)
     assert title_of(fig) == "bf16 루프라인: 칩 3개"
     measured = analyze_file(ROOT / "scenarios" / "measured.csv").results
-    t_estimate, _ = estimate(measured, fit(measured))
+    fitted = fit(measured)
+    t_estimate, _ = estimate(measured, fitted)
+    errors = (fitted.error_before, fitted.error_after)
 
     def calibration():
         return calibration_figure(calibration_chart_data(measured, t_estimate,
-                                                         op_kinds(measured)))  # fmt: skip
+                                                         op_kinds(measured), errors))  # fmt: skip
 
     fig, png = korean_png(calibration)
     assert_png(png)

@@ -91,3 +91,42 @@ def test_more_than_ten_sweep_lines_continue_on_a_second_chart(catalog):
 
 def test_no_results_no_charts(book):
     assert plan_charts(chart_rows(book).head(0), [], book.summary.per_hardware.head(0), {}) == []
+
+
+# a fleet series and a swept transformer step, each with a chart of its own, beside a sweep
+OWN_CHARTS = [
+    {"name": "fleet", "op": "matmul", "B": "1|8|64", "D": 4096, "F": 4096,
+     "hardware": "h100|b200", "dtype": "bf16|fp8"},
+    {"name": "decode", "op": "transformer", "model": "llama3-8b", "hardware": "h100",
+     "B": "1|8|64", "T": 1, "S": 2048},
+    {"name": "q3", "op": "matmul", "B": "1|8|64", "D": 4096, "F": 4096, "hardware": "h100"},
+]  # fmt: skip
+
+
+def test_a_series_with_a_chart_of_its_own_is_on_no_sweep_chart():
+    """One chart per question: the fleet chart draws a fleet series, the model chart a swept
+    step (its ops with it); the sweep charts draw the rest; every=True plans them all."""
+    analysis = pipeline.analyze(OWN_CHARTS)
+    charts = pipeline.charts.planned(analysis)
+    assert [c.path for c in charts if c.kind in ("fleet", "model", "sweep")] == [
+        "plots/fleet-fleet.png",
+        "plots/model-decode.png",
+        "plots/sweep-h100-b.png",
+    ]
+    assert charts[-1].series == ("q3",)
+    every = pipeline.charts.planned(analysis, every=True)
+    sweeps = [c for c in every if c.kind == "sweep"]
+    assert {s for c in sweeps for s in c.series} >= {"fleet", "decode", "decode/q_proj", "q3"}
+    assert [c for c in every if c.kind != "sweep"] == [c for c in charts if c.kind != "sweep"]
+
+
+def test_a_roofline_takes_its_counts_and_density_from_the_whole_runs_grid():
+    """One way for both engines: the local run's roofline, like a Dask run's, draws its
+    counts and (past SCATTER_LIMIT points) its density from the whole run's grid."""
+    analysis = pipeline.analyze([{"name": "a", "op": "matmul", "B": "1..6000", "D": 1024,
+                                  "F": 1024, "hardware": "h100"}])  # fmt: skip
+    assert analysis.summary.grids is not None
+    (roofline,) = [p for p in planned_charts(analysis) if p.chart.kind == "roofline"]
+    data = roofline.build()
+    assert data.points.weight is not None and data.points.weight.sum() == 6000
+    assert sum(data.counts.values()) == 6000 and data.title == "h100 roofline: 6,000 scenarios"

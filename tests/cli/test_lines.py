@@ -1,60 +1,53 @@
-"""The command line's helpers that are not click: escaping, output names, summary lines."""
+"""cli/lines.py: the lines `run` and `validate` print for an input, on either engine: the
+rejected rows counted alike (each row with a problem once, those with valid scenarios too said
+partly), escaping, the warnings in one line."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-import pipeline
-from pipeline.cli_support import (
+from pipeline.cli.lines import (
     Checked,
-    baseline_folders,
     escaped,
     input_line,
-    output_names,
+    partly_rejected,
+    rejected_text,
     validate_line,
     warnings_line,
 )
-from pipeline.run.baseline import BaselineError
-from tests.helpers import HEAD, write_scenarios
+from pipeline.errors import RowProblem
+from pipeline.i18n import use_lang
+
+
+def _problem(line: int) -> RowProblem:
+    return RowProblem("s.csv", line, "a", "B", "bad")
+
+
+def test_a_row_with_valid_and_refused_scenarios_is_rejected_and_said_partly():
+    problems = (_problem(3), _problem(4), _problem(4))
+    assert partly_rejected(problems, np.array([2, 2, 3])) == 1  # line 3: a valid point too
+    assert partly_rejected((), np.array([2])) == 0
+    assert rejected_text(2, 1) == "2 rejected rows (1 partly)"
+    assert rejected_text(1) == "1 rejected row" and rejected_text(0) == "0 rejected rows"
+    with use_lang("ko"):
+        assert rejected_text(1, 1) == "거부된 행 1개 (그중 1개는 일부만)"
+
+
+def test_the_run_line_says_the_partly_rejected_rows():
+    bounds = {"compute": 1, "memory": 2, "network": 0}
+    line = input_line("s.csv", 3, bounds, 1, "out/s", "results.csv", partly=1)
+    assert line == ("s.csv: 3 scenarios (compute-bound 1, memory-bound 2, network-bound 0), "
+                    "1 rejected row (1 partly) -> out/s/ [results.csv]")  # fmt: skip
+    dask = input_line("s.csv", 3, bounds, 0, "out/s", "results.csv", 2)
+    assert "3 scenarios in 2 partitions (" in dask and dask.endswith(
+        ", 0 rejected rows -> out/s/ [results.csv]"
+    )
 
 
 def test_escaped_keeps_line_breaks_between_lines_only():
     assert escaped("a\x1b[31m\nb\r") == "a\\x1b[31m\nb\\r"
-
-
-def test_output_names_are_unique_stems():
-    """Inputs whose names meet each get `-` and 6 hex digits of their path's SHA-256 (the same
-    whatever the order), unless one alone is already the folder name."""
-    paths = [Path("a/s.csv"), Path("b/s.xlsx"), Path("S.csv"), Path("x/My Plan.xlsx")]
-    assert output_names(paths) == ["s-352b3a", "s-781cc7", "s-175e53", "my-plan"]
-    assert output_names([Path("S.csv"), Path("s.csv")]) == ["s-175e53", "s"]
-    assert output_names([Path("s.csv"), Path("s.csv")]) == ["s", "s-2"]  # one path, twice
-
-
-def test_output_names_name_a_runs_workbook_after_its_run(tmp_path):
-    path = write_scenarios(tmp_path, f"{HEAD}\nok,matmul,1,2,3,v5e\n", name="q1.csv")
-    pipeline.analyze(path).write(tmp_path / "out" / "q1", plots=False, report=False)
-    book = tmp_path / "out" / "q1" / "workbook.xlsx"
-    plan = tmp_path / "plan.xlsx"
-    plan.write_bytes(book.read_bytes())  # renamed by its user: their name wins
-    assert output_names([book, plan, book]) == ["q1-rerun", "plan", "q1-rerun-2"]
-
-
-def test_baseline_folders_one_per_input_none_where_missing(tmp_path):
-    paths = [Path("a.csv"), Path("b.csv")]
-    assert baseline_folders(None, paths, ["a", "b"]) == [None, None]
-    (tmp_path / "a").mkdir()  # no manifest: paired by its folder's name
-    assert baseline_folders(tmp_path, paths, ["a", "b"]) == [tmp_path / "a", None]
-    (tmp_path / "x").mkdir()  # a run of b.csv, whatever its folder's name
-    manifest = {"tool": "roofline-pipeline", "input_path": "old/b.csv", "files": []}
-    (tmp_path / "x" / "manifest.json").write_text(json.dumps(manifest))
-    assert baseline_folders(tmp_path, paths, ["a", "b"]) == [tmp_path / "a", tmp_path / "x"]
-    with pytest.raises(BaselineError, match="does not exist"):
-        baseline_folders(tmp_path / "nowhere", paths[:1], ["a"])
 
 
 def test_the_input_line_is_one_for_both_engines():
@@ -84,8 +77,6 @@ def test_the_warnings_line_names_the_files_written_that_list_them():
 
 
 def test_the_validate_line_counts_each_row_once():
-    from pipeline.errors import RowProblem
-
     def problem(line):
         return RowProblem("s.csv", line, "a", "B", "bad")
 
