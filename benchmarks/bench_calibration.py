@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 import pipeline  # noqa: E402
 from benchmarks.generate import CHIPS, write  # noqa: E402
-from pipeline.model.calibration_fit import fit  # noqa: E402
+from pipeline.calibration.fit import fit  # noqa: E402
 
 TRUE = {"matmul": (0.8, 0.7, 1.0, 2e-6), "custom": (0.6, 0.9, 1.0, 5e-6),
         "all_gather": (1.0, 1.0, 0.85, 10e-6)}  # fmt: skip

@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generate import CHIPS, generate  # noqa: E402
-from pipeline.model.catalog import load_catalog  # noqa: E402
+from pipeline.catalogs.hardware import load_catalog  # noqa: E402
 from pipeline.model.roofline import compute_roofline  # noqa: E402
 from pipeline.scenarios import load_scenarios  # noqa: E402
 

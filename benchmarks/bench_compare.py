@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pipeline  # noqa: E402
 from benchmarks.generate import generate  # noqa: E402
-from pipeline.render.tables import write_parquet  # noqa: E402
+from pipeline.run.tables import write_parquet  # noqa: E402
 
 CHILD = """
 import json, resource, sys, time

@@ -23,11 +23,11 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generate import write  # noqa: E402
-from pipeline.model.catalog import load_catalog  # noqa: E402
+from pipeline.catalogs.hardware import load_catalog  # noqa: E402
 from pipeline.model.dtypes import DTYPES, peak_family, wider_dtype  # noqa: E402
 from pipeline.model.ops import parse_op  # noqa: E402
 from pipeline.model.roofline import compute_roofline  # noqa: E402
-from pipeline.render.tables import write_csv  # noqa: E402
+from pipeline.run.tables import write_csv  # noqa: E402
 from pipeline.scenarios import load_scenarios  # noqa: E402
 
 

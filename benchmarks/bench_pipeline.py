@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 import pipeline  # noqa: E402
 from benchmarks.generate import write  # noqa: E402
 from pipeline.limits import DEFAULT_WORKBOOK_ROWS  # noqa: E402
-from pipeline.render.tables import to_arrow  # noqa: E402
+from pipeline.run.tables import to_arrow  # noqa: E402
 
 
 def timed(fn, *args, **kwargs) -> float:

@@ -4,7 +4,7 @@
 
 Generates `--rows` mixed scenarios (benchmarks/generate.py), analyzes them and draws the
 run's charts once (not timed). Then, in this one process, in turn `--repeat` times:
-- stage: pipeline.render.workbook.write_workbook, what `pipeline run` writes: the Results
+- stage: pipeline.render.workbook.book.write_workbook, what `pipeline run` writes: the Results
   sheet (every row, number formats per column, conditional tints, quote prefix on text,
   freeze, filter, print setup), Hardware, Inputs (default cap, 10,000 rows), the Summary
   layout and the Charts sheet embedding the PNGs;
@@ -37,8 +37,8 @@ from benchmarks.generate import write  # noqa: E402
 from pipeline.render.charts import png  # noqa: E402
 from pipeline.render.charts.data import chart_frame  # noqa: E402
 from pipeline.render.charts.plan import plan_charts  # noqa: E402
-from pipeline.render.tables import to_arrow  # noqa: E402
-from pipeline.render.workbook import write_workbook  # noqa: E402
+from pipeline.render.workbook.book import write_workbook  # noqa: E402
+from pipeline.run.tables import to_arrow  # noqa: E402
 
 
 def timed(fn, *args) -> float:

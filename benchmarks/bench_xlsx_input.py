@@ -9,7 +9,7 @@ this one process, in turn `--repeat` times:
 - `pipeline validate` of the sheet and of the CSV (`validate` in-process: analyze() then the
   summary line, as the command does);
 - bare openpyxl: load_workbook(read_only=True, data_only=True), every row's values;
-- bare python-calamine: the sheet's rows as Python values (what pipeline.scenarios.sheet uses).
+- bare python-calamine: the sheet's rows as Python values (what pipeline.scenarios.xlsx.sheet uses).
 The fastest of each is compared. Target: sheet <= 1.5 x the fastest bare read + the CSV.
 """
 

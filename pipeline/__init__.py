@@ -14,7 +14,7 @@ About Rooflines", for thousands of scenarios at once (docs/api.md).
 
 from typing import TYPE_CHECKING
 
-from pipeline.analysis import (
+from pipeline.api.analyze import (
     Analysis,
     ChipTable,
     analyze,
@@ -23,7 +23,8 @@ from pipeline.analysis import (
     load_hardware,
     write_template,
 )
-from pipeline.comparing import Comparison, RunsComparison, compare, compare_runs
+from pipeline.api.compare import Comparison, RunsComparison, compare, compare_runs
+from pipeline.catalogs.llms import ModelCatalog, load_models, models
 from pipeline.errors import (
     InvalidCalibrationFile,
     InvalidHardwareFile,
@@ -36,25 +37,24 @@ from pipeline.errors import (
     UnknownHardware,
     UnknownModel,
 )
-from pipeline.model.model_catalog import ModelCatalog, load_models, models
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Written
 from pipeline.version import __version__
 
 if TYPE_CHECKING:
     from pipeline import charts
-    from pipeline.calibrating import Calibrated, calibrate
-    from pipeline.engine.dask_run import DaskRun, run_dask
+    from pipeline.api.calibrate import Calibrated, calibrate
+    from pipeline.engines.dask.run import DaskRun, run_dask
 
 # imported when first used: the charts pull in matplotlib's figure module (0.4 s) and the
 # Dask engine its own modules, which `pipeline hardware` or a Dask worker never needs
 _LAZY = {
     "charts": ("pipeline.charts", None),
-    "DaskRun": ("pipeline.engine.dask_run", "DaskRun"),
-    "run_dask": ("pipeline.engine.dask_run", "run_dask"),
+    "DaskRun": ("pipeline.engines.dask.run", "DaskRun"),
+    "run_dask": ("pipeline.engines.dask.run", "run_dask"),
     # SciPy's optimizer, a quarter of a second to import: only when a calibration is fitted
-    "calibrate": ("pipeline.calibrating", "calibrate"),
-    "Calibrated": ("pipeline.calibrating", "Calibrated"),
+    "calibrate": ("pipeline.api.calibrate", "calibrate"),
+    "Calibrated": ("pipeline.api.calibrate", "Calibrated"),
 }
 
 

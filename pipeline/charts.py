@@ -9,13 +9,13 @@ from dataclasses import replace
 
 from matplotlib.figure import Figure
 
-from pipeline.analysis import Analysis
+from pipeline.api.analyze import Analysis
+from pipeline.catalogs.chips import chips as chips_table
+from pipeline.catalogs.chips import peak_dtype
+from pipeline.catalogs.hardware import did_you_mean
+from pipeline.catalogs.spellings import alias_map, spelling
 from pipeline.errors import UnknownHardware, UnknownSeries, described, quoted
 from pipeline.i18n import _, use_lang
-from pipeline.model.catalog import did_you_mean
-from pipeline.model.chips import chips as chips_table
-from pipeline.model.chips import peak_dtype
-from pipeline.model.spellings import alias_map, spelling
 from pipeline.render import format as fmt
 from pipeline.render.charts import Chart, figure
 from pipeline.render.charts.chips import chips_figure
@@ -30,8 +30,8 @@ from pipeline.render.charts.data import (
 from pipeline.render.charts.fleet_data import fleet_data, fleet_series
 from pipeline.render.charts.grid import with_grid
 from pipeline.render.charts.labels import rows_text
-from pipeline.render.charts.model_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.plan import plan_charts
+from pipeline.render.charts.step_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.calibration.estimate import unused_warnings
+from pipeline.catalogs.hardware import catalog_records
 from pipeline.errors import RowProblem
-from pipeline.model.calibration import unused_warnings
-from pipeline.model.catalog import catalog_records
 from pipeline.model.ops import is_dim
-from pipeline.model.partial import Partial, chips_counted
-from pipeline.model.summary import Summary, finish
 from pipeline.scenarios import Loaded
 from pipeline.scenarios.expand import idle_chip_words
+from pipeline.summary.finish import Summary, finish
+from pipeline.summary.partial import Partial, chips_counted
 from pipeline.textfile import sha256_of
 from pipeline.version import __version__
 
@@ -125,7 +125,7 @@ class Record:
     # row for row beside _results: the facts renderers read (model.roofline.FACTS)
     _facts: pd.DataFrame | None = field(default=None, repr=False)
     # where every scenario is written, as the outputs name it; and whether `results` holds a
-    # sample of them only (the Dask engine's, engine.sample) rather than every one
+    # sample of them only (the Dask engine's, engines.dask.sample) rather than every one
     rows_in: str = field(default="results.csv", repr=False)
     sampled: bool = field(default=False, repr=False)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from pipeline.analysis import Analysis
-from pipeline.model.catalog import Catalog, load_catalog
+from pipeline.api.analyze import Analysis
+from pipeline.catalogs.hardware import Catalog, load_catalog
 from tests.helpers import BIG, BOOK_SCENARIOS, DATA, MIX, analyze_file, analyze_rows
 
 # make test and CI: the same examples on every run, so a pass count is the same twice and a

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import pipeline
-from pipeline.model.catalog import Catalog
+from pipeline.catalogs.hardware import Catalog
 from pipeline.scenarios import Loaded, load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +142,7 @@ def workbook_of(analysis: pipeline.Analysis, folder: Path, **kwargs):
     openpyxl: (the workbook, the notices the writer added)."""
     import openpyxl
 
-    from pipeline.render.workbook import write_workbook
+    from pipeline.render.workbook.book import write_workbook
 
     path = folder / "workbook.xlsx"
     charts = kwargs.pop("charts", [])

@@ -77,7 +77,7 @@ def test_full_run_writes_every_output(tmp_path):
     assert "note: The tpu-v5e table shows the first 500 of 1,032 scenarios" in result.stdout
     assert not (out / "index.html").exists()  # one input: no batch index
     book = openpyxl.load_workbook(run_dir / "workbook.xlsx")
-    # the sheets' names and order are tests/render/test_workbook.py's
+    # the sheets' names and order are tests/render/workbook/test_book.py's
     assert {"Results", "Hardware", "Inputs", "Charts"} <= set(book.sheetnames)
     # rendered while the data sheets were written
     assert len(sheet_images(run_dir / "workbook.xlsx", "Charts")) == 6

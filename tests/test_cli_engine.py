@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from pipeline.cli.running import dask_checked
-from pipeline.engine import cluster
+from pipeline.engines.dask import cluster
 from tests.helpers import invoke, write_scenarios
 
 TEXT = "name,op,hardware,B,D,F\nq,matmul,h100,1..64,64,64\n"
@@ -23,7 +23,7 @@ def test_help_says_what_the_engine_options_do():
 
 
 def test_an_unreachable_scheduler_exits_1_with_its_address(tmp_path, monkeypatch):
-    from pipeline.engine import dask_run
+    from pipeline.engines.dask import run as dask_run
 
     monkeypatch.setitem(dask_run.run_dask.__kwdefaults__, "timeout", 1)  # not the 10 s default
     with socket.socket() as s:
@@ -105,7 +105,7 @@ def test_quiet_prints_a_dask_runs_warnings_as_one_line(tmp_path):
 
 
 def test_dask_checked_counts_the_plan_and_expands_nothing(tmp_path):
-    from pipeline.model.catalog import load_catalog
+    from pipeline.catalogs.hardware import load_catalog
 
     path = write_scenarios(tmp_path, "name,op,hardware,B,D,F\nq,matmul,h100,1..9000000000,64,64\n")
     checked = dask_checked(path, load_catalog(), None, None)

@@ -147,7 +147,7 @@ def _h100_sources(name):
 
 
 def test_a_chip_shows_each_fields_source_in_place_of_its_source_text(monkeypatch):
-    monkeypatch.setattr("pipeline.model.sources.chip_sources", _h100_sources)
+    monkeypatch.setattr("pipeline.catalogs.sources.chip_sources", _h100_sources)
     lines = invoke("hardware", "h100").stdout.splitlines()
     assert not any(line.startswith("source ") for line in lines)
     at = lines.index(SOURCES_HEAD)
@@ -159,14 +159,14 @@ def test_a_chip_shows_each_fields_source_in_place_of_its_source_text(monkeypatch
 
 
 def test_a_chip_without_sources_rows_keeps_its_source_text(monkeypatch):
-    monkeypatch.setattr("pipeline.model.sources.chip_sources", _h100_sources)
+    monkeypatch.setattr("pipeline.catalogs.sources.chip_sources", _h100_sources)
     lines = invoke("hardware", "a100").stdout.splitlines()
     assert any(line.startswith("source ") for line in lines)
     assert not any(line.startswith("sources") for line in lines)
 
 
 def test_a_field_a_users_file_changed_is_said_and_the_source_text_kept(monkeypatch):
-    monkeypatch.setattr("pipeline.model.sources.chip_sources", _h100_sources)
+    monkeypatch.setattr("pipeline.catalogs.sources.chip_sources", _h100_sources)
     mine = _file("[h100]\nhbm_bandwidth = 3.0e12\n")
     lines = invoke("hardware", "h100", "--hardware", mine).stdout.splitlines()
     assert "hbm_bandwidth     3.00 TB/s" in lines
@@ -176,7 +176,7 @@ def test_a_field_a_users_file_changed_is_said_and_the_source_text_kept(monkeypat
 
 
 def test_a_shipped_chip_lists_each_of_its_sources_rows_once():
-    from pipeline.model.sources import chip_sources
+    from pipeline.catalogs.sources import chip_sources
 
     rows = chip_sources("h100")
     if rows.empty:

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import pipeline
-from pipeline.model.calibration_file import calibration_from
-from pipeline.model.catalog import catalog_records, load_catalog
+from pipeline.calibration.file import calibration_from
+from pipeline.catalogs.hardware import catalog_records, load_catalog
 from pipeline.model.overflow import refused_problems
-from pipeline.model.partial import chips_counted, computed, merge
-from pipeline.model.summary import finish
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.refused import with_problems
+from pipeline.summary.finish import finish
+from pipeline.summary.partial import chips_counted, computed, merge
 from tests.helpers import measured_rows
 
 TINY = "name,peak_bf16,hbm_bandwidth,hbm_capacity\ntiny,1e-320,1e12,1e10\n"  # underflows
@@ -162,7 +162,7 @@ SHARED = ("tool", "input_path", "input_sha256", "tool_version", "catalog_version
 @example(text_=FLEET_CASE, partition_rows=7)
 def test_end_to_end_the_dask_run_is_the_local_one(tmp_path_factory, cluster, text_,
                                                   partition_rows):  # fmt: skip
-    from pipeline.engine.dask_run import MIN_PARTITION_ROWS, run_dask
+    from pipeline.engines.dask.run import MIN_PARTITION_ROWS, run_dask
 
     tmp_path = tmp_path_factory.mktemp("run")
     path, tiny = write(tmp_path, text_)

@@ -3,7 +3,7 @@
 belong, formula-like and repeated names) given to `pipeline compare` and to `run --baseline`.
 The answer is changes (exit 0 or 1) or one `Error:` line (exit 2 for compare; for a run, exit
 1 for that input alone), never a traceback, and the compared files stay as they were. And
-the CSV-injection quote round-trips any name: written by render.tables, read back exact."""
+the CSV-injection quote round-trips any name: written by run.tables, read back exact."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import pipeline
 from pipeline.errors import InvalidResults
-from pipeline.render.tables import write_csv
 from pipeline.run.baseline import read_results_file
+from pipeline.run.tables import write_csv
 from tests.helpers import invoke, tree
 
 SETTINGS = settings(  # a soak sets FUZZ_EXAMPLES=1000; the default run takes a few seconds

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import pipeline
 from pipeline.errors import PipelineError
-from pipeline.scenarios.xlsx_budget import fast_scan
-from pipeline.scenarios.xlsx_cells import Budget, CellReader, ref
+from pipeline.scenarios.xlsx.budget import fast_scan
+from pipeline.scenarios.xlsx.cells import Budget, CellReader, ref
 from tests.helpers import MAIN_NS, raw_workbook
 
 SETTINGS = settings(

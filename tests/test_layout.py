@@ -15,7 +15,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 MIRRORED_OVER = 40  # lines: a module longer than this has a test file of its own
 # a package's __init__ is tested where its job is named
 PACKAGE_TESTS = {
-    "__init__.py": "test_analysis.py",
+    "__init__.py": "api/test_analyze.py",
     "scenarios/__init__.py": "scenarios/test_load.py",
     "cli/__init__.py": "test_cli.py",
 }
@@ -24,9 +24,9 @@ COMMAND_TESTS = {
     "cli/options.py": "test_cli.py",
     "cli/running.py": "test_cli.py",
     "cli/catalog.py": "test_cli_hardware.py",
-    "cli/changes.py": "test_comparing.py",  # `pipeline compare`, with pipeline.compare
+    "cli/changes.py": "api/test_compare.py",  # `pipeline compare`, with pipeline.compare
     "cli/models.py": "test_cli_models.py",
-    "cli/calibrate.py": "test_calibrating.py",  # `pipeline calibrate`, with pipeline.calibrate
+    "cli/calibrate.py": "api/test_calibrate.py",  # `pipeline calibrate`, with pipeline.calibrate
     "cli/localized.py": "test_cli_localized.py",
 }
 

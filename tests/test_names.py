@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.names import folder_name, slug
 from pipeline.render.charts.plan import safe_stem
-from pipeline.render.report import _anchor
+from pipeline.render.report.page import _anchor
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.catalogs import sources
 from pipeline.errors import BrokenInstall
-from pipeline.model import sources
 from tests.helpers import BOOK_SCENARIOS, ROOT
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="venv layout, bin/")
@@ -121,7 +121,7 @@ def test_the_editable_install_make_does_warns_of_nothing(tmp_path):
 
 
 def test_a_missing_catalog_is_a_broken_install_not_a_traceback(monkeypatch, tmp_path):
-    from pipeline.model import catalog
+    from pipeline.catalogs import hardware as catalog
 
     monkeypatch.setattr(catalog, "builtin_catalog_path", lambda: tmp_path / "hardware.csv")
     catalog._builtin.cache_clear()

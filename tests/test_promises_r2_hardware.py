@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pipeline
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.errors import InvalidHardwareFile, PipelineError
-from pipeline.model.catalog import load_catalog
 from tests.helpers import toml_text
 
 CHIP = "hbm_bandwidth = 1e12\npeak_bf16 = 1e14\n"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import pipeline
 from pipeline.cli import cli
 from pipeline.errors import InvalidScenarios
-from pipeline.render.report import render_report
+from pipeline.render.report.page import render_report
 from tests.helpers import FAST, write_scenarios
 
 TIMES = ["t_math", "t_hbm", "t_network", "t_lower", "t_upper"]

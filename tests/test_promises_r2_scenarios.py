@@ -10,7 +10,7 @@ import pandas as pd
 
 import pipeline
 from pipeline.errors import QUOTED_LIMIT
-from pipeline.render.tables import write_csv, write_parquet
+from pipeline.run.tables import write_csv, write_parquet
 from pipeline.scenarios.coded import Col, combine
 from tests.helpers import HEAD, write_scenarios
 

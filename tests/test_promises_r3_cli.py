@@ -89,7 +89,7 @@ def test_p19_long_name_and_header_are_cut_in_the_workbook_only(tmp_path):
 
 def test_p19_the_dask_engine_cuts_them_too(tmp_path):
     distributed = pytest.importorskip("distributed")
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engines.dask.run import run_dask
     from pipeline.run.write import Options
 
     with distributed.LocalCluster(

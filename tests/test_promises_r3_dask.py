@@ -26,9 +26,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import pipeline  # noqa: E402
-from pipeline.engine import dask_run  # noqa: E402
-from pipeline.engine.dask_run import run_dask  # noqa: E402
-from pipeline.model.catalog import load_catalog  # noqa: E402
+from pipeline.catalogs.hardware import load_catalog  # noqa: E402
+from pipeline.engines.dask import run as dask_run  # noqa: E402
+from pipeline.engines.dask.run import run_dask  # noqa: E402
 from pipeline.scenarios import load_scenarios  # noqa: E402
 from pipeline.scenarios.plan import Planned  # noqa: E402
 from tests.helpers import ROOT, invoke, tree, write_scenarios  # noqa: E402
@@ -41,7 +41,7 @@ leaving marker files in ROOFLINE_HOOK_DIR."""
 import os, signal, time
 from pathlib import Path
 
-import pipeline.engine.partition as partition
+import pipeline.engines.dask.partition as partition
 
 MODE, MARKS = os.environ["ROOFLINE_HOOK"], Path(os.environ["ROOFLINE_HOOK_DIR"])
 # a worker may load this file twice: the real functions are those it found the first time

@@ -11,7 +11,7 @@ import pytest
 
 import pipeline
 from pipeline.errors import ScenarioFileError
-from pipeline.scenarios import xlsx as xlsx_package
+from pipeline.scenarios.xlsx import package as xlsx_package
 from tests.helpers import FAST, MAIN_NS, cells_xml, invoke, raw_workbook, write_scenarios
 
 HEADER = ["name", "op", "B", "D", "F", "hardware", "chips"]

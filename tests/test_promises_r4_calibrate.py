@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 import pipeline
+from pipeline.calibration.file import read_calibration
+from pipeline.changes.compare import compare_results
 from pipeline.errors import InvalidCalibrationFile, OutputError, PipelineError
-from pipeline.model.calibration_file import read_calibration
-from pipeline.model.changes import compare_results
-from pipeline.render.change_lines import group_lines
+from pipeline.render.text.changes import group_lines
 from tests.helpers import ROOT, invoke, measured_rows
 
 

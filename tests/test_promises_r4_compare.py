@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.comparing import compare_runs
+from pipeline.api.compare import compare_runs
 from tests.helpers import FAST, HEAD, invoke, write_scenarios
 
 LOW = f"{HEAD}\nx,matmul,1,4096,4096,h100\ny,matmul,1..2,4096,4096,h100\n"  # memory-bound

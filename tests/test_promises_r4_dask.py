@@ -22,8 +22,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from pipeline.engine.cluster import EngineError  # noqa: E402
-from pipeline.engine.dask_run import run_dask  # noqa: E402
+from pipeline.engines.dask.cluster import EngineError  # noqa: E402
+from pipeline.engines.dask.run import run_dask  # noqa: E402
 from pipeline.run.write import Options  # noqa: E402
 from tests.helpers import ROOT, write_scenarios  # noqa: E402
 

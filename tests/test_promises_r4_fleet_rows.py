@@ -10,7 +10,7 @@ import re
 import pytest
 
 import pipeline
-from pipeline.model.catalog import load_catalog
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.reach import REACH_WARNINGS
 from tests.helpers import with_chip, write_scenarios

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import pipeline
-from pipeline.model.catalog import load_catalog
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.scenarios import load_scenarios
 from tests.helpers import write_scenarios
 

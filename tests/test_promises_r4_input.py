@@ -13,8 +13,8 @@ import pytest
 import pipeline
 from pipeline.errors import ScenarioFileError
 from pipeline.i18n import check_lang, use_lang
-from pipeline.scenarios import xlsx as xlsx_package
 from pipeline.scenarios.header import edit_distance, typo_of
+from pipeline.scenarios.xlsx import package as xlsx_package
 from tests.helpers import (
     BOOK_SCENARIOS,
     HEAD,

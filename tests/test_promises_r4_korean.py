@@ -22,8 +22,8 @@ import pipeline
 from pipeline.i18n import use_lang
 from pipeline.render.charts import figure, plan_charts
 from pipeline.render.charts.data import chart_frame
-from pipeline.render.charts.model_sweep_data import model_frame
-from pipeline.render.workbook_cells import text_width
+from pipeline.render.charts.step_sweep_data import model_frame
+from pipeline.render.workbook.cells import text_width
 from tests.helpers import ROOT, figure_texts, invoke
 
 SCENARIOS = ROOT / "scenarios"

@@ -13,8 +13,8 @@ import pytest
 import pipeline
 from pipeline.model.roofline import EXACT
 from pipeline.render import format as fmt
-from pipeline.render.charts.model_sweep_data import model_frame, model_sweep_data
-from pipeline.render.models_table import models_table
+from pipeline.render.charts.step_sweep_data import model_frame, model_sweep_data
+from pipeline.render.text.steps_table import models_table
 from tests.helpers import invoke, write_scenarios
 
 # MoE steps with expert parallelism, and a dense and a tensor-parallel one for contrast:
@@ -173,7 +173,7 @@ def test_a_model_list_with_a_swept_b_runs_and_draws(tmp_path):
 
 def test_a_model_list_with_a_swept_b_runs_on_dask(tmp_path, cluster):
     pytest.importorskip("distributed")
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engines.dask.run import run_dask
     from pipeline.run.write import Options
 
     path = write_scenarios(tmp_path, MODEL_SWEEP)
@@ -243,7 +243,7 @@ e,transformer,llama3-8b,h100,bf16,8,1,2048,1
 
 
 def test_a_counted_steps_models_line_says_its_n_steps(tmp_path):
-    from pipeline.render.notebook import render_analysis_html
+    from pipeline.render.report.notebook import render_analysis_html
 
     analysis = pipeline.analyze(write_scenarios(tmp_path, COUNTED))
     table = models_table(analysis)

@@ -15,9 +15,9 @@ import pipeline
 from pipeline.errors import printable
 from pipeline.render.charts import fleet_data
 from pipeline.render.charts.labels import chart_text
-from pipeline.render.fleet_text import first_sentences
-from pipeline.render.index_page import render_index
-from pipeline.render.report import render_report
+from pipeline.render.report.index_page import render_index
+from pipeline.render.report.page import render_report
+from pipeline.render.text.fleet import first_sentences
 from tests.helpers import HEAD, ROOT, invoke, measured_rows, sheet_text, write_scenarios
 
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -272,7 +272,7 @@ def test_the_fleet_sentence_says_the_ranked_points_that_do_not_fit_there(not_fit
 
 
 def test_the_fleet_sentence_says_one_point_that_does_not_fit():
-    from pipeline.render.fleet_text import point_labels, sentence
+    from pipeline.render.text.fleet import point_labels, sentence
 
     ranking = pipeline.analyze([NOT_FITTING]).summary.fleet
     one = ranking[(ranking["at"] == "B=1") & (ranking["hardware"] != "h200")].copy()

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import pipeline
-from pipeline.analysis import output_names
-from pipeline.comparing import compare_runs
+from pipeline.api.analyze import output_names
+from pipeline.api.compare import compare_runs
 from pipeline.names import folder_name
 from pipeline.run.earlier import newest_run
 from pipeline.scenarios import load_scenarios

@@ -13,9 +13,9 @@ import openpyxl
 import pytest
 
 import pipeline
-from pipeline.engine import views
-from pipeline.engine.sample import sample_plan
-from pipeline.render.notebook import render_analysis_html
+from pipeline.engines.dask import views
+from pipeline.engines.dask.sample import sample_plan
+from pipeline.render.report.notebook import render_analysis_html
 from pipeline.run.write import Options
 from tests.helpers import write_scenarios
 
@@ -68,7 +68,7 @@ def _report_shapes(folder) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def test_every_series_shape_is_the_whole_runs_on_both_engines(tmp_path, cluster, monkeypatch):
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engines.dask.run import run_dask
 
     monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
     path = _scenarios(tmp_path)
@@ -99,7 +99,7 @@ def test_a_chip_whose_rows_the_sample_leaves_out_still_has_its_section(
 ):
     """Found writing the test above: a chip used only on rows the Dask sample left out made
     the report's write fail (KeyError on the chip) after every partition had run."""
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engines.dask.run import run_dask
 
     monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
     rows = [f"s{n},matmul,512|1|4096,{64 + n},4096,h100,,," for n in range(ROWS)]
@@ -125,7 +125,7 @@ def _used_rates(folder, chip: str) -> list[str]:
 def test_the_rates_a_chip_uses_are_the_whole_runs_on_both_engines(tmp_path, cluster, monkeypatch):
     """Its fp8 rows and its one collective (over NVLink) only in rows the sample leaves out:
     the Dask report still marks fp8 and NVLink used, as the local engine's does."""
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engines.dask.run import run_dask
 
     monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
     head = "name,op,B,D,F,hardware,chips,bytes,dtype"
@@ -178,7 +178,7 @@ def test_steps_top_ops_and_idle_chips_are_the_whole_runs_on_both_engines(
     partitions: the Models table (report, workbook, notebook: the first 50 steps, each one's
     top op, how many steps in all) and the idle-chip warnings (its rows counted over every
     partition) are the local engine's, as is summary.json."""
-    from pipeline.engine.dask_run import run_dask
+    from pipeline.engines.dask.run import run_dask
 
     monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=BUDGET))
     head = "name,op,model,hardware,chips,shard,B,T,S,D,F"

@@ -220,7 +220,7 @@ def test_the_dask_config_file_of_the_readme_unsets_the_nanny_malloc_threshold(tm
 def test_the_fleet_answer_the_readme_quotes_is_its_files(tmp_path):
     """The README's fleet.csv example and the sentences it quotes as its answer."""
     from pipeline import analyze
-    from pipeline.render.fleet_text import first_sentences
+    from pipeline.render.text.fleet import first_sentences
 
     (block,) = [b for b in blocks(ROOT / "README.md") if b.file == "fleet.csv"]
     (tmp_path / "fleet.csv").write_text(block.text, encoding="utf-8")

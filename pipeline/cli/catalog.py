@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.catalogs.chips import peak_dtype
 from pipeline.cli.lines import escaped
 from pipeline.cli.options import (
     HARDWARE_OPTION,
@@ -21,9 +22,8 @@ from pipeline.cli.options import (
 )
 from pipeline.errors import OutputError, UnknownHardware, printable
 from pipeline.i18n import _
-from pipeline.model.chips import peak_dtype
 from pipeline.render import format as fmt
-from pipeline.render.catalog_text import catalog_lines
+from pipeline.render.text.catalog import catalog_lines
 from pipeline.textfile import refuse_existing, write_file
 
 
@@ -58,7 +58,7 @@ def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, forc
         raise click.UsageError(problem or "--force replaces the chart: give --chart PATH.png too")
     _refuse_existing(chart, force)
     catalog = hardware_catalog(hardware_files)
-    echo_problems((), catalog.warnings)  # doubts about a user file's figures (model/fleet.py)
+    echo_problems((), catalog.warnings)  # doubts about a user file's figures (catalogs/checks.py)
     if not names:
         click.echo("\n".join(catalog_lines(pipeline.catalog(catalog), catalog.version)))
         return
@@ -110,9 +110,9 @@ def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
 def hardware_lines(catalog, names, compare: bool, raw: bool) -> tuple[list[str], list[str]]:
     """What `pipeline hardware NAME` (its fields, then each field's source) or `--compare
     NAMES` prints, and the chips' catalog names; UnknownHardware naming every unknown one."""
-    from pipeline.model.chips import chip_table, overridden_fields, resolve_chips
-    from pipeline.model.sources import chip_sources, load_sources
-    from pipeline.render.catalog_text import chip_lines, compare_lines, source_lines
+    from pipeline.catalogs.chips import chip_table, overridden_fields, resolve_chips
+    from pipeline.catalogs.sources import chip_sources, load_sources
+    from pipeline.render.text.catalog import chip_lines, compare_lines, source_lines
 
     chosen = resolve_chips(catalog, names)
     if compare:

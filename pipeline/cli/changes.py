@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.api.compare import DEFAULT_THRESHOLD, compare_runs, inputs_of
 from pipeline.cli.options import LANG_OPTION, Fraction, change_kinds, errors, output_folder
-from pipeline.comparing import DEFAULT_THRESHOLD, compare_runs, inputs_of
 from pipeline.errors import InvalidResults, printable
 
 

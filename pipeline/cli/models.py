@@ -9,7 +9,7 @@ import click
 
 import pipeline
 from pipeline.cli.options import LANG_OPTION, MODELS_OPTION, echo_problems, fatal
-from pipeline.render.model_text import model_lines, model_list_lines
+from pipeline.render.text.llms import model_lines, model_list_lines
 
 
 @click.command()

@@ -13,16 +13,16 @@ from pathlib import Path
 import click
 
 import pipeline
+from pipeline.calibration.file import calibration_from
+from pipeline.catalogs.chips import peak_dtype
 from pipeline.cli.lines import escaped
-from pipeline.engine.cluster import DEFAULT_WORKER_WAIT, scheduler_problem
-from pipeline.engine.dask_run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
+from pipeline.engines.dask.cluster import DEFAULT_WORKER_WAIT, scheduler_problem
+from pipeline.engines.dask.run import DEFAULT_PARTITION_ROWS, MIN_PARTITION_ROWS
 from pipeline.errors import PipelineError, printable, quoted
 from pipeline.i18n import LANGS, SPELLINGS, _, lang_code, set_lang
 from pipeline.limits import DEFAULT_MAX_ROWS, MAX_ROWS_LIMIT
-from pipeline.model.calibration_file import calibration_from
-from pipeline.model.chips import peak_dtype
 from pipeline.render import format as fmt
-from pipeline.scenarios.xlsx import is_workbook
+from pipeline.scenarios.xlsx.package import is_workbook
 
 HARDWARE_OPTION = click.option(
     "--hardware",
@@ -176,7 +176,7 @@ def _head(path: Path) -> bytes:
 def change_kinds(value: str | None) -> tuple[str, ...] | None:
     """--fail-on's comma-separated change kinds (None: every kind); a PipelineError saying
     what would be valid otherwise."""
-    from pipeline.model.changes import KINDS
+    from pipeline.changes.compare import KINDS
 
     if value is None:
         return None

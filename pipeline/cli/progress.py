@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.engine.cluster import Progress
+from pipeline.engines.dask.cluster import Progress
 from pipeline.errors import printable
 from pipeline.i18n import _
 

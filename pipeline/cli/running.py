@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 import pipeline
-from pipeline.analysis import output_names
+from pipeline.api.analyze import output_names
 from pipeline.cli import progress
 from pipeline.cli.lines import (
     Checked,
@@ -198,7 +198,7 @@ def run(
                 click.echo(no_baseline_note(path, baseline), err=True)
             with errors() as failed:
                 if engine["engine"] == "dask":  # docs/input.md#beyond-one-machine
-                    from pipeline.engine.dask_run import run_dask  # Dask is imported there
+                    from pipeline.engines.dask.run import run_dask  # Dask is imported there
 
                     with progress.partitions(path, quiet) as step:
                         got = run_dask(

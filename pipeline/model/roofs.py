@@ -177,7 +177,7 @@ RATE_KEYS = ["hardware", "kind", "rate"]  # kind: "peak" (a peak family) or "lin
 
 def rates_of(pairs: pd.DataFrame) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
     """Per chip: the peak families its rows compute in and the links its rows send over,
-    from the (chip, rate) pairs of model.partial.rate_pairs (a few per chip), united."""
+    from the (chip, rate) pairs of summary.partial.rate_pairs (a few per chip), united."""
     pairs = pairs.drop_duplicates()
     used: dict[str, tuple[set[str], set[str]]] = {}
     for chip, kind, rate in pairs[RATE_KEYS].itertuples(index=False):

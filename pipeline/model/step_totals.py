@@ -22,7 +22,7 @@ SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
 STEP_COLUMNS = ("tokens_per_second", "time_per_token", *(f"{b}_share" for b in BOUNDS),
                 "weight_bytes", "kv_cache_bytes", "max_batch")  # fmt: skip
 STEP_ROWS = 50  # the steps (total rows) the Summary keeps whole, first in file order
-# what the Summary keeps of them (model.partial.step_table), the optional columns if given
+# what the Summary keeps of them (summary.partial.step_table), the optional columns if given
 STEP_FIELDS = ("name", "model", "hardware", "chips", "B", "T", "S", "count", "t_lower", "bound",
                *(f"{b}_share" for b in BOUNDS), "fits", "memory_footprint", "hbm_capacity",
                "time_per_token", "tokens_per_second", "weight_bytes", "kv_cache_bytes",
@@ -47,7 +47,7 @@ def with_step_totals(results: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame
         return results
     out = results.copy(deep=False)  # columns are replaced, never written in place
     out["flops"] = _op_totals(out, frame, ops)
-    estimated = "t_estimate" in out.columns  # a calibration's (model.calibration)
+    estimated = "t_estimate" in out.columns  # a calibration's (calibration.estimate)
     for c in (*SUMMED, "t_estimate") if estimated else SUMMED:
         values = out[c].to_numpy(dtype=float, copy=True)
         values[total] = np.add.reduceat(values[ops], first)

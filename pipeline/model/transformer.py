@@ -17,7 +17,7 @@ from pipeline.model.dtypes import dtype_bytes
 from pipeline.model.groups import BLOCK, IN_STEP, STEP_OF
 from pipeline.model.ops import TRANSFORMER
 
-# the shape columns a step needs (the row's own, else its model's: scenarios.model_rows)
+# the shape columns a step needs (the row's own, else its model's: scenarios.transformer_rows)
 SHAPE = ("D", "F", "N", "K", "H", "L", "V")
 STEP_DIMS = ("B", "T", "S")
 PART, AT = "_step_part", "_step_at"  # sort keys of the expansion (dropped after)

@@ -14,7 +14,7 @@ from pipeline.errors import PipelineError, printable
 from pipeline.i18n import current_lang
 from pipeline.model.roofline import CRITICAL_BATCH
 from pipeline.render import format as fmt
-from pipeline.render import korean
+from pipeline.render.text import korean
 
 TEMPLATE_PACKAGE = "pipeline.templates"
 REPORT_TEMPLATE = "report.html.j2"

@@ -16,9 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from pipeline.errors import InvalidResults, described, printable, quoted
-from pipeline.i18n import _
-from pipeline.model.changes import (
+from pipeline.changes.compare import (
     DEFAULT_THRESHOLD,
     RESULTS,
     Changes,
@@ -29,9 +27,11 @@ from pipeline.model.changes import (
     repeated_names,
     typed_results,
 )
+from pipeline.errors import InvalidResults, described, printable, quoted
+from pipeline.i18n import _
 from pipeline.render.format import count
-from pipeline.render.tables import unquoted
 from pipeline.run.earlier import LATEST, newest_run, pair_runs, runs_in
+from pipeline.run.tables import unquoted
 
 RESULTS_FILES = ("results.parquet", "results.csv")
 PARTS = "part-*.parquet"  # a Dask run's results, in results/
@@ -105,7 +105,7 @@ def read_baseline(folder) -> pd.DataFrame:
 
 def read_results_file(path: Path, role: str, error: type[InvalidResults] = InvalidResults):
     """A results.parquet or results.csv read back for a comparison: only the columns one
-    reads, a CSV's text cells as they were before the CSV-injection quote (render.tables),
+    reads, a CSV's text cells as they were before the CSV-injection quote (run.tables),
     names always text, `t_lower` and `critical_batch` numbers, `fits` True/False; `error`
     (naming the `role`, the file, and the line and column where it can) when the file cannot
     be read, lacks a column a comparison needs, repeats one, or holds text where a number
@@ -196,7 +196,7 @@ def _csv_line(path: Path, row: int) -> int | None:
 
 
 def _unquoted(table: pa.Table) -> pd.DataFrame:
-    """results.csv's text columns as written before the CSV-injection quote (render.tables)."""
+    """results.csv's text columns as written before the CSV-injection quote (run.tables)."""
     frame = table.to_pandas()
     for at, field in enumerate(table.schema):
         if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):

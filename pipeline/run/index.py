@@ -12,7 +12,7 @@ from pipeline.errors import OutputError, printable
 from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.record import Record
-from pipeline.render.index_page import render_index
+from pipeline.render.report.index_page import render_index
 from pipeline.run.earlier import start_time
 from pipeline.run.folder import temp_name
 from pipeline.run.manifest import read_manifest

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.record import Record
-from pipeline.render.changes import write_changes_csv
 from pipeline.render.charts import Chart, PlannedChart, png
-from pipeline.render.report_budget import render_report_within
-from pipeline.render.tables import write_csv, write_parquet
-from pipeline.render.workbook import write_workbook
+from pipeline.render.report.budget import render_report_within
+from pipeline.render.workbook.book import write_workbook
 from pipeline.run.baseline import Baseline
+from pipeline.run.tables import write_changes_csv, write_csv, write_parquet
 
 Done = tuple[list[str], list[Path]]  # (notices, files written)
 
@@ -124,7 +123,7 @@ def workbook(ctx: Context) -> Done:
 
 
 def report(ctx: Context) -> Done:
-    """report.html, the charts embedded, within its size budget (render.report_budget)."""
+    """report.html, the charts embedded, within its size budget (render.report.budget)."""
     options, tmp = ctx.options, ctx.tmp
     _charts_drawn(ctx)
     charts = [(c, (tmp / c.path).read_bytes()) for c in ctx.charts]

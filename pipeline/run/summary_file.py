@@ -1,7 +1,7 @@
-"""summary.json: a run's Summary (model.summary) as JSON, one schema and one writer for both
+"""summary.json: a run's Summary (summary.finish) as JSON, one schema and one writer for both
 engines (docs/outputs.md#summaryjson). Counts are complete; the per-series tables list the
 first LISTED series in file order and say how many there are (results hold every row); the
-fleet answer, the first LISTED fleet series' ranking rows (model.ranking)."""
+fleet answer, the first LISTED fleet series' ranking rows (summary.fleet)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def write_summary(folder: Path, record: Record) -> Path:
 
 
 def _first_series(ranking: pd.DataFrame, n: int) -> pd.DataFrame:
-    """The rows of the fleet ranking's first `n` series (model.ranking: every row of each)."""
+    """The rows of the fleet ranking's first `n` series (summary.fleet: every row of each)."""
     names = pd.unique(ranking["series"])[:n]
     return ranking[ranking["series"].isin(names)]
 

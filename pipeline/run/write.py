@@ -34,9 +34,9 @@ from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import PlannedChart, fleet_cap_notice, left_out_notice, plan_charts
 from pipeline.render.charts.data import chart_frame
-from pipeline.render.charts.model_sweep_data import model_cap_notice, model_frame
-from pipeline.render.report import table_cap_notices
-from pipeline.render.workbook import cap_notices
+from pipeline.render.charts.step_sweep_data import model_cap_notice, model_frame
+from pipeline.render.report.page import table_cap_notices
+from pipeline.render.workbook.book import cap_notices
 from pipeline.run import stages
 from pipeline.run.baseline import Baseline
 from pipeline.run.children import held_signals, init_worker

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.catalogs.hardware import Catalog
 from pipeline.errors import ScenarioFileError
 from pipeline.limits import DEFAULT_MAX_ROWS
-from pipeline.model.catalog import Catalog
 from pipeline.model.ops import DIM
 from pipeline.scenarios.checks import Checker
-from pipeline.scenarios.fleet import expand_fleet
 from pipeline.scenarios.header import (
     KNOWN,
     check_columns,
@@ -28,14 +27,15 @@ from pipeline.scenarios.header import (
     nul_cells,
     rename_reserved,
 )
+from pipeline.scenarios.lists import expand_fleet
 from pipeline.scenarios.loaded import Loaded
 from pipeline.scenarios.plan import FLEET_LIMIT, FLEET_LIMIT_NAME
 from pipeline.scenarios.plan import plan as plan_rows
 from pipeline.scenarios.reach import reach_warnings
 from pipeline.scenarios.read import read_table
 from pipeline.scenarios.records import records_table
-from pipeline.scenarios.sheet import read_sheet, sheet_problems
-from pipeline.scenarios.xlsx import is_workbook
+from pipeline.scenarios.xlsx.package import is_workbook
+from pipeline.scenarios.xlsx.sheet import read_sheet, sheet_problems
 from pipeline.textfile import decode_as, decode_utf8, read_bytes
 
 

@@ -13,9 +13,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.catalogs.chips import unknown_reason
+from pipeline.catalogs.hardware import EFFICIENCY_COLUMNS, Catalog, did_you_mean
 from pipeline.errors import RowProblem, quoted
-from pipeline.model.catalog import EFFICIENCY_COLUMNS, Catalog, did_you_mean
-from pipeline.model.chips import unknown_reason
 from pipeline.model.dtypes import (
     DTYPES,
     TENSOR_DTYPES,
@@ -28,13 +28,13 @@ from pipeline.model.overflow import BLAMED
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
-from pipeline.scenarios.fleet import FleetRows, duplicate_series
 from pipeline.scenarios.groups import grouped_rows
 from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
 from pipeline.scenarios.links import check_collective, check_link, check_shard
-from pipeline.scenarios.model_rows import check_steps
+from pipeline.scenarios.lists import FleetRows, duplicate_series
 from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
+from pipeline.scenarios.transformer_rows import check_steps
 
 OP_CHOICES = ", ".join(known_op_names())
 
@@ -45,7 +45,7 @@ class Checker:
     def __init__(self, table, lines, fields, file: str, catalog: Catalog, problems=(),
                  fleet=None, models=None):  # fmt: skip
         self.table = table
-        self.fleet: FleetRows | None = fleet  # the rows fleet lists made (scenarios.fleet)
+        self.fleet: FleetRows | None = fleet  # the rows fleet lists made (scenarios.lists)
         self.lines = lines
         self.file = file
         self.catalog = catalog

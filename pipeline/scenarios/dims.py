@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from pipeline.catalogs.hardware import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
 from pipeline.errors import quoted
-from pipeline.model.catalog import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
 from pipeline.model.dtypes import DTYPES, peak_family
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.problems import EMPTY_ITEM, RANGE, Found, flag, flag_per_value
@@ -29,7 +29,7 @@ MAX_OP_LOG2 = 1000  # an op's dims may multiply to 2^1000; float64 ends near 2^1
 Sweeps = tuple[np.ndarray, np.ndarray]  # the rows that sweep a column, and each one's Sweep
 
 
-# a list in a cell of each kind, for messages (the fleet's columns: scenarios.fleet)
+# a list in a cell of each kind, for messages (the fleet's columns: scenarios.lists)
 LIST_EXAMPLES = {"hardware": "h100|b200", "chips": "1|2|4", "dtype": "bf16|fp8"}
 _RANGE_PARTS = re.compile(r"^\s*(\d{1,17})\s*\.\.\s*(\d{1,17})\s*(?:\*\s*(\d{1,17})\s*)?$")
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import printable
-from pipeline.model.ranking import EVERY, FLEET_POINT, point_marks
+from pipeline.scenarios.marks import EVERY, FLEET_POINT, point_marks
 from pipeline.scenarios.problems import Found
 from pipeline.scenarios.sweeps import Sweep
 
@@ -41,7 +41,7 @@ def expand(
     product of the row's sweeps, in the order of `sweeps`: per column, the rows that sweep it
     and each one's Sweep), with a series column; and the rows refused for passing max_rows.
     `fleet`: per row of `out`, the series, label and axes of a row a fleet list made
-    (scenarios.fleet): its series is its source row's, its dims' labels follow its own.
+    (scenarios.lists): its series is its source row's, its dims' labels follow its own.
 
     Each row's count is the product of its sweeps' lengths, computed before any value is
     built, so a row past --max-rows is refused without building it."""
@@ -201,7 +201,7 @@ IDLE_WARNINGS = 20  # rows named one by one in the warnings about idle chips
 
 
 def idle_chip_words(table: pd.DataFrame, path: Path) -> list[str]:
-    """Summary.idle (model.idle) worded, a warning per line (the first IDLE_WARNINGS)."""
+    """Summary.idle (summary.idle) worded, a warning per line (the first IDLE_WARNINGS)."""
     out = []
     for row in table.head(IDLE_WARNINGS).itertuples(index=False):
         c, d, line = int(row.chips), row.shard, int(row.line)

@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.catalogs.hardware import EFFICIENCY_COLUMNS, did_you_mean
 from pipeline.errors import ScenarioFileError, printable, quoted
 from pipeline.i18n import _
-from pipeline.model.catalog import EFFICIENCY_COLUMNS, did_you_mean
 from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.roofline import RESULT_COLUMNS
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.catalogs.hardware import LINKS, Catalog, did_you_mean
 from pipeline.errors import quoted
-from pipeline.model.catalog import LINKS, Catalog, did_you_mean
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.problems import Found, flag, flag_per_value
 from pipeline.scenarios.sweeps import whole_number_reason

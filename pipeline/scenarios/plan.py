@@ -17,7 +17,7 @@ from pipeline.scenarios.sweeps import Sweep
 
 # the most scenarios one file may plan: past it a count is no longer exact in float64
 PLAN_LIMIT = 2**53
-# the most rows fleet lists (hardware, dtype, chips: scenarios.fleet) may make in one file:
+# the most rows fleet lists (hardware, dtype, chips: scenarios.lists) may make in one file:
 # the client builds them before it plans (a million take about 1 GB and 10 s), while a
 # dim's sweep is only counted
 FLEET_LIMIT = 1_000_000

@@ -14,7 +14,7 @@ from pipeline.scenarios.coded import Col
 
 Found = list[tuple[int, str, str]]  # (row position, column, reason)
 
-# a workbook cell that was not text (scenarios.sheet): its reason starts with one of these
+# a workbook cell that was not text (scenarios.xlsx.sheet): its reason starts with one of these
 FORMULA, DATE, BOOLEAN = "a formula", "a date", "a TRUE/FALSE cell"
 ERROR = "the error value"  # a workbook's #N/A, #DIV/0!, ...: Excel could not compute the cell
 # a list or range written wrong (`h100||b200`, `8..1`; scenarios.dims): its whole row refused

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.catalogs.hardware import LINKS, Catalog
 from pipeline.errors import printable
-from pipeline.model.catalog import LINKS, Catalog
 from pipeline.model.ops import COLLECTIVES, parse_op
 
 REACH_WARNINGS = 20  # input lines and chips named one by one

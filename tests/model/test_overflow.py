@@ -6,7 +6,7 @@ import warnings
 
 import pandas as pd
 
-from pipeline.model.catalog import load_catalog
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.model.overflow import PAST, merge_refused, refusals, refused_problems, refused_rows
 from pipeline.model.roofline import compute_roofline
 from pipeline.scenarios import load_records

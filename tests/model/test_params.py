@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipeline.model.model_catalog import load_models
+from pipeline.catalogs.llms import load_models
 from pipeline.model.params import kv_cache_bytes, param_counts
 
 # each catalog model's published parameter count and where it is printed

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.model.catalog import load_catalog
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.model.roofs import (
     MAX_DERATED_ROOFS,
     Peak,
@@ -102,7 +102,7 @@ def test_derated_roofs_with_their_rows_most_used_first(mix):
 
 
 def test_rates_used_per_chip(book, mix):
-    used = book.summary.rates_used  # model.partial.rate_pairs, united (roofs.rates_of)
+    used = book.summary.rates_used  # summary.partial.rate_pairs, united (roofs.rates_of)
     assert used["tpu-v5e"] == ({"bf16", "int8"}, {"ici"})  # two_chip_* split D over ICI
     assert used["h100"] == ({"bf16"}, set())
     assert mix.summary.rates_used["h100"][1] == {"nvlink"}

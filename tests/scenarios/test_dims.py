@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.model.catalog import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
+from pipeline.catalogs.hardware import EFFICIENCY_COLUMNS, EFFICIENCY_RANGE
 from pipeline.scenarios.dims import (
     MAX_OP_LOG2,
     check_bytes,

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.model.idle import idle_chips, idle_lines
 from pipeline.scenarios.expand import IDLE_WARNINGS, expand, idle_chip_words
 from pipeline.scenarios.sweeps import parse_sweep
+from pipeline.summary.idle import idle_chips, idle_lines
 
 
 def idle_chip_warnings(frame: pd.DataFrame, path: Path) -> list[str]:

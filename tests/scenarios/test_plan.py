@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.model.catalog import load_catalog
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.scenarios.plan import PLAN_LIMIT
 from tests.helpers import load_text
 

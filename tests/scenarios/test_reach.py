@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.model.catalog import load_catalog
+from pipeline.catalogs.hardware import load_catalog
 from pipeline.scenarios.reach import REACH_WARNINGS
 from tests.helpers import load_text
 

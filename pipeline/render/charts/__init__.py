@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from pipeline.render.charts.data import RooflineData, SweepData
 from pipeline.render.charts.fleet_data import FleetData
-from pipeline.render.charts.model_sweep_data import ModelSweepData
 from pipeline.render.charts.plan import (
     Chart,
     PlannedChart,
@@ -19,6 +18,7 @@ from pipeline.render.charts.plan import (
     left_out_notice,
     plan_charts,
 )
+from pipeline.render.charts.step_sweep_data import ModelSweepData
 from pipeline.render.charts.summary_data import SummaryData
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ def figure(data: RooflineData | SweepData | SummaryData | FleetData | ModelSweep
     """The Figure of one chart's data (matplotlib imported here, when a chart is drawn: a
     command that draws none, such as `pipeline hardware`, never pays for it)."""
     from pipeline.render.charts.fleet import fleet_figure
-    from pipeline.render.charts.model_sweep import model_sweep_figure
     from pipeline.render.charts.roofline import roofline_figure
+    from pipeline.render.charts.step_sweep import model_sweep_figure
     from pipeline.render.charts.summary import summary_figure
     from pipeline.render.charts.sweep import sweep_figure
 

@@ -15,8 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from pipeline.calibration.estimate import KINDS
 from pipeline.i18n import _, current_lang
-from pipeline.model.calibration import KINDS
 from pipeline.render import format as fmt
 from pipeline.render.charts.fleet import FLEET_COLORS
 from pipeline.render.charts.labels import chart_text, rows_text

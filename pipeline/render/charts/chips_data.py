@@ -1,5 +1,5 @@
 """What the chips chart draws (`pipeline.charts.chips`): each chosen chip's HBM roofline at one
-dtype, from the side-by-side table of model/chips.py (pure data, no matplotlib)."""
+dtype, from the side-by-side table of catalogs/chips.py (pure data, no matplotlib)."""
 
 from __future__ import annotations
 

@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
-from pipeline.model.codes import bound_codes_of, fits
-from pipeline.model.grids import talks, with_flops
 from pipeline.model.ops import FLEET
 from pipeline.model.roofline import BOUNDS
 from pipeline.model.roofs import Peak, Roofs, chip_peaks, hbm_roofs, network_roofs
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_title
+from pipeline.summary.codes import bound_codes_of, fits
+from pipeline.summary.grids import talks, with_flops
 
 LABEL_LIMIT = 20  # at most this many labelled items (points + sweep series) get name labels
 SCATTER_LIMIT = 5_000  # above this many points a chart shows binned density instead
@@ -178,7 +178,7 @@ def floats(column: pd.Series) -> np.ndarray:
 
 
 def bound_codes(frame: pd.DataFrame) -> np.ndarray:
-    """Each row's bound as an index into BOUNDS, small (model.codes)."""
+    """Each row's bound as an index into BOUNDS, small (summary.codes)."""
     return bound_codes_of(frame).astype(np.int8)
 
 

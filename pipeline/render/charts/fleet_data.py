@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
-from pipeline.model.ranking import POINT
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_text
-from pipeline.render.fleet_text import at_text, point_labels, sentence
+from pipeline.render.text.fleet import at_text, point_labels, sentence
+from pipeline.summary.fleet import POINT
 
 FLEET_CHARTS = 20  # fleet charts a run draws at most (the first fleet series, file order)
 FLEET_LINES = 30  # fleet points a chart draws at most (the fastest; the rest counted)

@@ -1,7 +1,7 @@
 """A roofline's facts from the whole run, on either engine (docs/outputs.md#charts): a chart
 drawn from its chip's rows (on the Dask engine, a sample of them) given every scenario's
 counts and, past SCATTER_LIMIT points, their density from the run's grids (Summary.grids,
-model.grids: binned by the one partial, or every partition's merged)."""
+summary.grids: binned by the one partial, or every partition's merged)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from pipeline.model.grids import GRID_STEPS, HIDDEN, Grids
 from pipeline.model.roofline import BOUNDS
 from pipeline.render.charts.data import SCATTER_LIMIT, Points, RooflineData, chart_title
+from pipeline.summary.grids import GRID_STEPS, HIDDEN, Grids
 
 __all__ = ["Grids", "with_grid"]
 

@@ -29,7 +29,7 @@ from pipeline.render.charts.data import (
 )
 from pipeline.render.charts.fleet_data import FLEET_CHARTS, fleet_data, fleet_series
 from pipeline.render.charts.grid import Grids, with_grid
-from pipeline.render.charts.model_sweep_data import MODEL_CHARTS, model_series, model_sweep_data
+from pipeline.render.charts.step_sweep_data import MODEL_CHARTS, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import (
     BYTES,

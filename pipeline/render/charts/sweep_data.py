@@ -9,10 +9,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
-from pipeline.model.codes import fits
 from pipeline.model.ops import FLEET
 from pipeline.model.roofs import links_used
-from pipeline.model.turns import line_turns
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import (
     SWEEP_LINES_PER_CHART,
@@ -24,6 +22,8 @@ from pipeline.render.charts.data import (
     subtitle,
 )
 from pipeline.render.charts.labels import chart_text
+from pipeline.summary.codes import fits
+from pipeline.summary.turns import line_turns
 
 BYTES = "bytes"  # a collective's swept size, drawn as time against bytes
 # a fleet axis's results column: a `dtype` list sets every dtype, the compute dtype says it
@@ -204,7 +204,7 @@ def sweep_data(
 
 
 def _turn(turn: dict, dim: str, x: np.ndarray, y: np.ndarray, log_x: bool = True):
-    """A line's turn as the model has it (model.turns, the series lines' rule): where it
+    """A line's turn as the model has it (summary.turns, the series lines' rule): where it
     turns compute-bound (the exact critical batch, B = 319 between the swept 256 and 512) and
     the line's height there as drawn (on the segment between the swept points around it, so
     the marker sits on the curve it labels), or no turn and what the legend says of the line

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from pipeline.model.calibration import estimate, op_kinds, relative_errors
-from pipeline.model.calibration_fit import fit
+from pipeline.calibration.estimate import estimate, op_kinds, relative_errors
+from pipeline.calibration.fit import fit
 from pipeline.render.charts.calibration import (
     OTHER_COLOR,
     SHOWN_GROUPS,
@@ -212,7 +212,7 @@ def test_a_long_chip_name_is_cut_and_keeps_its_kind():
 
 
 def test_the_errors_said_are_the_calibrations_never_worked_out_again(measured, calibrated):
-    """The chart draws the errors it is given (the fit's: model.calibration_fit), over
+    """The chart draws the errors it is given (the fit's: calibration.fit), over
     whatever rows the fit counted, not the mean of the points it draws."""
     data = calibration_chart_data(measured, calibrated[1], op_kinds(measured), (0.5, 0.25))
     assert (data.error_before, data.error_after) == (0.5, 0.25)

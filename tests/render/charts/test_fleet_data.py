@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.render.charts.fleet_data import fleet_data, fleet_series
-from pipeline.render.fleet_text import point_labels
+from pipeline.render.text.fleet import point_labels
 from tests.helpers import ROOT, analyze_file
 
 

@@ -1,5 +1,5 @@
 """render/charts/grid.py: a roofline drawn from a sample and every scenario's grid
-(model.grids) has every scenario's counts and, past SCATTER_LIMIT points, their density,
+(summary.grids) has every scenario's counts and, past SCATTER_LIMIT points, their density,
 weighted by the scenarios in each bin."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 import pipeline
-from pipeline.model.grids import chart_grids
 from pipeline.render.charts import png
 from pipeline.render.charts.data import chart_frame, roofline_data
 from pipeline.render.charts.grid import with_grid
+from pipeline.summary.grids import chart_grids
 from tests.helpers import write_scenarios
 
 TEXT = """

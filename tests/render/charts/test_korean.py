@@ -11,14 +11,14 @@ import warnings
 import pytest
 
 import pipeline
+from pipeline.calibration.estimate import estimate, op_kinds
+from pipeline.calibration.fit import fit
 from pipeline.i18n import current_lang, use_lang
-from pipeline.model.calibration import estimate, op_kinds
-from pipeline.model.calibration_fit import fit
 from pipeline.render.charts import figure, plan_charts
 from pipeline.render.charts.calibration import calibration_chart_data, calibration_figure
 from pipeline.render.charts.data import chart_frame
 from pipeline.render.charts.fonts import chart_rc
-from pipeline.render.charts.model_sweep_data import model_frame
+from pipeline.render.charts.step_sweep_data import model_frame
 from pipeline.render.charts.style import png_bytes
 from tests.helpers import ROOT, analyze_file, analyze_rows, assert_png, figure_texts
 

@@ -112,7 +112,7 @@ def planned_sweep_line(analysis):
 
 
 def test_a_line_that_is_a_whole_series_marks_its_series_lines_turn(book):
-    """The chart reads the rule the series lines use (model.turns): the Q3 lines turn where
+    """The chart reads the rule the series lines use (summary.turns): the Q3 lines turn where
     Summary.lines says, B = 137 and B = 227, and nowhere else."""
     data = book_sweep(book)
     lines = book.summary.lines

@@ -1,0 +1,1 @@
+"""The library's verbs: analyze, compare, calibrate (re-exported by pipeline/__init__.py)."""

@@ -1,0 +1,1 @@
+"""The catalogs: hardware and LLMs, their sources, spellings and checks."""

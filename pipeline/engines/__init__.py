@@ -1,0 +1,1 @@
+"""Engines beyond one process."""

@@ -1,0 +1,1 @@
+"""HTML: the review report, its sections, the batch index, the notebook views."""

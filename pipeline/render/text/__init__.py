@@ -1,0 +1,1 @@
+"""Facts in words: answer lines, catalog and fleet text, the steps table."""

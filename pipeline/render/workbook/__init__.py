@@ -1,0 +1,1 @@
+"""workbook.xlsx and the starter workbook: sheets, cells, styles, writers."""

@@ -1,0 +1,148 @@
+"""The notes on the starter workbook's header cells (render.workbook.template): each input
+column's meaning, unit and default (docs/input.md#columns says the same), in the run's
+language, units as the data has them (FLOP/s, bytes, seconds)."""
+
+from __future__ import annotations
+
+from pipeline.i18n import _
+
+
+# Each input column's note: meaning, unit, default (docs/input.md#columns says the same), in
+# the run's language; units as the data has them (FLOP/s, bytes, seconds).
+def notes() -> dict[str, tuple[str, str, str]]:
+    """Each input column's note: (meaning, unit, default), in the run's language."""
+    return {
+        "name": (_("The scenario's label, unique in the sheet."), _("text"), _("none (required)")),
+        "op": (
+            _(
+                "matmul (BD,DF->BF), dot (N,N->), batched_matmul (BD,BDF->BF), custom (give flops "
+                "and bytes), a two-operand einsum of single-letter dims (BSD,DF->BSF), or a "
+                "collective: all_gather, reduce_scatter, all_reduce, all_to_all."
+            ),
+            _("text"),
+            _("none (required)"),
+        ),
+        "hardware": (
+            _("A chip of the catalog, by name or alias, any case (the Hardware sheet lists them)."),
+            _("text"),
+            _("none (required)"),
+        ),
+        "dtype": (
+            _("Dtype of both operands, the output and the compute."),
+            "fp32, tf32, bf16, fp16, fp8, int8, int4, fp4, ...",
+            "bf16",
+        ),
+        "x_dtype": (_("Dtype of X, the first operand."), _("a dtype"), "dtype"),
+        "y_dtype": (_("Dtype of Y, the second operand."), _("a dtype"), "dtype"),
+        "out_dtype": (_("Dtype of the result."), _("a dtype"), "dtype"),
+        "compute_dtype": (
+            _("The dtype whose peak FLOP/s applies."),
+            _("a dtype"),
+            _("the wider of X and Y"),
+        ),
+        "chips": (
+            _(
+                "Chips the op is split across; more than 1 needs shard; a collective needs 2 or "
+                "more."
+            ),
+            _("chips (a whole number)"),
+            "1",
+        ),
+        "shard": (
+            _("The dim split across the chips (a dim of the op); blank for a collective."),
+            _("a dim letter"),
+            _("none"),
+        ),
+        "link": (
+            _(
+                "The interconnect that carries the communication: ici, nvlink, xgmi, roce, pcie or "
+                "dcn."
+            ),
+            _("text"),
+            _("the chip's default link"),
+        ),
+        "peak_flops": (_("This row's peak, of the compute dtype."), "FLOP/s", _("the catalog's")),
+        "hbm_bandwidth": (_("This row's HBM bandwidth."), "bytes/s", _("the catalog's")),
+        "hbm_capacity": (_("This row's HBM capacity."), "bytes", _("the catalog's")),
+        "link_bandwidth": (_("This row's link bandwidth, one way."), "bytes/s", _("the catalog's")),
+        "compute_efficiency": (
+            _("The fraction 0 < e <= 1 of the peak FLOP/s reached."),
+            _("a fraction"),
+            _("the chip's, else 1"),
+        ),
+        "hbm_efficiency": (
+            _("The fraction 0 < e <= 1 of the HBM bandwidth reached."),
+            _("a fraction"),
+            _("the chip's, else 1"),
+        ),
+        "network_efficiency": (
+            _("The fraction 0 < e <= 1 of the link bandwidth reached."),
+            _("a fraction"),
+            _("the chip's, else 1"),
+        ),
+        "flops": (_("For custom: the op's total FLOPs, on one chip."), "FLOP", _("none")),
+        "bytes": (
+            _(
+                "For custom: the op's total bytes, on one chip. For a collective: V, the bytes of "
+                "the whole array before it is split (a whole number or a sweep)."
+            ),
+            "bytes",
+            _("none"),
+        ),
+        "measured_seconds": (
+            _("A measured time, compared with the prediction."),
+            "seconds",
+            _("none"),
+        ),
+        "model": (
+            _(
+                "For transformer: a model of the catalog (pipeline models), its shape; the row's "
+                "own D, F, N, K, H, L, V win."
+            ),
+            _("text"),
+            _("none"),
+        ),
+        "kv_dtype": (_("For transformer: the KV cache's dtype."), "dtype", _("the activations'")),
+        "count": (
+            _(
+                "How many identical ops the row stands for, one after another (a layer's op x its "
+                "layers): n x the FLOPs, bytes and time; one op's intensity and bound."
+            ),
+            _("ops"),
+            "1",
+        ),
+        "group": (
+            _(
+                "Rows with the same group are summed into one total row named after it (per point "
+                "of their sweep): rows one after another, the same sweep, one chip and precision."
+            ),
+            _("text"),
+            _("none"),
+        ),
+        "notes": (_("Free text, carried to every output."), _("text"), _("none")),
+    }
+
+
+def dim_note(dim: str) -> tuple[str, str, str]:
+    """A dim column's note: (meaning, unit, default), in the run's language."""
+    return (
+        _(
+            "The size of dim {dim}: a whole number, or a sweep: 128|256|512 (a list), 1..512 "
+            "(every whole number), 1..4096*2 (doubling). Blank when the op does not use it.",
+            dim=dim,
+        ),
+        _("elements"),
+        _("none"),
+    )
+
+
+def note(column: str) -> str:
+    """The note on a header cell: what the column means, its unit and its default."""
+    meaning, unit, default = notes().get(column) or dim_note(column)
+    return _(
+        "{column}: {meaning}\nUnit: {unit}\nDefault: {default}",
+        column=column,
+        meaning=meaning,
+        unit=unit,
+        default=default,
+    )

@@ -1,0 +1,1 @@
+"""Scenario sheets of .xlsx workbooks, read within budgets."""

@@ -1,0 +1,54 @@
+"""render/report/budget.py: report.html within REPORT_BUDGET on any run: a page within it
+is render_report's own; past it the chips' tables are cut, then the last charts left out,
+each said in a notice (tested with a lowered budget: a real 3 MB page takes a big run)."""
+
+from __future__ import annotations
+
+from pipeline.render import format as fmt
+from pipeline.render.charts import Chart
+from pipeline.render.report.budget import MIN_TABLE_ROWS, REPORT_BUDGET, render_report_within
+from pipeline.render.report.page import render_report, table_cap_notices
+from tests.helpers import figure_png
+
+
+def _charts(n: int) -> list[tuple[Chart, bytes]]:
+    png = figure_png("a sweep", size=(6, 4), dpi=100)
+    return [(Chart("sweep", f"s{i}", f"plots/s{i}.png", "tpu-v5e", ("x",)), png) for i in range(n)]
+
+
+def test_a_page_within_the_budget_is_left_as_it_is(book):
+    notices = table_cap_notices(book, 500)
+    html, said = render_report_within(book, "q1-q5", _charts(1), notices, 500)
+    assert said == [] and html == render_report(book, "q1-q5", _charts(1), notices, 500)
+    assert len(html.encode()) <= REPORT_BUDGET
+
+
+def test_past_the_budget_the_tables_are_cut_then_charts_left_out_and_it_says_so(big):
+    charts = _charts(6)
+    full = render_report(big, "big", charts, table_cap_notices(big, 500), 500)
+    budget = len(full.encode()) * 2 // 3  # a page a third too big
+    html, said = render_report_within(big, "big", charts, table_cap_notices(big, 500), 500,
+                                       budget=budget)  # fmt: skip
+    assert len(html.encode()) <= budget
+    assert said and all(n in html.replace("&#39;", "'") for n in said)
+    assert said[0].startswith(f"To stay within the report's size budget of {fmt.size(budget)}")
+    assert "shows its first" in said[0] and "(not 500)" in said[0]
+    assert table_cap_notices(big, 500)[0] not in html  # the cap notices said at the cap used
+    tiny = len(render_report(big, "big", [], [], MIN_TABLE_ROWS).encode()) + 5000
+    html, said = render_report_within(big, "big", charts, [], 500, budget=tiny)
+    assert len(html.encode()) <= tiny and html.count("data:image/png") < len(charts)
+    assert "(sweep charts) are in plots/" in said[-1]
+
+
+def test_a_page_known_to_be_too_big_is_first_rendered_at_a_cap_that_fits(book, big):
+    """A million-row run spent a render of seconds on a page its tables alone put past the
+    budget; the first cap comes from the rows each chip would list (report_budget)."""
+    from pipeline.render.report.budget import _first_cap
+
+    assert _first_cap(book, 500, _charts(1), REPORT_BUDGET) == 500  # it fits: as asked
+    # big: 4 chips of 5,000 rows, up to 2 x 500 listed each
+    cap = _first_cap(big, 500, [], 1_000_000)
+    assert MIN_TABLE_ROWS <= cap < 500
+    html, said = render_report_within(big, "big", [], table_cap_notices(big, 500), 500,
+                                       budget=1_000_000)  # fmt: skip
+    assert len(html.encode()) <= 1_000_000 and said

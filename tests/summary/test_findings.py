@@ -1,0 +1,100 @@
+"""summary/findings.py: the findings of frames cut anywhere, inside series too, merged, are
+those found over every row: the same rows ranked, each with the rows of its series the
+finding covers, and the same totals; and the worst row per series is pandas' own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pipeline
+from pipeline.catalogs.hardware import load_catalog
+from pipeline.summary.findings import PARTIAL_KEYS, merge_findings, worst_per_series
+from pipeline.summary.partial import computed
+from tests.helpers import load_text, write_scenarios
+
+# every finding has rows: memory-bound matmuls, rows too big for HBM, measured times far
+# from the prediction (and near it), a collective row
+TEXT = """
+name,op,hardware,B,D,F,bytes,chips,measured_seconds
+small,matmul,h100,1..900,4096,4096,,,1e-3
+big,matmul,h100|b200,1..60*2,262144,262144,,,
+near,matmul,tpu-v5e,1..400,8192,8192,,,2e-4
+ag,all_gather,h100,,,,1000..1000000000*10,8,
+"""
+TEXT_COLUMNS = {c: str for c in ("name", "series", "hardware", "bound")}
+
+
+def parts_of(tmp_path, cuts: list[int]) -> tuple[list[dict], int]:
+    """partial_findings of the frames the plan's scenarios are cut into at `cuts`."""
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    cuts = [*cuts, plan.total]
+    frames = [plan.rows(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
+    return [computed(frame)[2].findings for frame in frames], plan.total
+
+
+@pytest.mark.parametrize("cuts", [[0, 1], [0, 450, 901, 1300], [0, 5, 200, 899, 1000, 1310]])
+def test_findings_merged_from_any_cut_are_those_of_every_row(tmp_path, cuts):
+    local = pipeline.analyze(write_scenarios(tmp_path, TEXT)).summary.findings
+    parts, total = parts_of(tmp_path, cuts)
+    got = merge_findings(parts)
+    assert got["scenarios"] == total
+    assert all(local[k] for k in ("comm_total", "nofit_total", "measured_off_total"))
+    assert set(got) - set(PARTIAL_KEYS) == set(local)
+    for key, want in local.items():
+        if isinstance(want, pd.DataFrame):
+            pd.testing.assert_frame_equal(
+                got[key].astype(TEXT_COLUMNS).reset_index(drop=True),
+                want.astype(TEXT_COLUMNS).reset_index(drop=True),
+                check_dtype=False,
+            )
+        else:
+            assert got[key] == want, key
+
+
+def test_merging_is_associative(tmp_path):
+    """Merged in any grouping (the client may fold partitions as they come), the same."""
+    parts, _ = parts_of(tmp_path, [0, 5, 200, 899, 1000, 1310])
+    whole = merge_findings(parts)
+    nested = merge_findings([merge_findings(parts[:2]), merge_findings(parts[2:])])
+    for key, want in whole.items():
+        if isinstance(want, pd.DataFrame):
+            pd.testing.assert_frame_equal(nested[key].reset_index(drop=True),
+                                          want.reset_index(drop=True))  # fmt: skip
+        else:
+            assert nested[key] == want, key
+
+
+def test_a_frame_sends_the_rows_of_its_edge_series(tmp_path):
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    got = computed(plan.rows(100, 905))[2].findings  # the end of 'small', the start of 'big'
+    assert got["edges"]["slowest"] == {"small": 800, "big": 5}  # every row is in "slowest"
+    assert got["edges"]["nofit"] == {"big": 5}
+    assert got["ends"] == ["small", "big"] and got["scenarios"] == 805
+
+
+@pytest.mark.parametrize("chunk", [4096, 16, 2])  # one argsort; the leading rows first
+def test_worst_per_series_is_the_stable_sort_and_first_per_series(chunk):
+    """Against the plain pandas statement of it, with ties, NaN and repeated series."""
+    rng = np.random.default_rng(7)
+    n = 2_000
+    table = pd.DataFrame(
+        {
+            "series": rng.choice([f"s{i}" for i in range(300)], n),
+            "value": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 50, n).astype(float)),
+        }
+    )
+    sizes = table.groupby("series")["series"].transform("size")
+    expected = (
+        table.assign(in_series=sizes)
+        .sort_values("value", ascending=False, kind="stable")
+        .drop_duplicates("series")
+        .head(25)
+    )
+    codes = pd.factorize(table["series"])[0]
+    picks, in_series = worst_per_series(table["value"].to_numpy(), codes, 25, chunk)
+    assert picks.tolist() == expected.index.tolist()
+    assert in_series.tolist() == expected["in_series"].tolist()
+    empty = worst_per_series(np.array([]), np.array([], dtype=int), 25)
+    assert len(empty[0]) == 0
