@@ -41,10 +41,15 @@ class NamesOnlyContract(Contract):
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
                     for alias in node.names:
-                        if alias.name.startswith(tuple(g + "." for g in guarded)) or alias.name in guarded:
+                        if (
+                            alias.name.startswith(tuple(g + "." for g in guarded))
+                            or alias.name in guarded
+                        ):
                             found.append((module, node.lineno, alias.name))
                 elif isinstance(node, ast.ImportFrom) and node.module:
-                    if node.module in guarded or node.module.startswith(tuple(g + "." for g in guarded)):
+                    if node.module in guarded or node.module.startswith(
+                        tuple(g + "." for g in guarded)
+                    ):
                         for alias in node.names:
                             if not _allowed(node.module, alias.name):
                                 found.append((module, node.lineno, f"{node.module}.{alias.name}"))

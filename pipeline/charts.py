@@ -20,20 +20,16 @@ from pipeline.render import format as fmt
 from pipeline.render.charts import Chart, figure
 from pipeline.render.charts.chips import chips_figure
 from pipeline.render.charts.chips_data import chips_data
-from pipeline.render.charts.data import (
-    chart_frame,
-    chip_record,
-    network_data,
-    roofline_data,
-    with_flops,
-)
+from pipeline.render.charts.data import network_data, roofline_data
 from pipeline.render.charts.fleet_data import fleet_data, fleet_series
 from pipeline.render.charts.grid import with_grid
 from pipeline.render.charts.labels import rows_text
 from pipeline.render.charts.plan import plan_charts
 from pipeline.render.charts.step_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
-from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+from pipeline.render.charts.sweep_data import pages, sweep_data
+from pipeline.summary.grids import chart_frame
+from pipeline.summary.turns import sweep_lines
 
 __all__ = ["chips", "fleet", "model", "network", "planned", "roofline", "summary", "sweep"]
 
@@ -61,11 +57,12 @@ def roofline(analysis: Analysis, hardware: str, *, lang: str | None = None) -> F
     and density from the whole run's grid (Summary.grids), on either engine."""
     with use_lang(lang):
         name, rows, chip = _chip(analysis, hardware)
-        if not with_flops(rows).any():
+        if not rows["has_flops"].any():
             raise UnknownHardware(
                 f"no scenario on {name} does FLOPs (collectives only); see sweep()"
             )
-        data = roofline_data(rows, chip, analysis.summary.overrides.get(name, 0))
+        roofs = analysis.summary.roofs[name].hbm
+        data = roofline_data(rows, chip, roofs, analysis.summary.overrides.get(name, 0))
         return figure(with_grid(data, analysis.summary.grids))
 
 
@@ -73,7 +70,7 @@ def network(analysis: Analysis, hardware: str, *, lang: str | None = None) -> Fi
     """The network roofline of one chip's multi-chip rows that communicate."""
     with use_lang(lang):
         name, rows, chip = _chip(analysis, hardware)
-        data = network_data(rows, chip)
+        data = network_data(rows, chip, analysis.summary.roofs[name].network)
         if data is None:
             raise UnknownHardware(f"no scenario on {name} sends data between chips")
         return figure(with_grid(data, analysis.summary.grids))
@@ -106,7 +103,8 @@ def sweep(
         split = pages(swept[dim])
         if not 1 <= page <= len(split):
             raise ValueError(f"page must be 1 to {len(split)}, not {page}")
-        return figure(sweep_data(results, chip, dim, split[page - 1], page, len(split)))
+        roofs = analysis.summary.roofs[name]
+        return figure(sweep_data(results, chip, roofs, dim, split[page - 1], page, len(split)))
 
 
 def fleet(analysis: Analysis, series: str, *, lang: str | None = None) -> Figure:
@@ -177,7 +175,8 @@ def planned(analysis: Analysis, *, every: bool = False, lang: str | None = None)
         frame = chart_frame(analysis)
         found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
                             grids=s.grids, fleet=s.fleet, curves=s.fleet_curves,
-                            steps=model_frame(analysis), every=every)  # fmt: skip
+                            steps=model_frame(analysis), every=every, roofs=s.roofs,
+                            lines=sweep_lines(frame))  # fmt: skip
         return [p.chart for p in found]
 
 
@@ -215,4 +214,4 @@ def _chip(analysis: Analysis, hardware: str):
         )
     rows = results[results["hardware"].astype(str) == name]
     records = {str(r["name"]): r for r in analysis.hardware}
-    return name, rows, chip_record(rows, records.get(name), name)
+    return name, rows, records.get(name, {"name": name})

@@ -1,7 +1,8 @@
 """The frozen record of an analysis: what was read, what was computed and every statistic,
 as plain data. It sits below the renderers and the writer (render/, run/), which import it and
-only read it, and above what builds it (scenarios/, model/); `Analysis` (analysis.py) is the
-facade over it, adding write() (STYLE: the great-tables pattern, GTData low and GT high)."""
+only read it, and above what builds it (scenarios/, summary/, model/); `Analysis`
+(api/analyze.py) is the facade over it, adding write() (STYLE: the great-tables pattern,
+GTData low and GT high)."""
 
 from __future__ import annotations
 

@@ -271,7 +271,7 @@ def chip(analysis: pipeline.Analysis, name: str) -> dict:
 
 def chart_rows(analysis: pipeline.Analysis, hardware: str | None = None) -> pd.DataFrame:
     """What the chart data reads (the results' columns and the facts), every row or one chip's."""
-    from pipeline.render.charts.data import chart_frame
+    from pipeline.summary.grids import chart_frame
 
     frame = chart_frame(analysis)
     return frame if hardware is None else frame[frame["hardware"] == hardware]
@@ -280,10 +280,11 @@ def chart_rows(analysis: pipeline.Analysis, hardware: str | None = None) -> pd.D
 def planned_charts(analysis: pipeline.Analysis) -> list:
     """The PlannedCharts a run of the analysis draws (each with its build())."""
     from pipeline.render.charts import plan_charts
+    from pipeline.summary.turns import sweep_lines
 
-    s = analysis.summary
-    return plan_charts(chart_rows(analysis), list(analysis.hardware), s.per_hardware, s.overrides,
-                       grids=s.grids)  # fmt: skip
+    s, rows = analysis.summary, chart_rows(analysis)
+    return plan_charts(rows, list(analysis.hardware), s.per_hardware, s.overrides,
+                       grids=s.grids, roofs=s.roofs, lines=sweep_lines(rows))  # fmt: skip
 
 
 # 20,000 scenarios on four chips, the tpu-v5e sweep too big for its HBM: a big run

@@ -87,7 +87,7 @@ def same_summary(a, b) -> None:
                   "not_fitting", "overrides", "bottom"):  # fmt: skip
         assert getattr(a, field) == getattr(b, field), field
     for field in ("per_hardware", "per_op", "critical_batches", "derated", "chips", "lines",
-                  "series", "fleet", "fleet_curves"):  # fmt: skip
+                  "chip_lines", "series", "fleet", "fleet_curves"):  # fmt: skip
         pd.testing.assert_frame_equal(text(getattr(a, field)), text(getattr(b, field)),
                                       check_dtype=False, obj=field)  # fmt: skip
     assert set(a.findings) == set(b.findings)

@@ -81,3 +81,14 @@ def test_tests_share_code_only_through_helpers_and_conftest():
         for module in _imports(path):
             if module.split(".")[0] in ("tests", "benchmarks"):
                 assert module in shared, f"{path.relative_to(TESTS)} imports {module}"
+
+
+def test_the_names_only_contract_lets_render_read_types_and_constants_but_no_function():
+    """lint/names_only.py (lint-imports' third contract): a class or an UPPER_CASE value may
+    cross from the statistics and the model into render/; a function or a module may not."""
+    from lint.names_only import _allowed
+
+    assert _allowed("pipeline.model.roofline", "BOUNDS")
+    assert _allowed("pipeline.summary.finish", "Summary")
+    assert not _allowed("pipeline.model.ops", "parse_op")
+    assert not _allowed("pipeline.model", "ops")

@@ -21,9 +21,10 @@ import pytest
 import pipeline
 from pipeline.i18n import use_lang
 from pipeline.render.charts import figure, plan_charts
-from pipeline.render.charts.data import chart_frame
 from pipeline.render.charts.step_sweep_data import model_frame
 from pipeline.render.workbook.cells import text_width
+from pipeline.summary.grids import chart_frame
+from pipeline.summary.turns import sweep_lines
 from tests.helpers import ROOT, figure_texts, invoke
 
 SCENARIOS = ROOT / "scenarios"
@@ -218,9 +219,10 @@ def test_korean_charts_say_no_listed_english_word(name):
     s = analysis.summary
     drawn = []
     with use_lang("ko"):
-        planned = plan_charts(chart_frame(analysis), list(analysis.hardware), s.per_hardware,
-                              s.overrides, fleet=s.fleet, curves=s.fleet_curves,
-                              steps=model_frame(analysis))  # fmt: skip
+        frame = chart_frame(analysis)
+        planned = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
+                              fleet=s.fleet, curves=s.fleet_curves, steps=model_frame(analysis),
+                              roofs=s.roofs, lines=sweep_lines(frame))  # fmt: skip
         for p in planned:
             if p.chart.kind in ("roofline", "model") and (data := p.build()) is not None:
                 fig = figure(data)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from numbers import Integral
+from os import PathLike
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +22,7 @@ from pipeline.calibration.file import calibration_from
 from pipeline.catalogs.chips import chips as chips_table
 from pipeline.catalogs.hardware import Catalog, Hardware, catalog_frame, catalog_from
 from pipeline.catalogs.llms import models_from
-from pipeline.errors import InvalidScenarios, described, printable, quoted, text_list
+from pipeline.errors import InvalidScenarios, OutputError, described, printable, quoted, text_list
 from pipeline.i18n import _, use_lang
 from pipeline.limits import (
     DEFAULT_MAX_CHARTS,
@@ -38,13 +39,15 @@ from pipeline.render.format import count, counted, plural
 from pipeline.render.report.notebook import render_analysis_html
 from pipeline.render.text.catalog import chips_html, compare_lines
 from pipeline.render.workbook.template import DEFAULT_PATH as DEFAULT_TEMPLATE
-from pipeline.render.workbook.template import write_template as write_template_workbook
+from pipeline.render.workbook.template import write_starter
+from pipeline.render.workbook.xlsx_backend import panic_reason
 from pipeline.run.baseline import compare_with
 from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
 from pipeline.scenarios.xlsx.package import RUN_WORKBOOK, recorded_run_name
 from pipeline.summary.partial import computed, merge
+from pipeline.textfile import atomic_file, check_file_place, refuse_existing
 
 Source = str | Path | pd.DataFrame | Sequence[dict]
 
@@ -277,8 +280,32 @@ def write_template(
 ) -> Path:
     """Write the starter workbook (docs/input.md#starting-from-a-spreadsheet) at `path`, the
     catalog with `hardware` added on its Hardware sheet; refused when `path` exists, unless
-    `force`. Returns the path."""
-    return write_template_workbook(path, load_hardware(hardware), force=force)
+    `force`. Written to a temporary file beside it, then renamed over it, so `path` is never
+    half written. Returns the path."""
+    catalog = load_hardware(hardware)
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False, not {described(force)}")
+    if not isinstance(path, str | PathLike) or isinstance(path, bytes):
+        raise TypeError(f"path must be a str or a pathlib.Path, not {described(path)}")
+    if str(path) == "":  # Path("") is '.', a name nobody gave
+        raise OutputError("'' is an empty path; name the workbook, e.g. scenarios.xlsx")
+    path = Path(path)
+    if path.suffix.lower() != ".xlsx":
+        raise OutputError(f"{printable(path)}: a template is an Excel workbook; name it *.xlsx")
+    check_file_place(path, "scenarios.xlsx")
+    refuse_existing(path, force)
+    try:
+        with atomic_file(path) as temp:
+            write_starter(temp, catalog)
+    except OSError as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc
+    except (ValueError, RuntimeError) as exc:
+        raise OutputError(f"writing {printable(path)} failed: {exc}") from exc
+    except BaseException as exc:  # a Rust panic (a full disk) arrives as a BaseException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise OutputError(f"writing {printable(path)} failed: {panic_reason(exc)}") from None
+    return path
 
 
 def output_names(paths: list[Path]) -> list[str]:

@@ -33,6 +33,8 @@ from pipeline.errors import (
     printable,
     quoted,
 )
+from pipeline.model.dtypes import dtype_bytes
+from pipeline.model.params import kv_cache_bytes, param_counts
 from pipeline.textfile import read_bytes
 
 # whole-number columns: what each means and an example (llama3-8b; MoE: mixtral-8x7b)
@@ -78,6 +80,16 @@ class ModelCatalog(Named):
             tail = f" (did you mean '{hint}'?)" if hint else "; see `pipeline models` for the list"
             raise UnknownModel(f"unknown model {quoted(text)}{tail}")
         return self.models.loc[name]
+
+    def sizes(self) -> pd.DataFrame:
+        """What each model's dims give, a row per model (model.params): its parameters
+        counted (`params`; `active_params`, what one token uses), its weights at bf16
+        (`weight_bytes`) and its KV cache per token at bf16 (`kv_token_bytes`)."""
+        counted = param_counts(self.models)[["params", "active_params"]]
+        return counted.assign(
+            weight_bytes=counted["params"] * dtype_bytes("bf16"),
+            kv_token_bytes=kv_cache_bytes(self.models),
+        )
 
 
 MODELS_ACCEPTED = (

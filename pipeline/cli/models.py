@@ -33,9 +33,9 @@ def models(name: str | None, models_files: tuple[Path, ...]) -> None:
         catalog = pipeline.load_models(list(models_files), strict=False)
     echo_problems(catalog.problems, ())  # rows left out of a --models file, on stderr
     if name is None:
-        lines = model_list_lines(catalog.models, catalog.version)
+        lines = model_list_lines(catalog)
     else:
         with fatal():  # an unknown NAME
-            lines = model_lines(catalog.resolve(name) or name, catalog.model(name))
+            lines = model_lines(catalog, name)
     click.echo("\n".join(lines))
     sys.exit(1 if catalog.problems else 0)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 # canonical name -> (bytes per element, is float, catalog peak column family)
 DTYPES: dict[str, tuple[float, bool, str]] = {
     "fp32": (4.0, True, "fp32"),
@@ -66,27 +63,3 @@ def wider_dtype(x: str, y: str) -> str:
 def known_dtype_names() -> list[str]:
     """Every accepted spelling, for did-you-mean messages."""
     return sorted(set(DTYPES) | set(ALIASES))
-
-
-def dtype_labels(x, y, out, compute) -> np.ndarray:
-    """The one label of a row's dtypes: 'bf16' when operands and output agree, else
-    'bf16 × int8 → bf16'; ', fp32 compute' added when the compute dtype is not the default
-    (the wider of X and Y, docs/input.md#dtypes). Built once per distinct combination, found
-    with integer codes (no Python string per row)."""
-    key = None
-    parts = []
-    for column in (x, y, out, compute):
-        codes, uniques = pd.factorize(pd.Series(column), use_na_sentinel=False)
-        parts.append((codes, [str(u) for u in uniques]))
-        # renumbered densely at each step: the key stays below rows x distinct values
-        key = codes if key is None else pd.factorize(key * len(uniques) + codes)[0]
-    if key is None or not len(key):
-        return np.array([], dtype=object)
-    combos, first = np.unique(key, return_index=True)
-    labels = []
-    for at in first.tolist():
-        xd, yd, od, cd = (names[codes[at]] for codes, names in parts)
-        text = xd if xd == yd == od else f"{xd} \u00d7 {yd} \u2192 {od}"
-        default = wider_dtype(xd, yd) if xd in DTYPES and yd in DTYPES else ""
-        labels.append(text if cd == default else f"{text}, {cd} compute")
-    return np.asarray(labels, dtype=object)[np.searchsorted(combos, key)]

@@ -2,7 +2,8 @@
 compute peak of each dtype family the rows compute in, the bandwidths they move data at (HBM,
 or the links they send over), the ridge point where each slope meets each peak, and the
 derated roofs of rows timed at a fraction of those rates, with how many rows each holds.
-Worked out here, from the rows and the chip's catalog record; render/ draws and words them."""
+Worked out here, from every row's partial (summary.grids) and the chip's catalog record, into
+Summary.roofs; render/ draws and words them."""
 
 from __future__ import annotations
 
@@ -92,84 +93,93 @@ def peak_families(compute_dtype: pd.Series) -> np.ndarray:
     return np.array([*families, ""], dtype=object)[codes]  # code -1 (no dtype) -> ""
 
 
-def chip_peaks(rows: pd.DataFrame, chip: Mapping) -> tuple[Peak, ...]:
-    """One peak per distinct value the rows compute at, lowest first: the catalog's peak for
-    each family of their compute dtypes, else the rows' own (median); families with the same
-    peak share it."""
-    family_of = peak_families(rows["compute_dtype"])
-    used = set(pd.unique(family_of))
+@dataclass(frozen=True)
+class ChipRoofs:
+    """The roofs one chip's charts are drawn against, from every row of the run (summary.grids'
+    partial, Summary.roofs): its HBM roofline's (rows with FLOPs), its network roofline's (rows
+    that send data; None without) and the peak of each family its rows compute in."""
+
+    hbm: Roofs | None
+    network: Roofs | None
+    peaks: Mapping[str, tuple[float, str]]  # family -> (peak FLOP/s, source)
+
+    def peaks_of(self, families) -> tuple[Peak, ...]:
+        """The peaks of rows computing in `families` (a sweep chart's), as Roofs.peaks."""
+        return _shared({f: self.peaks[f] for f in self.peaks if f in families})
+
+
+def _shared(peaks: Mapping[str, tuple[float, str]]) -> tuple[Peak, ...]:
+    """One Peak per distinct value (families in PEAK_FAMILIES order), lowest first."""
     by_peak: dict[float, list[str]] = {}
     sources: dict[float, str] = {}
-    for family in (f for f in PEAK_FAMILIES if f in used):
-        peak = chip.get(f"peak_{family}")
-        source = "catalog"
-        if peak is None or not np.isfinite(peak):
-            peak = float(rows["peak_flops"][family_of == family].median())
-            source = "rows"
-        by_peak.setdefault(float(peak), []).append(family)
-        sources[float(peak)] = source
-    return tuple(
-        Peak(tuple(families), peak, sources[peak]) for peak, families in sorted(by_peak.items())
-    )
+    for family, (peak, source) in peaks.items():
+        by_peak.setdefault(peak, []).append(family)
+        sources[peak] = source
+    return tuple(Peak(tuple(f), p, sources[p]) for p, f in sorted(by_peak.items()))
 
 
-def links_used(rows: pd.DataFrame) -> list[str]:
-    """The links the rows send over (rows with a collective), A-Z."""
-    talking = (rows["collective"] != "").to_numpy(dtype=bool)  # on codes: no text per row
-    return sorted({str(link) for link in pd.unique(rows["link"][talking])})
+def chip_roofs(values: pd.DataFrame, derated: pd.DataFrame, chip: Mapping) -> ChipRoofs:
+    """A chip's roofs from its rows of the run's roof values and derated rows (summary.grids:
+    Grids.values, Grids.derated) and its catalog record: one peak per distinct value its rows
+    compute at (the catalog's for each family, else the rows' own median; families with the
+    same peak share it), the HBM bandwidth and each link's one-way bandwidth sent over
+    (fastest first; the rows' own median when the catalog has none) and the derated roofs of
+    (compute, HBM or network) efficiencies (of the network's only when one link)."""
+    roofs: dict[str, Roofs | None] = {"roofline": None, "network": None}
+    peaks: dict[str, dict[str, tuple[float, str]]] = {}
+    for chart in roofs:
+        rows = values[values["chart"] == chart]
+        if rows.empty:
+            continue
+        given = rows[rows["kind"] == "peak"]
+        peaks[chart] = {f: _rate(chip.get(f"peak_{f}"), given[given["rate"] == f])
+                        for f in PEAK_FAMILIES if f in set(given["rate"])}  # fmt: skip
+        shared = _shared(peaks[chart])
+        if chart == "roofline":
+            slopes = [(HBM, _rate(chip.get("hbm_bandwidth"), rows[rows["kind"] == HBM])[0])]
+        else:
+            sent = rows[rows["kind"] == "link"]
+            slopes = [(str(link), _rate(chip.get(f"{link}_bandwidth"), part)[0])
+                      for link, part in sent.groupby("rate", sort=True)]  # fmt: skip
+            slopes.sort(key=lambda s: -s[1])
+        own = derated[derated["chart"] == chart]
+        down = derated_roofs(own, shared, slopes[0][1]) if len(slopes) == 1 else ()
+        roofs[chart] = Roofs(shared, tuple(slopes), down)
+    return ChipRoofs(roofs["roofline"], roofs["network"], peaks.get("roofline", {}))
 
 
-def hbm_roofs(rows: pd.DataFrame, chip: Mapping) -> Roofs:
-    """The HBM roofs of rows with FLOPs: the chip's HBM bandwidth (the rows' own when the
-    catalog has none), its peaks and the derated roofs of (compute, HBM) efficiencies."""
-    bandwidth = chip.get("hbm_bandwidth")
-    if bandwidth is None or not np.isfinite(bandwidth):
-        bandwidth = float(rows["hbm_bandwidth"].median())
-    bandwidth = float(bandwidth)
-    peaks = chip_peaks(rows, chip)
-    derated = derated_roofs(rows, peaks, bandwidth, "hbm_efficiency")
-    return Roofs(peaks, ((HBM, bandwidth),), derated)
+def _rate(catalog, rows: pd.DataFrame) -> tuple[float, str]:
+    """The catalog's rate, else the median of the rows' own (rows: value, rows)."""
+    if catalog is not None and np.isfinite(catalog):
+        return float(catalog), "catalog"
+    return median(rows["value"].to_numpy(dtype=float), rows["rows"].to_numpy()), "rows"
 
 
-def network_roofs(rows: pd.DataFrame, chip: Mapping) -> Roofs:
-    """The network roofs of rows that do FLOPs and send data: each link they send over at
-    the chip's one-way bandwidth (the rows' own when the catalog has none), fastest first;
-    the derated roofs of (compute, network) efficiencies when there is one link."""
-    peaks = chip_peaks(rows, chip)
-    links = rows["link"].astype(str)
-    slopes = []
-    for link in links_used(rows):
-        bandwidth = chip.get(f"{link}_bandwidth")
-        if bandwidth is None or not np.isfinite(bandwidth):
-            bandwidth = float(rows.loc[links == link, "link_bandwidth"].median())
-        slopes.append((link, float(bandwidth)))
-    slopes.sort(key=lambda s: -s[1])
-    derated = ()
-    if len(slopes) == 1:
-        derated = derated_roofs(rows, peaks, slopes[0][1], "network_efficiency")
-    return Roofs(peaks, tuple(slopes), derated)
+def median(values: np.ndarray, counts: np.ndarray) -> float:
+    """The median of distinct `values` each taken `counts` times (NaN ignored), as pandas'
+    median of the rows: partials of counted values merge, a median of medians would not."""
+    ok = ~np.isnan(values)
+    order = np.argsort(values[ok], kind="stable")
+    values, cum = values[ok][order], np.cumsum(counts[ok][order])
+    if not len(values):
+        return float("nan")
+    total = int(cum[-1])
+    low, high = np.searchsorted(cum, [(total - 1) // 2, total // 2], side="right")
+    return float((values[low] + values[high]) / 2)
 
 
 def derated_roofs(
-    rows: pd.DataFrame, peaks: tuple[Peak, ...], bandwidth: float, rate: str
+    derated: pd.DataFrame, peaks: tuple[Peak, ...], bandwidth: float
 ) -> tuple[Derated, ...]:
-    """One roof per distinct (compute efficiency, `rate` efficiency) of the rows timed below
-    a nominal rate, the most used first (at most MAX_DERATED_ROOFS)."""
-    if "compute_efficiency" not in rows.columns or rate not in rows.columns or rows.empty:
-        return ()
-    pairs = derated_pairs(_floats(rows["compute_efficiency"]), _floats(rows[rate]))
-    counts = pairs.head(MAX_DERATED_ROOFS)
+    """One roof per distinct (compute, rate) efficiency pair of the rows timed below a
+    nominal rate (`derated`: compute, rate, rows), the most used first (ties: the lower
+    efficiencies first), at most MAX_DERATED_ROOFS."""
+    pairs = derated.groupby(["compute", "rate"], sort=True)["rows"].sum()
+    pairs = pairs.iloc[np.argsort(-pairs.to_numpy(), kind="stable")].head(MAX_DERATED_ROOFS)
     return tuple(
         Derated(float(c), float(b), int(n), b * bandwidth, tuple(c * p.peak for p in peaks))
-        for (c, b), n in counts.items()
+        for (c, b), n in pairs.items()
     )
-
-
-def derated_pairs(compute: np.ndarray, rate: np.ndarray) -> pd.Series:
-    """The rows timed below a nominal rate counted per distinct (compute efficiency, rate
-    efficiency) pair, the most used first; a missing efficiency is 1 (nominal)."""
-    pairs = pd.DataFrame({"c": compute, "b": rate}).fillna(1.0)
-    return pairs[(pairs["c"] < 1) | (pairs["b"] < 1)].value_counts(sort=True)
 
 
 RATE_KEYS = ["hardware", "kind", "rate"]  # kind: "peak" (a peak family) or "link"
@@ -194,10 +204,6 @@ def catalog_ridges(chip: Mapping) -> dict[str, float | None]:
         for f in PEAK_FAMILIES
         if not _missing(chip.get(f"peak_{f}"))
     }
-
-
-def _floats(column: pd.Series) -> np.ndarray:
-    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def _missing(value) -> bool:

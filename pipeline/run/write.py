@@ -33,7 +33,6 @@ from pipeline.limits import (
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import PlannedChart, fleet_cap_notice, left_out_notice, plan_charts
-from pipeline.render.charts.data import chart_frame
 from pipeline.render.charts.step_sweep_data import model_cap_notice, model_frame
 from pipeline.render.report.page import table_cap_notices
 from pipeline.render.workbook.book import cap_notices
@@ -43,6 +42,8 @@ from pipeline.run.children import held_signals, init_worker
 from pipeline.run.folder import OutputFolder
 from pipeline.run.manifest import file_entries, write_manifest
 from pipeline.run.summary_file import write_summary
+from pipeline.summary.grids import chart_frame
+from pipeline.summary.turns import sweep_lines
 
 PARALLEL_MIN_JOBS = 4  # fewer jobs run faster here than with worker start-up
 Progress = Callable[[str], None]
@@ -201,8 +202,8 @@ def _charts(analysis: Record, options: Options) -> list[PlannedChart]:
     frame = chart_frame(analysis)
     grids = getattr(s, "grids", None)  # a Dask run's: every scenario's points, binned
     return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides, grids=grids,
-                       fleet=s.fleet, curves=s.fleet_curves,
-                       steps=model_frame(analysis))  # fmt: skip
+                       fleet=s.fleet, curves=s.fleet_curves, steps=model_frame(analysis),
+                       roofs=s.roofs, lines=sweep_lines(frame))  # fmt: skip
 
 
 def derated_notices(summary) -> list[str]:

@@ -30,8 +30,3 @@ def bound_codes_of(results: pd.DataFrame) -> np.ndarray:
 def fits(results: pd.DataFrame) -> np.ndarray:
     """True where the row's footprint fits the chip's HBM, or either is unknown."""
     return results["fits"].astype("boolean").fillna(True).to_numpy(dtype=bool)
-
-
-def not_fitting(results: pd.DataFrame) -> pd.Series:
-    """True for rows whose footprint is over the chip's HBM capacity (unknown: they fit)."""
-    return pd.Series(~fits(results), index=results.index)

@@ -17,9 +17,10 @@ import pandas as pd
 
 from pipeline.calibration.estimate import calibration_summary
 from pipeline.catalogs.hardware import RATE_EFFICIENCY
+from pipeline.model.dtypes import PEAK_FAMILIES
 from pipeline.model.groups import TOTAL_OPS
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
-from pipeline.model.roofs import rates_of
+from pipeline.model.roofs import ChipRoofs, catalog_ridges, chip_roofs, rates_of
 from pipeline.summary.findings import PARTIAL_KEYS
 from pipeline.summary.fleet import fleet_answer
 from pipeline.summary.grids import Grids
@@ -56,6 +57,9 @@ class Summary:
     # per series (a source row: a sweep or one scenario), the unit people read (summary.series),
     # its shape worded from its dims' ranges over every row (summary.series.finished_lines)
     lines: pd.DataFrame = field(repr=False)
+    # per sweep series and chip (index series, hardware): its line over that chip's rows, with
+    # a collective's latency knee (summary.series.chip_lines): a sweep chart's table
+    chip_lines: pd.DataFrame = field(repr=False)
     bottom: Mapping = field(repr=False)  # the run in numbers
     # the fleet answer (summary.fleet): per fleet series and chosen point of its sweep, its
     # fleet points (chip x precision x chip count) fastest first, and each one's curve
@@ -69,6 +73,8 @@ class Summary:
     idle: pd.DataFrame = field(repr=False)
     # every scenario's points binned, for charts drawn from a sample of the rows (summary.grids)
     grids: Grids | None = field(default=None, repr=False)
+    # per chip used: the roofs its charts are drawn against, of every row (model.roofs)
+    roofs: Mapping[str, ChipRoofs] = field(default_factory=dict, repr=False)
     # the calibration the run applied (calibration.estimate.calibration_summary), or None
     calibration: Mapping | None = field(default=None, repr=False)
 
@@ -114,6 +120,7 @@ def finish(
         chips=chip_table(hardware, merged.derated),
         rates_used=rates_of(merged.rates),
         lines=finished_lines(merged.lines),
+        chip_lines=merged.chip_lines,
         bottom=bottom_line(merged.lines, merged.scenarios),
         fleet=fleet,
         fleet_curves=curves,
@@ -121,8 +128,18 @@ def finish(
         steps_total=int(per_op["total"].reindex(list(TOTAL_OPS)).fillna(0).sum()),
         idle=idle_lines(merged.idle),
         grids=merged.grids,
+        roofs=roofs_of(merged.grids, hardware),
         calibration=calibration_summary(calibration, merged.lines),
     )
+
+
+def roofs_of(grids: Grids | None, hardware: list[dict]) -> dict[str, ChipRoofs]:
+    """Per chip used: its roofs, from the grids' rates and derated rows (model.roofs)."""
+    if grids is None:
+        return {}
+    values, derated = grids.values, grids.derated  # small: a few rows per chip
+    of = lambda table, r: table[table["hardware"] == r["name"]]  # noqa: E731
+    return {str(r["name"]): chip_roofs(of(values, r), of(derated, r), r) for r in hardware}
 
 
 def bound_table(counts: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -144,7 +161,8 @@ def bound_table(counts: pd.DataFrame, key: str) -> pd.DataFrame:
 def chip_table(hardware: list[dict], derated: pd.DataFrame) -> pd.DataFrame:
     """One row per chip used (index hardware): the efficiencies its derated rows use most
     (1 when none is), `derated_rows` (all its derated rows), `top_rows` (those of the most
-    used efficiencies), and each catalog rate it has times its efficiency (`<rate>_derated`):
+    used efficiencies), each catalog rate it has times its efficiency (`<rate>_derated`) and
+    each catalog peak's ridge point on its HBM slope (`ridge_<family>`, model.roofs):
     what the report, the workbook and the notices say of a chip, computed once here."""
     names = [str(r["name"]) for r in hardware]
     first = derated.drop_duplicates("hardware").set_index("hardware")  # most used per chip
@@ -157,6 +175,9 @@ def chip_table(hardware: list[dict], derated: pd.DataFrame) -> pd.DataFrame:
     for rate, e in RATE_EFFICIENCY.items():
         nominal = [_number(r.get(rate)) for r in hardware]
         table[f"{rate}_derated"] = np.asarray(nominal, dtype=float) * table[e].to_numpy()
+    ridges = [catalog_ridges(r) for r in hardware]
+    for f in PEAK_FAMILIES:  # each peak's ridge point on the HBM slope (NaN: none)
+        table[f"ridge_{f}"] = np.asarray([_number(r.get(f)) for r in ridges], dtype=float)
     return table
 
 

@@ -15,12 +15,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
+from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.groups import TOTAL_OPS
 from pipeline.model.ops import FLEET, parse_op
 from pipeline.model.roofline import BOUNDS
 from pipeline.scenarios.marks import FIRST, FLEET_POINT, LAST, LINE_DIMS
 from pipeline.summary.codes import bound_codes_of, fits
+from pipeline.words import dtype_labels
 
 POINT = ["model", "hardware", "dtype", "chips"]  # a fleet point: model, chip, precision, chips
 ROW_COLUMNS = [

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.calibration.estimate import with_estimate
-from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES, dtype_labels
+from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES
 from pipeline.model.groups import BLOCK, STEP_OF, expand_groups
 from pipeline.model.ops import TRANSFORMER
 from pipeline.model.overflow import merge_refused, refusals
@@ -29,7 +29,8 @@ from pipeline.summary.findings import merge_findings, partial_findings
 from pipeline.summary.fleet import fleet_rows, merge_fleet
 from pipeline.summary.grids import Grids, chart_grids
 from pipeline.summary.idle import idle_chips, merge_idle
-from pipeline.summary.series import merge_lines, series_lines
+from pipeline.summary.series import chip_lines, merge_chip_lines, merge_lines, series_lines
+from pipeline.words import dtype_labels
 
 COUNT_KEYS = ["hardware", "op", "bound", "fits"]
 CRITICAL_COLUMNS = ["hardware", "op", "dtypes", "low", "high"]
@@ -43,6 +44,7 @@ class Partial:
     scenarios: int
     counts: pd.DataFrame  # COUNT_KEYS, scenarios, own (rows giving their own numbers)
     lines: pd.DataFrame  # summary.series.series_lines
+    chip_lines: pd.DataFrame  # per sweep series and chip: summary.series.chip_lines
     critical: pd.DataFrame  # per series, chip and dtypes: CRITICAL_COLUMNS (index series)
     findings: dict  # summary.findings.partial_findings
     derated: pd.DataFrame  # per chip and efficiencies: rows (derated_table)
@@ -103,6 +105,7 @@ def partial(
         scenarios=len(results),
         counts=counts(results, own),
         lines=series_lines(results, facts, series),
+        chip_lines=chip_lines(results, facts),
         critical=critical_batches(results, series[0]),
         findings=partial_findings(results, collective, series, _in_step(facts)),
         derated=derated_table(results),
@@ -132,6 +135,7 @@ def merge(parts: list[Partial]) -> Partial:
         scenarios=sum(p.scenarios for p in parts),
         counts=_sum([p.counts for p in parts], COUNT_KEYS, ["scenarios", "own"]),
         lines=merge_lines([p.lines for p in parts]),
+        chip_lines=merge_chip_lines([p.chip_lines for p in parts]),
         critical=_merge_critical([p.critical for p in parts]),
         findings=merge_findings([p.findings for p in parts]),
         derated=derated_order(_sum([p.derated for p in parts], DERATED_KEYS, ["rows"])),

@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
+from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.ops import CUSTOM, is_dim
 from pipeline.model.roofline import BOUNDS
 from pipeline.summary.codes import bound_codes_of, fits
 from pipeline.summary.shapes import range_dims, series_shapes
 from pipeline.summary.turns import MIXED, change_points
+from pipeline.words import dtype_labels
 
 SIZES = ("flops", "hbm_bytes")  # a custom op's size, as given: its range over a series
 SERIES_COLUMNS = (
@@ -28,7 +29,7 @@ SERIES_COLUMNS = (
 
 def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.DataFrame:
     """One row per series (index `series`, in file order): hardware, op, einsum, its dtypes
-    (model.dtypes.dtype_labels) and chip counts as text (a fleet series over several joined
+    (words.dtype_labels) and chip counts as text (a fleet series over several joined
     in file order by '|': `bf16|fp8`, `1|2|4|8`), scenarios,
     the dims it sweeps, t_min / t_max (t_lower over its rows), `bound` (compute, memory,
     network, or mixed) with the count of each, `change_dim` / `change_at` (a sweep of its
@@ -157,16 +158,16 @@ def _text(labels, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
 
 
 def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
-    """series_lines() of consecutive parts of a run (the Dask engine's partitions, in
-    order) as the lines of the whole: counts summed, ranges widened, chips united in order,
-    the bound and its change point worked out again from the merged numbers."""
+    """series_lines() (or chip_lines()) of consecutive parts of a run (the Dask engine's
+    partitions, in order) as the lines of the whole: counts summed, ranges widened, chips
+    united in order, the bound and its change point worked out again from the merged numbers."""
     tables = [t for t in tables if len(t)]
     if not tables:
         return series_lines(pd.DataFrame(), pd.DataFrame())
     if len(tables) == 1:
         return tables[0]
     both = pd.concat(tables)
-    grouped = both.groupby(level=0, sort=False)  # first seen: file order
+    grouped = both.groupby(level=list(range(both.index.nlevels)), sort=False)  # file order
     first = grouped.first()
     united = {column: _united(both, grouped, first, column) for column in UNITED}
     sums = grouped[["scenarios", *BOUNDS, "not_fitting"]].sum()
@@ -190,15 +191,15 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
             "bytes_max": grouped["bytes_max"].max(),
             **{f"{c}_min": grouped[f"{c}_min"].min() for c in SIZES},
             **{f"{c}_max": grouped[f"{c}_max"].max() for c in SIZES},
-            **(
-                {"e_min": grouped["e_min"].min(), "e_max": grouped["e_max"].max()}
-                if "e_min" in both.columns
-                else {}
-            ),
+            **{
+                c: grouped[c].min() if c.endswith("min") else grouped[c].max()
+                for c in EXTRA
+                if c in both.columns
+            },
         }
     )
     table["bound"] = bound_labels(table[list(BOUNDS)].to_numpy())
-    table.index.name = "series"
+    table.index.names = both.index.names
     dim, at = change_points(table)
     table["change_dim"], table["change_at"] = dim, at
     dims = range_dims(both)
@@ -206,10 +207,42 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
         table[f"{d}_min"] = grouped[f"{d}_min"].min().astype("Int64")
         table[f"{d}_max"] = grouped[f"{d}_max"].max().astype("Int64")
     ranges = [f"{d}_{e}" for d in dims for e in ("min", "max")]
-    return table[[*SERIES_COLUMNS, *(c for c in ESTIMATED if c in table.columns), *ranges]]
+    return table[[*SERIES_COLUMNS, *(c for c in EXTRA if c in table.columns), *ranges]]
 
 
-ESTIMATED = ("e_min", "e_max")  # a calibrated run's: t_estimate over the series' rows
+KNEES = ("knee_min", "knee_max", "knee_chip_min", "knee_chip_max")  # chip_lines'
+# a calibrated run's t_estimate over the series' rows (e_), and KNEES: ranges to widen too
+EXTRA = ("e_min", "e_max", *KNEES)
+
+
+def chip_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """Per series and chip of the sweeps' rows (index series, hardware; in file order): the
+    series line of that chip's rows only (series_lines without the dims' ranges: a fleet
+    series' own line on each of its chips), and a collective's latency knee range, the V at
+    which its bandwidth time meets its latency floor (facts' latency_knee), whole and per
+    chip (KNEES). What a sweep chart's table says (Summary.chip_lines); merged as lines."""
+    at = np.flatnonzero(facts["in_sweep"].to_numpy(dtype=bool))
+    rows, knee = results.iloc[at], facts["latency_knee"].to_numpy(dtype=float)[at]
+    (s_codes, s_names), (h_codes, h_names) = (pd.factorize(rows[c]) for c in ("series", "hardware"))
+    width = max(len(h_names), 1)
+    codes, pairs = pd.factorize(s_codes.astype(np.int64) * width + h_codes)
+    lines = series_lines(rows, facts.iloc[at], (codes, pairs))
+    lines = lines.drop(columns=[f"{d}_{e}" for d in range_dims(lines) for e in ("min", "max")])
+    names = [np.asarray(n.astype(str), dtype=object) for n in (s_names, h_names)]
+    lines.index = pd.MultiIndex.from_arrays(
+        [names[0][pairs // width], names[1][pairs % width]], names=["series", "hardware"]
+    )
+    per_chip = knee / rows["chips"].to_numpy(dtype=float)
+    knees = pd.DataFrame({"knee": knee, "knee_chip": per_chip}).groupby(codes).agg(["min", "max"])
+    return lines.assign(**{f"{c}_{e}": knees[(c, e)].to_numpy() for c, e in knees.columns})
+
+
+def merge_chip_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """chip_lines() of consecutive parts of a run as those of the whole (merge_lines)."""
+    kept = [t for t in tables if len(t)]
+    return merge_lines(kept) if kept else tables[0]
+
+
 UNITED = ("hardware", "dtype", "chips")  # a series' values joined by '|' in file order
 
 

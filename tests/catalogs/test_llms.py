@@ -190,3 +190,16 @@ def test_pipeline_models_warns_and_keeps_the_rest(tmp_path):
     assert frame.attrs["problems"][0].startswith(f"{path}:3: column K:")
     with pytest.raises(pipeline.InvalidModelFile):
         pipeline.models(path, strict=True)
+
+
+def test_the_catalog_carries_what_each_models_dims_give():
+    """Parameters counted (all, and per token for MoE), bf16 weights, KV cache per token at
+    bf16 (2·L·K·H·2 bytes): what `pipeline models` shows, a row per model."""
+    catalog = load_models()
+    sizes = catalog.sizes()
+    assert list(sizes.index) == list(catalog.models.index)
+    dense, moe = sizes.loc["llama3-8b"], sizes.loc["mixtral-8x7b"]
+    assert dense["params"] == dense["active_params"] == 8_030_261_248
+    assert (moe["params"], moe["active_params"]) == (46_702_792_704, 12_879_925_248)
+    assert moe["weight_bytes"] == 2 * 46_702_792_704
+    assert dense["kv_token_bytes"] == 2 * 32 * 8 * 128 * 2  # 131 kB

@@ -43,22 +43,3 @@ def test_unknown():
 )
 def test_wider(x, y, wider):
     assert wider_dtype(x, y) == wider
-
-
-def test_dtype_labels_one_label_per_row():
-    """The one dtype label (report tables, critical batches): short when all agree, the
-    compute dtype only when it is not the default (the wider of X and Y)."""
-    from pipeline.model.dtypes import dtype_labels
-
-    x = ["bf16", "bf16", "int8", "bf16", "fp8"]
-    y = ["bf16", "int8", "int8", "bf16", "fp8"]
-    out = ["bf16", "bf16", "int8", "fp32", "fp8"]
-    compute = ["bf16", "bf16", "int8", "bf16", "bf16"]
-    assert dtype_labels(x, y, out, compute).tolist() == [
-        "bf16",
-        "bf16 × int8 → bf16",
-        "int8",
-        "bf16 × bf16 → fp32",
-        "fp8, bf16 compute",
-    ]
-    assert dtype_labels([], [], [], []).tolist() == []

@@ -104,7 +104,7 @@ def test_one_series_line_lists_its_chips_and_the_bottom_line_counts_them():
 
 
 def test_the_sweep_chart_of_each_chip_draws_a_line_per_other_fleet_value():
-    from pipeline.render.charts.sweep_data import sweep_lines
+    from pipeline.summary.turns import sweep_lines
 
     a = analyze_rows(
         [

@@ -44,3 +44,12 @@ def test_summary_of_rejected_rows(catalog):
             {"name": "b", "op": "matmul", "B": "x", "D": 2, "F": "y", "hardware": "v5e"}]  # fmt: skip
     s = pipeline.analyze(rows, hardware=catalog).summary
     assert (s.scenarios, s.source_rows, s.rejected_rows, s.problems) == (1, 2, 1, 2)
+
+
+def test_each_chip_carries_its_peaks_ridge_points(book):
+    """Summary.chips: each catalog peak's ridge point on the chip's HBM slope (book: v5e bf16
+    1.97e14 / 8.2e11 = 240), NaN for a peak the chip has not."""
+    chips = book.summary.chips
+    assert round(chips.at["tpu-v5e", "ridge_bf16"]) == 240
+    assert round(chips.at["h100", "ridge_bf16"]) == 295
+    assert chips["ridge_fp4"].isna().all()

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 import pipeline
+from pipeline.model.roofs import chip_roofs
 from pipeline.summary.grids import GRID_STEPS, HIDDEN, KEYS, _bin, chart_grids, talks, with_flops
 from tests.helpers import write_scenarios
 
@@ -57,3 +58,31 @@ def test_a_bin_is_a_sixty_fourth_of_a_decade_and_nothing_else_is_drawn():
     ix, iy = _bin(x, y)
     assert ix.tolist()[:2] == [0, GRID_STEPS] and iy.tolist()[:2] == [0, 12 * GRID_STEPS]
     assert (ix[2:] == HIDDEN).all() and (iy[2:] == HIDDEN).all()  # zero, NaN, inf: hidden
+
+
+def test_the_roofs_of_parts_are_the_whole_runs(tmp_path):
+    """A chip's roofs come from every row's rates (Grids.values): the rows' own HBM bandwidth
+    (no catalog number) is the whole run's median, not a part's; its derated roofs count every
+    part's rows."""
+    text = """name,op,hardware,B,D,F,hbm_bandwidth,compute_efficiency
+lo,matmul,h100,1..5,4096,4096,1e12,0.5
+hi,matmul,h100,1..4,4096,4096,3e12,0.5
+"""
+    frame = frame_of_text(tmp_path, text)
+    record = {"name": "h100", "peak_bf16": 9.89e14}
+    whole = chip_roofs(*_tables(chart_grids(frame)), record)
+    added = chip_roofs(*_tables(chart_grids(frame.iloc[:5]) + chart_grids(frame.iloc[5:])), record)
+    assert whole == added
+    assert whole.hbm.slopes == (("hbm", 1e12),)  # 5 rows at 1e12, 4 at 3e12
+    assert chip_roofs(*_tables(chart_grids(frame.iloc[5:])), record).hbm.slopes == (("hbm", 3e12),)
+    (roof,) = whole.hbm.derated
+    assert (roof.compute, roof.rows) == (0.5, 9)
+
+
+def frame_of_text(tmp_path, text: str) -> pd.DataFrame:
+    analysis = pipeline.analyze(write_scenarios(tmp_path, text))
+    return pd.concat([analysis.results, analysis.facts], axis=1)
+
+
+def _tables(grids) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return grids.values, grids.derated

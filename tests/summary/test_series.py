@@ -115,3 +115,33 @@ def test_lines_of_consecutive_parts_merge_into_the_lines_of_the_whole():
         ]  # fmt: skip
         pd.testing.assert_frame_equal(merge_lines(parts), whole, check_dtype=False)
     assert merge_lines([]).empty
+
+
+def test_each_chip_of_a_sweep_has_its_own_line_merged_over_any_cut():
+    """chip_lines: per sweep series and chip, the line of that chip's rows only (a fleet
+    series' own line on each chip), single rows left out; consecutive parts merge into the
+    lines of the whole, a collective's knee range widened with them."""
+    from pipeline.summary.series import chip_lines, merge_chip_lines
+
+    a = pipeline.analyze(ROOT / "scenarios" / "fleet.csv")
+    results, facts = a.results, a.facts
+    whole = chip_lines(results, facts)
+    line = whole.loc[("mlp_bf16", "h100")]
+    mine = results[(results["series"] == "mlp_bf16") & (results["hardware"] == "h100")]
+    assert (line["hardware"], line["scenarios"]) == ("h100", len(mine)) == ("h100", 13)
+    assert (line["t_min"], line["t_max"]) == (mine["t_lower"].min(), mine["t_lower"].max())
+    assert whole.index.names == ["series", "hardware"]
+    assert whole.loc["mlp_bf16"].index.tolist()[:3] == ["h100", "h200", "b200"]  # file order
+    assert set(whole.index.get_level_values(0)) <= set(a.summary.series.index)  # sweeps only
+    for cuts in ([0, 5, 77, 200, 201, 300, len(results)], [0, len(results)], [0, 1, len(results)]):
+        parts = [
+            chip_lines(results.iloc[x:y].reset_index(drop=True),
+                       facts.iloc[x:y].reset_index(drop=True))
+            for x, y in zip(cuts[:-1], cuts[1:], strict=True)
+        ]  # fmt: skip
+        pd.testing.assert_frame_equal(merge_chip_lines(parts), whole, check_dtype=False)
+    mix = pipeline.analyze(ROOT / "scenarios" / "collectives.csv")
+    knees = chip_lines(mix.results, mix.facts)[["knee_min", "knee_chip_max"]].dropna()
+    assert len(knees) and (knees["knee_min"] > 0).all()
+    empty = chip_lines(results.head(0), facts.head(0))
+    assert empty.empty and list(merge_chip_lines([empty, empty]).columns) == list(empty.columns)

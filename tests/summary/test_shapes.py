@@ -1,26 +1,13 @@
-"""The shape text of a row and of a series, from one builder: its op's dims in the op's
-order, a swept dim as its range, nothing for custom ops and collectives. A series' shape is
-its line's (Summary.lines), worded from its dims' ranges over every row (summary.series)."""
+"""The shape text of a series: its op's dims in the op's order, a swept dim as its range,
+nothing for custom ops and collectives; its line's (Summary.lines), worded from its dims'
+ranges over every row (summary.series) by the one builder of a row's (tests/test_words.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.summary.shapes import range_dims, row_shapes, series_shapes, shape_texts
+from pipeline.summary.shapes import range_dims, series_shapes
 from tests.helpers import analyze_rows
-
-
-def by_name(analysis) -> dict[str, str]:
-    shapes = row_shapes(analysis.results)
-    return dict(zip(analysis.results["name"].astype(str), shapes, strict=True))
-
-
-def test_row_shapes_of_the_book(book):
-    shapes = by_name(book)
-    assert shapes["q3_D4096[B=1]"] == "B=1 D=4096 F=4096"
-    assert shapes["q5_h100_bf16"] == "B=512 D=65536 F=65536"
-    assert shapes["dot_product"] == "N=1000000"  # the dot's one dim, nothing of the others
-    assert shapes["intro_h100_1e12_flops"] == ""  # a custom op: its FLOPs and bytes say it
 
 
 def test_series_shapes_give_a_swept_dim_its_range(book, mix):
@@ -41,15 +28,11 @@ def test_series_shapes_read_the_lines_ranges():
     assert list(series_shapes(lines)) == ["B=1..512 D=8 F=4..16", "", ""]
 
 
-def test_dims_in_the_ops_order_and_a_missing_value_left_out():
+def test_a_series_shape_gives_its_dims_in_the_ops_order():
     rows = [{"name": "attn", "op": "BSD,DF->BSF", "B": 2, "S": "128|256", "D": 64, "F": 32,
              "hardware": "h100"}]  # fmt: skip
     a = analyze_rows(rows)
-    assert set(row_shapes(a.results)) == {"B=2 S=128 D=64 F=32", "B=2 S=256 D=64 F=32"}
     assert a.summary.lines.at["attn", "shape"] == "B=2 S=128..256 D=64 F=32"
-    low = pd.DataFrame({"B": pd.array([1, None], dtype="Int64"), "D": [8, 8], "F": [4, 4]})
-    einsum = pd.Series(["BD,DF->BF", "BD,DF->BF"])
-    assert list(shape_texts(einsum, low, low)) == ["B=1 D=8 F=4", "D=8 F=4"]
 
 
 def test_a_custom_ops_size_is_its_flops_and_bytes_over_its_rows(book):

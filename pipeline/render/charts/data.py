@@ -11,14 +11,10 @@ import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
-from pipeline.model.ops import FLEET
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.roofs import Peak, Roofs, chip_peaks, hbm_roofs, network_roofs
-from pipeline.record import Record
+from pipeline.model.roofs import Peak, Roofs
 from pipeline.render import format as fmt
 from pipeline.render.charts.labels import chart_title
-from pipeline.summary.codes import bound_codes_of, fits
-from pipeline.summary.grids import talks, with_flops
 
 LABEL_LIMIT = 20  # at most this many labelled items (points + sweep series) get name labels
 SCATTER_LIMIT = 5_000  # above this many points a chart shows binned density instead
@@ -148,49 +144,20 @@ class SweepData:
 # ---------------------------------------------------------------- helpers
 
 
-# the result columns the chart data reads (sweep charts also read their dim)
-COLUMNS = (
-    "name", "series", "hardware", "einsum", "compute_dtype", "peak_flops", "hbm_bandwidth",
-    "intensity", "attainable_flops", "bound", "fits", "chips", "network_bytes",
-    "flops_per_chip", "link", "link_bandwidth", "collective", "t_network", "compute_efficiency",
-    "hbm_efficiency", "network_efficiency", "critical_batch",
-)  # fmt: skip
-# the facts the chart data reads, beside those columns (Record.facts)
-FACT_COLUMNS = (
-    "kind", "in_sweep", "in_step", "swept", "network_intensity", "latency_floor",
-    "latency_knee",
-)  # fmt: skip
-
-
-def chart_frame(record: Record) -> pd.DataFrame:
-    """The narrow frame every chart reads: the result columns it draws (COLUMNS and the dims)
-    and, row for row, the facts (FACT_COLUMNS): nothing a chart must work out again."""
-    results = record.results
-    # and the fleet axes a sweep's lines are split by (`model`, the dtypes: sweep_data)
-    wanted = dict.fromkeys((*COLUMNS, *FLEET, *record.dims))
-    columns = [c for c in wanted if c in results.columns]
-    return pd.concat([results[columns], record.facts[list(FACT_COLUMNS)]], axis=1)
-
-
 def floats(column: pd.Series) -> np.ndarray:
     """A numeric column (also Int64 with missing values) as floats, NaN where missing."""
     return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
-def bound_codes(frame: pd.DataFrame) -> np.ndarray:
-    """Each row's bound as an index into BOUNDS, small (summary.codes)."""
-    return bound_codes_of(frame).astype(np.int8)
-
-
-def ceilings_of(frame: pd.DataFrame, chip: dict) -> tuple[Ceiling, ...]:
-    """The compute ceilings of the rows' peaks, lowest first (model.roofs.chip_peaks)."""
-    return tuple(Ceiling(p.families, p.peak, p.source) for p in chip_peaks(frame, chip))
+def ceilings_of(peaks: tuple[Peak, ...]) -> tuple[Ceiling, ...]:
+    """The model's peaks (Summary.roofs, model.roofs) as ceilings, lowest first."""
+    return tuple(Ceiling(p.families, p.peak, p.source) for p in peaks)
 
 
 def _drawn(roofs: Roofs, what: str) -> tuple[tuple, tuple, tuple]:
     """The model's roofs (model.roofs) as a chart draws them: ceilings, ridges and derated
     roofs, labelled; `what` names the derated bandwidth ("HBM", "link")."""
-    ceilings = tuple(Ceiling(p.families, p.peak, p.source) for p in roofs.peaks)
+    ceilings = ceilings_of(roofs.peaks)
     ridges = tuple(Ridge(r.family, r.intensity, r.peak, r.slope) for r in roofs.ridges)
     derated = tuple(
         DeratedRoof(
@@ -215,9 +182,8 @@ def _points(frame: pd.DataFrame, x: np.ndarray) -> Points:
     y = frame["attainable_flops"].to_numpy(dtype=float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
     in_sweep = frame["in_sweep"].to_numpy(dtype=bool)
-    return Points(
-        x[ok], y[ok], bound_codes(frame)[ok], fits(frame)[ok], in_sweep[ok], int((~ok).sum())
-    )
+    bound, fits = frame["bound_code"].to_numpy(), frame["fits_hbm"].to_numpy(dtype=bool)
+    return Points(x[ok], y[ok], bound[ok], fits[ok], in_sweep[ok], int((~ok).sum()))
 
 
 def _counts(frame: pd.DataFrame) -> dict[str, int]:
@@ -279,27 +245,18 @@ def subtitle(chip: dict, ceilings: tuple[Ceiling, ...], bandwidth_text: str) -> 
     return " · ".join(parts)
 
 
-def chip_record(rows: pd.DataFrame, chip: dict | None, name: str) -> dict:
-    """The catalog record, or one made from the rows' own numbers when the chip is unknown."""
-    if chip is not None:
-        return chip
-    return {
-        "name": name,
-        "hbm_bandwidth": float(rows["hbm_bandwidth"].median()),
-        "hbm_capacity": None,
-    }
-
-
 # ---------------------------------------------------------------- the charts
 
 
-def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> RooflineData:
-    """The HBM roofline of one chip's rows: slope, ceilings, ridges, points by bound."""
+def roofline_data(
+    rows: pd.DataFrame, chip: Mapping, roofs: Roofs, overridden: int = 0
+) -> RooflineData:
+    """The HBM roofline of one chip's rows (summary.grids.chart_frame) against its roofs
+    (Summary.roofs[chip].hbm): slope, ceilings, ridges, points by bound."""
     name = str(chip["name"])
-    keep = with_flops(rows)
+    keep = rows["has_flops"].to_numpy(dtype=bool)
     collectives = int((~keep).sum())
     rows = rows[keep]
-    roofs = hbm_roofs(rows, chip)
     ((_link, bw),) = roofs.slopes
     ceilings, ridges, derated = _drawn(roofs, "HBM")
     x = rows["intensity"].to_numpy(dtype=float)
@@ -316,7 +273,7 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
         ridges=ridges,
         points=_points(rows, x),
         counts=_counts(rows),
-        not_fitting=int((~fits(rows)).sum()),
+        not_fitting=int((~rows["fits_hbm"].to_numpy(dtype=bool)).sum()),
         overridden=overridden,
         labels=labels,
         trails=trails,
@@ -325,13 +282,9 @@ def roofline_data(rows: pd.DataFrame, chip: dict, overridden: int = 0) -> Roofli
     )
 
 
-def communicating(rows: pd.DataFrame) -> pd.DataFrame:
-    """The multi-chip rows that do FLOPs and send data between chips."""
-    return rows[talks(rows)]
-
-
-def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
-    """The network roofline of one chip's communicating rows, or None when there are none.
+def network_data(rows: pd.DataFrame, chip: Mapping, roofs: Roofs | None) -> RooflineData | None:
+    """The network roofline of one chip's communicating rows (`talks`) against its roofs
+    (Summary.roofs[chip].network), or None when there are none.
 
     x = per-chip FLOPs / network bytes (the array each chip contributes to the collective);
     the slope is the one-way link bandwidth and the ridge peak / one-way bandwidth (book,
@@ -341,10 +294,9 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
     them. Points are drawn at their own attainable FLOP/s (HBM limits included).
     """
     name = str(chip["name"])
-    rows = communicating(rows)
-    if rows.empty:
+    rows = rows[rows["talks"].to_numpy(dtype=bool)]
+    if rows.empty or roofs is None:
         return None
-    roofs = network_roofs(rows, chip)
     slopes = [
         Slope(bw, _("{link} {bandwidth} one-way", link=link.upper(), bandwidth=fmt.bandwidth(bw)))
         for link, bw in roofs.slopes
@@ -364,7 +316,7 @@ def network_data(rows: pd.DataFrame, chip: dict) -> RooflineData | None:
         ridges=ridges,
         points=_points(rows, x),
         counts=_counts(rows),
-        not_fitting=int((~fits(rows)).sum()),
+        not_fitting=int((~rows["fits_hbm"].to_numpy(dtype=bool)).sum()),
         overridden=0,
         labels=labels,
         trails=trails,

@@ -15,31 +15,16 @@ from functools import partial
 import pandas as pd
 
 from pipeline.i18n import _
+from pipeline.model.roofs import ChipRoofs
 from pipeline.names import slug
-from pipeline.render.charts.data import (
-    COLUMNS,
-    FACT_COLUMNS,
-    RooflineData,
-    SweepData,
-    chip_record,
-    network_data,
-    roofline_data,
-    talks,
-    with_flops,
-)
+from pipeline.render.charts.data import RooflineData, network_data, roofline_data
 from pipeline.render.charts.fleet_data import FLEET_CHARTS, fleet_data, fleet_series
 from pipeline.render.charts.grid import Grids, with_grid
 from pipeline.render.charts.step_sweep_data import MODEL_CHARTS, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
-from pipeline.render.charts.sweep_data import (
-    BYTES,
-    drawn_text,
-    page_of,
-    pages,
-    sweep_column,
-    sweep_data,
-    sweep_lines,
-)
+from pipeline.render.charts.sweep_data import drawn_text, page_of, pages, sweep_data
+from pipeline.summary.grids import COLUMNS, FACT_COLUMNS
+from pipeline.summary.turns import BYTES, SWEEP_COLUMN, LinePlan
 
 KIND_ORDER = ("summary", "fleet", "model", "roofline", "network", "sweep")
 
@@ -88,9 +73,13 @@ def plan_charts(
     curves: pd.DataFrame | None = None,
     steps: pd.DataFrame | None = None,
     every: bool = False,
+    roofs: Mapping[str, ChipRoofs] | None = None,
+    lines: Mapping[tuple[str, str], list[LinePlan]] | None = None,
 ) -> list[PlannedChart]:
     """Every chart a run could draw, in priority order, with unique sanitized file names.
-    Planning only counts rows; each chart takes its rows when it is built. `grids`: every
+    Planning only counts rows; each chart takes its rows when it is built. `results`: the
+    rows charts draw (summary.grids.chart_frame), `roofs` their chips' (Summary.roofs),
+    `lines` their sweep lines (summary.turns.sweep_lines). `grids`: every
     scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample;
     `fleet`, `curves`: Summary.fleet and Summary.fleet_curves (a chart per fleet series);
     `steps`: the swept transformer steps' total rows (model_sweep_data.model_frame);
@@ -105,8 +94,9 @@ def plan_charts(
         hardware = hardware.astype(str)
     groups = results.groupby(hardware, observed=True).indices  # by codes: no string per row
     by_chip = {str(hw): idx for hw, idx in sorted(groups.items(), key=lambda kv: str(kv[0]))}
-    flops = with_flops(results)  # collective rows are on no roofline
-    talking = talks(results)
+    flops = results["has_flops"].to_numpy(dtype=bool)  # collective rows are on no roofline
+    talking = results["talks"].to_numpy(dtype=bool)
+    roofs = roofs or {}
     taken: set[str] = set()
     planned: list[PlannedChart] = []
 
@@ -129,24 +119,27 @@ def plan_charts(
     for hw, idx in by_chip.items():
         if not flops[idx].any():
             continue
-        build = partial(_roofline, results, idx, records.get(hw), hw, overrides.get(hw, 0), grids)
+        build = partial(_roofline, results, idx, records.get(hw, {"name": hw}), roofs.get(hw),
+                        overrides.get(hw, 0), grids)  # fmt: skip
         title = _("{chip} roofline", chip=hw)
         add("roofline", f"roofline-{safe_stem(hw)}", title, hw, build, len(idx))
     for hw, idx in by_chip.items():
         multi = int(talking[idx].sum())
         if multi:
-            build = partial(_network, results, idx, records.get(hw), hw, grids)
+            build = partial(_network, results, idx, records.get(hw, {"name": hw}), roofs.get(hw),
+                            grids)  # fmt: skip
             title = _("{chip} network roofline", chip=hw)
             add("network", f"network-{safe_stem(hw)}", title, hw, build, multi)
     drawn = frozenset() if every else _drawn_elsewhere(full, {*names, *models})
-    for (hw, dim), lines in sorted(sweep_lines(full, drawn).items()):
-        split = pages(lines)
+    for (hw, dim), all_lines in sorted((lines or {}).items()):
+        kept = [ln for ln in all_lines if ln.series not in drawn]
+        split = pages(kept) if kept else []
         for i, page in enumerate(split, start=1):
             part = f"-{i}" if len(split) > 1 else ""
             of = page_of(i, len(split)) + drawn_text(page)
-            rows = full[list(dict.fromkeys([*results.columns, sweep_column(dim)]))]
-            build = partial(_sweep, rows, by_chip[hw], records.get(hw), hw, dim, page, i,
-                            len(split))  # fmt: skip
+            rows = full[list(dict.fromkeys([*results.columns, SWEEP_COLUMN.get(dim, dim)]))]
+            build = partial(sweep_data, rows, records.get(hw, {"name": hw}), roofs.get(hw), dim,
+                            page, i, len(split))  # fmt: skip
             cost = sum(len(ln.rows) for ln in page)
             series = dict.fromkeys(ln.series for ln in page)
             stem = f"sweep-{safe_stem(hw)}-{dim.lower()}{part}"
@@ -169,21 +162,14 @@ def _drawn_elsewhere(full: pd.DataFrame, own: set[str]) -> frozenset[str]:
     return frozenset(own | ops)
 
 
-def _roofline(results, idx, record, hw, overridden, grids) -> RooflineData:
-    rows = results.iloc[idx]
-    data = roofline_data(rows, chip_record(rows, record, hw), overridden)
+def _roofline(results, idx, chip, roofs, overridden, grids) -> RooflineData:
+    data = roofline_data(results.iloc[idx], chip, roofs.hbm, overridden)
     return data if grids is None else with_grid(data, grids)
 
 
-def _network(results, idx, record, hw, grids) -> RooflineData | None:
-    rows = results.iloc[idx]
-    data = network_data(rows, chip_record(rows, record, hw))
+def _network(results, idx, chip, roofs, grids) -> RooflineData | None:
+    data = network_data(results.iloc[idx], chip, roofs.network)
     return data if grids is None or data is None else with_grid(data, grids)
-
-
-def _sweep(results, idx, record, hw, dim, page, i, of) -> SweepData:
-    chip = chip_record(results.iloc[idx] if record is None else results.iloc[:0], record, hw)
-    return sweep_data(results, chip, dim, page, i, of)
 
 
 def fleet_cap_notice(fleet: pd.DataFrame) -> str | None:

@@ -1,126 +1,35 @@
-"""The data of sweep charts: which rows form a line (a sweep series, or one combination of its
-other swept dims), and each chart's lines of attainable FLOP/s against the swept dim."""
+"""The data of sweep charts: their lines (summary.turns.sweep_lines: a sweep series, or one
+combination of its other swept dims, each with its turn) onto pages, and each chart's lines of
+attainable FLOP/s against the swept dim."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
-from pipeline.model.ops import FLEET
-from pipeline.model.roofs import links_used
+from pipeline.model.roofs import ChipRoofs
 from pipeline.render import format as fmt
 from pipeline.render.charts.data import (
     SWEEP_LINES_PER_CHART,
     SweepData,
     SweepLine,
-    bound_codes,
     ceilings_of,
     floats,
     subtitle,
 )
 from pipeline.render.charts.labels import chart_text
-from pipeline.summary.codes import fits
-from pipeline.summary.turns import line_turns
-
-BYTES = "bytes"  # a collective's swept size, drawn as time against bytes
-# a fleet axis's results column: a `dtype` list sets every dtype, the compute dtype says it
-FLEET_COLUMN = {"dtype": "compute_dtype"}
+from pipeline.summary.turns import BYTES, LinePlan
 
 
-def sweep_column(dim: str) -> str:
-    """The results column holding a swept input: a dim's own, a collective's bytes is V."""
-    return "network_bytes" if dim == BYTES else dim
-
-
-@dataclass(frozen=True)
-class LinePlan:
-    """A planned sweep line: its series, legend label and row positions in the results;
-    `detail`: the label's end in brackets, the values of the series' other swept dims."""
-
-    series: str
-    label: str
-    rows: np.ndarray
-    detail: str = ""
-    of: int = 0  # its series' lines on this chip when pages() drew only some of them
-    place: tuple[float, ...] = ()  # where its values sit on each of those dims, 0 to 1
-
-
-def sweep_lines(
-    results: pd.DataFrame, leave_out: frozenset[str] = frozenset()
-) -> dict[tuple[str, str], list[LinePlan]]:
-    """(hardware, swept dim) -> lines: one per series, or per combination of its other dims
-    (a series sweeping several dims is drawn against its first, A-Z); none of the series
-    `leave_out` names."""
-    in_sweep = results["in_sweep"].to_numpy(dtype=bool)  # facts: as data
-    if leave_out:
-        in_sweep = in_sweep & ~results["series"].isin(leave_out).to_numpy(dtype=bool)
-    positions = np.flatnonzero(in_sweep)
-    if len(positions) == 0:
-        return {}
-    swept = results["swept"].iloc[positions].to_numpy(dtype=object)  # the fact: dims per row
-    series = results["series"].iloc[positions].astype(str).to_numpy(dtype=object)
-    keys = pd.DataFrame(
-        {
-            "hardware": results["hardware"].iloc[positions].astype(str).to_numpy(dtype=object),
-            "series": series,
-        }
-    )
-    groups: dict[tuple[str, str], list[LinePlan]] = {}
-    cache: dict[str, np.ndarray] = {}
-
-    def column(d: str) -> np.ndarray:
-        if d not in cache:
-            cache[d] = floats(results[sweep_column(d)])
-        return cache[d]
-
-    for (hw, s), idx in keys.groupby(["hardware", "series"], sort=True).indices.items():
-        rows = positions[idx]
-        axes = list(swept[idx[0]])  # the series' swept axes
-        # its dims (a numeric x axis); the chip is the chart's, other fleet axes split lines
-        dims = tuple(d for d in axes if d not in FLEET)
-        fleet = [d for d in axes if d in FLEET and d != "hardware"]
-        if not dims or any(sweep_column(d) not in results.columns for d in dims):
-            continue
-        others = dims[1:]
-        if not others and not fleet:
-            groups.setdefault((hw, dims[0]), []).append(LinePlan(str(s), chart_text(s), rows))
-            continue
-        # a line per combination of the other dims and fleet axes, in their numeric order
-        # (F=2048 before F=16384; chips 2 before 16): grouped on the values, not their text
-        values = {d: column(d)[rows] for d in others}
-        values |= {d: _text(results[FLEET_COLUMN.get(d, d)].iloc[rows]) for d in fleet}
-        table = pd.DataFrame(values)
-        numeric = [d for d in fleet if d == "chips"]
-        table[numeric] = table[numeric].astype(float)
-        inverse = table.groupby(list(table.columns), sort=True, dropna=False).ngroup().to_numpy()
-        firsts = np.unique(inverse, return_index=True)[1]
-        ranks = np.column_stack(
-            [pd.factorize(table[d].to_numpy()[firsts], sort=True)[0] for d in table.columns]
-        )
-        places = ranks / np.maximum(ranks.max(axis=0), 1)  # each value's rank on its dim
-        for k, at in enumerate(firsts.tolist()):
-            what = ", ".join(f"{d}={_shown(table[d].iat[at])}" for d in table.columns)
-            label = f"{chart_text(s, 36)} ({what})"
-            line = LinePlan(str(s), label, rows[inverse == k], what, place=tuple(places[k]))
-            groups.setdefault((hw, dims[0]), []).append(line)
-    return groups
-
-
-def _shown(value) -> str:
-    """A dim's or fleet axis' value in a legend: a whole number without its '.0'."""
-    if isinstance(value, float | np.floating) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _text(values: pd.Series) -> np.ndarray:
-    """A column's values as numpy strings (a chips count without its '.0')."""
-    if pd.api.types.is_numeric_dtype(values):
-        return values.to_numpy(dtype=float).astype(np.int64).astype(str)
-    return values.astype(str).to_numpy(dtype=str)
+def label_of(line: LinePlan) -> str:
+    """A line's legend label: its series, and the values of its other swept dims in brackets."""
+    if not line.detail:
+        return chart_text(line.series)
+    return f"{chart_text(line.series, 36)} ({line.detail})"
 
 
 def pages(lines: list[LinePlan]) -> list[list[LinePlan]]:
@@ -169,24 +78,30 @@ def page_of(page: int, of: int) -> str:
 
 
 def sweep_data(
-    results: pd.DataFrame, chip: dict, dim: str, lines: list[LinePlan], page: int, of: int
+    results: pd.DataFrame,
+    chip: Mapping,
+    roofs: ChipRoofs,
+    dim: str,
+    lines: list[LinePlan],
+    page: int,
+    of: int,
 ) -> SweepData:
-    """One sweep chart: lines of attainable FLOP/s against the swept dim, or of a
-    collective's time against its bytes."""
+    """One sweep chart: lines of attainable FLOP/s against the swept dim, under the peaks
+    (Summary.roofs) of the families its rows compute in, or of a collective's time against
+    its bytes."""
     if dim == BYTES:
         return _time_data(results, chip, lines, page, of)
     hw = str(chip["name"])
     rows = results.iloc[np.concatenate([ln.rows for ln in lines])]
-    ceilings = ceilings_of(rows, chip)
-    turns = line_turns(results, [ln.rows for ln in lines], dim)  # the series lines' rule
+    ceilings = ceilings_of(roofs.peaks_of(set(rows["peak_family"])))
     ordered = [_ordered(results, ln, dim, "attainable_flops") for ln in lines]
     xs = np.concatenate([o[2] for o in ordered])
     uniq = np.unique(xs[np.isfinite(xs) & (xs > 0)])
     steps = np.diff(uniq)
     log_x = bool(len(uniq) > 2 and uniq[-1] / uniq[0] >= 16 and not np.allclose(steps, steps[0]))
     out_lines = []
-    for ln, turn, (part, order, x, y) in zip(lines, turns.to_dict("records"), ordered, strict=True):
-        out_lines.append(_line(ln, part, order, x, y, *_turn(turn, dim, x, y, log_x)))
+    for ln, (part, order, x, y) in zip(lines, ordered, strict=True):
+        out_lines.append(_line(ln, part, order, x, y, *_turn(ln.turn, dim, x, y, log_x)))
     page_text = page_of(page, of) + drawn_text(lines)
     bw = chip.get("hbm_bandwidth")
     return SweepData(
@@ -203,8 +118,8 @@ def sweep_data(
     )
 
 
-def _turn(turn: dict, dim: str, x: np.ndarray, y: np.ndarray, log_x: bool = True):
-    """A line's turn as the model has it (summary.turns, the series lines' rule): where it
+def _turn(turn: Mapping, dim: str, x: np.ndarray, y: np.ndarray, log_x: bool = True):
+    """A line's turn as the summary has it (summary.turns, the series lines' rule): where it
     turns compute-bound (the exact critical batch, B = 319 between the swept 256 and 512) and
     the line's height there as drawn (on the segment between the swept points around it, so
     the marker sits on the curve it labels), or no turn and what the legend says of the line
@@ -243,11 +158,11 @@ def _ordered(results: pd.DataFrame, ln: LinePlan, x_column: str, y_column: str):
 def _line(ln: LinePlan, part, order, x, y, critical, critical_y, reach: str = "") -> SweepLine:
     return SweepLine(
         series=ln.series,
-        label=ln.label,
+        label=label_of(ln),
         x=x,
         y=y,
-        bound=bound_codes(part)[order],
-        fits=fits(part)[order],
+        bound=part["bound_code"].to_numpy()[order],
+        fits=part["fits_hbm"].to_numpy(dtype=bool)[order],
         critical=critical,
         critical_y=critical_y,
         reach=reach,
@@ -284,7 +199,8 @@ def _time_data(
             reach = _("latency-bound below {size} ({per_chip} per chip)", size=fmt.size(knee),
                       per_chip=fmt.size(per_chip))  # fmt: skip
         out_lines.append(_line(ln, part, order, x, y, knee, knee_y, reach))
-    links = links_used(results.iloc[np.concatenate([ln.rows for ln in lines])])
+    drawn = results.iloc[np.concatenate([ln.rows for ln in lines])]  # a collective's rows
+    links = sorted(set(drawn["link"].astype(str)))
     page_text = page_of(page, of) + drawn_text(lines)
     parts = []
     for lk in links:

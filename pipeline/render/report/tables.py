@@ -11,14 +11,13 @@ import pandas as pd
 
 from pipeline.catalogs.hardware import LINKS
 from pipeline.catalogs.spellings import shown_aliases
-from pipeline.model.dtypes import DTYPE_COLUMNS, dtype_labels
+from pipeline.model.dtypes import DTYPE_COLUMNS, PEAK_FAMILIES
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES
-from pipeline.model.roofs import catalog_ridges
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.text import answer
-from pipeline.summary.series import series_lines
-from pipeline.summary.shapes import row_shapes
+from pipeline.summary.series import KNEES
+from pipeline.words import dtype_labels, row_shapes
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -73,11 +72,6 @@ def _shown(results: pd.DataFrame, at: np.ndarray, cap: int) -> tuple[np.ndarray,
     return at[keep], hidden
 
 
-def _dtype_text(frame: pd.DataFrame) -> np.ndarray:
-    """Each row's dtypes as the one label (model.dtypes.dtype_labels)."""
-    return dtype_labels(*(frame[c] for c in DTYPE_COLUMNS))
-
-
 def table_rows(rows: pd.DataFrame, facts: pd.DataFrame) -> list[dict]:
     """The shown rows of one chip's table as records (vectorized; at most the table cap), with
     their facts (the same rows of Record.facts)."""
@@ -92,7 +86,7 @@ def table_rows(rows: pd.DataFrame, facts: pd.DataFrame) -> list[dict]:
             "flops": rows["flops"],
             "hbm_bytes": rows["hbm_bytes"],
             "volume": np.where(collective, network_bytes, np.nan),
-            "dtypes": _dtype_text(rows),
+            "dtypes": dtype_labels(*(rows[c] for c in DTYPE_COLUMNS)),
             "chips": rows["chips"],
             "shard": rows["shard"].astype(str).replace("nan", ""),
             "t_lower": rows["t_lower"],
@@ -162,49 +156,19 @@ def _sweep_block(name: str, line: Mapping, rows: list[dict]) -> dict:
 
 def chip_series(record: Record, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
     """Per (chip, series) of the sweep charts, its line over that chip's rows only (a fleet
-    series' own line on each of its chips: summary.series.series_lines, one pass over the
-    pairs' rows), as records: the series table's numbers, its chip counts and dtypes as
-    text, whether it is a collective, and a collective's latency knee range, the V at which
-    its bandwidth time meets its latency floor (the facts' latency_knee), whole and per chip."""
-    results, facts = record.results, record.facts
-    s_codes, s_names = pd.factorize(results["series"].astype(str))
-    h_codes, h_names = pd.factorize(results["hardware"].astype(str))
-    pair = s_codes.astype(np.int64) * len(h_names) + h_codes
-    s_at, h_at = pd.Index(s_names), pd.Index(h_names)
-    wanted = [
-        (hw, s, int(s_at.get_loc(s)) * len(h_names) + int(h_at.get_loc(hw)))
-        for hw, s in dict.fromkeys(pairs)
-        if hw in h_at and s in s_at
-    ]
-    at = np.flatnonzero(np.isin(pair, [code for *_, code in wanted]))
-    if not len(at):
+    series' own line on each of its chips: Summary.chip_lines, over the whole run), as
+    records: the series table's numbers, its chip counts and dtypes as text, whether it is
+    a collective, and a collective's latency knee range, whole and per chip."""
+    lines = record.summary.chip_lines
+    wanted = [(hw, s) for hw, s in dict.fromkeys(pairs) if (s, hw) in lines.index]
+    if not wanted:
         return {}
-    codes, uniq = pd.factorize(pair[at])
-    lines = series_lines(results.iloc[at], facts.iloc[at], (codes, uniq))
-    knee = facts["latency_knee"].to_numpy(dtype=float)[at]
-    per_chip = knee / results["chips"].to_numpy(dtype=float)[at]
-    knees = pd.DataFrame({"knee": knee, "chip": per_chip}).groupby(codes).agg(["min", "max"])
-    table = pd.DataFrame(
-        {
-            "rows": lines["scenarios"].to_numpy(),
-            "hardware": lines["hardware"].to_numpy(),
-            "dtype": lines["dtype"].to_numpy(),
-            "chips": lines["chips"].to_numpy(),
-            **{b: lines[b].to_numpy() for b in BOUNDS},
-            "critical_min": lines["critical_min"].to_numpy(),
-            "critical_max": lines["critical_max"].to_numpy(),
-            "best_fraction": lines["best_fraction"].to_numpy(),
-            "t_min": lines["t_min"].to_numpy(),
-            "t_max": lines["t_max"].to_numpy(),
-            "collective": lines["bytes_min"].notna().to_numpy(),
-            "knee_min": knees[("knee", "min")].to_numpy(),
-            "knee_max": knees[("knee", "max")].to_numpy(),
-            "knee_chip_min": knees[("chip", "min")].to_numpy(),
-            "knee_chip_max": knees[("chip", "max")].to_numpy(),
-        }
-    )
-    found = dict(zip(uniq.tolist(), records(table), strict=True))
-    return {(hw, s): {"name": s, **found[code]} for hw, s, code in wanted if code in found}
+    table = lines.loc[[(s, hw) for hw, s in wanted]].rename(columns={"scenarios": "rows"})
+    table["collective"] = table["bytes_min"].notna()
+    columns = ["rows", "hardware", "dtype", "chips", *BOUNDS, "critical_min", "critical_max",
+               "best_fraction", "t_min", "t_max", "collective", *KNEES]  # fmt: skip
+    found = records(table[columns].reset_index(drop=True))
+    return {(hw, s): {"name": s, **line} for (hw, s), line in zip(wanted, found, strict=True)}
 
 
 # ---------------------------------------------------------------- a chip's numbers
@@ -213,8 +177,9 @@ def chip_series(record: Record, pairs: list[tuple[str, str]]) -> dict[tuple[str,
 def chip_facts(
     rec: dict, used: tuple[set[str], set[str]], derated: pd.DataFrame, chip: pd.Series
 ) -> dict:
-    """A chip's catalog numbers as used in this run: peaks per dtype, HBM, links, source; with
-    the derated rates of its most used efficiencies beside them (its row of Summary.chips)."""
+    """A chip's catalog numbers as used in this run: peaks per dtype with their ridge points,
+    HBM, links, source; with the derated rates of its most used efficiencies beside them (its
+    row of Summary.chips)."""
     used_families, used_links = used
     hbm_bw = rec.get("hbm_bandwidth")
     e = {c: float(chip[c]) for c in EFFICIENCIES}
@@ -228,11 +193,12 @@ def chip_facts(
         {
             "dtype": f,
             "value": rec[f"peak_{f}"],
-            "critical": ridge,
+            "critical": None if fmt.missing(chip[f"ridge_{f}"]) else chip[f"ridge_{f}"],
             "used": f in used_families,
             "derated": chip[f"peak_{f}_derated"],
         }
-        for f, ridge in catalog_ridges(rec).items()
+        for f in PEAK_FAMILIES
+        if not fmt.missing(rec.get(f"peak_{f}"))
     ]
     links = [
         {

@@ -1,6 +1,6 @@
 """The model catalog as terminal text (`pipeline models [NAME]`): the list, one model a line;
-one model's every field, then what its dims give (model/params.py: parameters, bf16 weights,
-KV cache per token) and its source."""
+one model's every field, then what its dims give (ModelCatalog.sizes: parameters, bf16
+weights, KV cache per token) and its source."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import unicodedata
 
 import pandas as pd
 
+from pipeline.catalogs.llms import ModelCatalog
 from pipeline.errors import printable
 from pipeline.i18n import _
-from pipeline.model.params import kv_cache_bytes, param_counts
 from pipeline.render import format as fmt
 from pipeline.render.text.catalog import SOURCE_WIDTH
 
@@ -19,13 +19,14 @@ DIMS = ("D", "F", "N", "K", "H", "L", "V")
 KEY_WIDTH = 22  # the field column: 'params (published)' and a space or two
 
 
-def model_list_lines(models: pd.DataFrame, version: str) -> list[str]:
+def model_list_lines(catalog: ModelCatalog) -> list[str]:
     """The catalog, one model a line: its dims, experts (E/k), published parameters and KV
     cache per token at bf16."""
+    models = catalog.models
     width = max([13, *(len(printable(n)) for n in models.index)])
     head = "  ".join(f"{c:>6}" for c in DIMS)
     lines = [f"{'name':<{width}}  {head}  {'E/k':>7}  {'params':>10}  {'KV/token bf16':>13}"]
-    kv = kv_cache_bytes(models)
+    kv = catalog.sizes()["kv_token_bytes"]
     for (name, row), per_token in zip(models.iterrows(), kv, strict=True):
         dims = "  ".join(f"{_whole(row[c]):>6}" for c in DIMS)
         experts = "-" if pd.isna(row["E"]) else f"{row['E']}/{row['k']}"
@@ -37,18 +38,19 @@ def model_list_lines(models: pd.DataFrame, version: str) -> list[str]:
     lines.append(
         _(
             "model catalog version {version}; `pipeline models NAME` shows its source",
-            version=version,
+            version=catalog.version,
         )
     )
     return lines
 
 
-def model_lines(name: str, row: pd.Series) -> list[str]:
-    """Every field of one model that has a value, a line each, then its parameters counted
-    from its dims (and per token, for MoE), its weights at bf16, its KV cache per token at
-    bf16, and its source wrapped below."""
-    frame = row.to_frame().T
-    counted = param_counts(frame).iloc[0]
+def model_lines(catalog: ModelCatalog, text: str) -> list[str]:
+    """Every field of model `text` (a name or alias; UnknownModel if none) that has a value,
+    a line each, then its parameters counted from its dims (and per token, for MoE), its
+    weights at bf16, its KV cache per token at bf16, and its source wrapped below."""
+    row = catalog.model(text)
+    name = catalog.resolve(text)
+    counted = catalog.sizes().loc[name]
     lines = [f"{'name':<{KEY_WIDTH}} {printable(name)}"]
     for key, value in row.items():
         if key == "source" or fmt.missing(value) or value == "":
@@ -60,10 +62,9 @@ def model_lines(name: str, row: pd.Series) -> list[str]:
     lines.append(f"{_padded(_('params (counted)'))} {fmt.count(counted['params'])}")
     if not pd.isna(row["E"]):
         lines.append(f"{_padded(_('params per token'))} {fmt.count(counted['active_params'])}")
-    weights = counted["params"] * 2
-    lines.append(f"{_padded(_('weights at bf16'))} {fmt.size(weights)}")
-    per_token = kv_cache_bytes(frame).iat[0]
-    lines.append(f"{_padded(_('KV cache/token bf16'))} {fmt.size(per_token)} (2·L·K·H·2 bytes)")
+    lines.append(f"{_padded(_('weights at bf16'))} {fmt.size(counted['weight_bytes'])}")
+    per_token = fmt.size(counted["kv_token_bytes"])
+    lines.append(f"{_padded(_('KV cache/token bf16'))} {per_token} (2·L·K·H·2 bytes)")
     if row["source"]:
         lines.append(_("source"))
         lines += textwrap.wrap(

@@ -3,7 +3,8 @@ Scenarios sheet with every input column, the shipped q1-q5 rows as examples, dro
 and a note on each header cell (meaning, unit, default); a Hardware sheet with the catalog,
 for reference (the tool never reads it back: it says so above the table and is locked against
 edits; a chip is added or changed with a --hardware file); a Lists sheet the drop-downs read.
-Written to a temporary file, then renamed into place.
+Written into the temporary file `pipeline.write_template` (api/analyze.py) then renames into
+place.
 
 Numbers stay numbers and are shown as typed (format `0`: no thousands separators, no scientific
 notation, so a CSV saved from the sheet reads back the same); every other cell is a text cell
@@ -16,7 +17,6 @@ import csv
 import io
 import re
 from importlib import resources
-from os import PathLike
 from pathlib import Path
 
 import pandas as pd
@@ -28,17 +28,15 @@ from pipeline.catalogs.hardware import (
     catalog_records,
 )
 from pipeline.catalogs.spellings import shown_aliases
-from pipeline.errors import OutputError, described, printable
 from pipeline.i18n import _
 from pipeline.model.dtypes import ALIASES, DTYPES
-from pipeline.model.ops import COLLECTIVES, CUSTOM, NAMED_OPS, is_dim
+from pipeline.model.ops import COLLECTIVES, CUSTOM, DIM, NAMED_OPS
 from pipeline.render.workbook.book import _hardware_frame, _table
 from pipeline.render.workbook.cells import text_width
 from pipeline.render.workbook.styles import Styles
 from pipeline.render.workbook.template_notes import note
-from pipeline.render.workbook.xlsx_backend import language_keywords, panic_reason, rx
+from pipeline.render.workbook.xlsx_backend import language_keywords, rx
 from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
-from pipeline.textfile import atomic_file, check_file_place, refuse_existing
 
 DEFAULT_PATH = "scenarios.xlsx"
 EXAMPLES = "q1-q5.csv"  # pipeline/data/q1-q5.csv: scenarios/q1-q5.csv, shipped in the package
@@ -123,7 +121,7 @@ def load_examples() -> tuple[list[str], list[list[str]]]:
 
 def template_columns(example_header: list[str]) -> list[str]:
     """name, op, the examples' dims, then every other input column, notes last."""
-    dims = [c for c in example_header if is_dim(c)]
+    dims = [c for c in example_header if DIM.match(c)]
     rest = [c for c in KNOWN if c not in ("name", "op", "notes")]
     return ["name", "op", *dims, *rest, "notes"]
 
@@ -140,35 +138,8 @@ def cell_value(column: str, text: str) -> str | int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-def write_template(path: str | Path, catalog: Catalog, *, force: bool = False) -> Path:
-    """Write the starter workbook at `path` (refused when it exists, unless `force`): first to
-    a temporary file beside it, then renamed over it, so `path` is never half written."""
-    if not isinstance(force, bool):
-        raise TypeError(f"force must be True or False, not {described(force)}")
-    if not isinstance(path, str | PathLike) or isinstance(path, bytes):
-        raise TypeError(f"path must be a str or a pathlib.Path, not {described(path)}")
-    if str(path) == "":  # Path("") is '.', a name nobody gave
-        raise OutputError("'' is an empty path; name the workbook, e.g. scenarios.xlsx")
-    path = Path(path)
-    if path.suffix.lower() != ".xlsx":
-        raise OutputError(f"{printable(path)}: a template is an Excel workbook; name it *.xlsx")
-    check_file_place(path, "scenarios.xlsx")
-    refuse_existing(path, force)
-    try:
-        with atomic_file(path) as temp:
-            _write(temp, catalog)
-    except OSError as exc:
-        raise OutputError(f"writing {printable(path)} failed: {exc.strerror or exc}") from exc
-    except (ValueError, RuntimeError) as exc:
-        raise OutputError(f"writing {printable(path)} failed: {exc}") from exc
-    except BaseException as exc:  # a Rust panic (a full disk) arrives as a BaseException
-        if type(exc).__name__ != "PanicException":
-            raise
-        raise OutputError(f"writing {printable(path)} failed: {panic_reason(exc)}") from None
-    return path
-
-
-def _write(path: Path, catalog: Catalog) -> None:
+def write_starter(path: Path, catalog: Catalog) -> None:
+    """Write the starter workbook into `path` (a temporary file the caller places)."""
     header, rows = load_examples()
     columns = template_columns(header)
     book = rx.Workbook(str(path))
@@ -193,7 +164,7 @@ def _write(path: Path, catalog: Catalog) -> None:
     hardware.protect_with_options(
         rx.ProtectionOptions(use_autofilter=True, format_columns=True, format_rows=True)
     )
-    choices = lists(catalog, [c for c in columns if is_dim(c)])
+    choices = lists(catalog, [c for c in columns if DIM.match(c)])
     _lists(book.add_worksheet("Lists"), styles, choices)
     _validations(scenarios, columns, choices)
     book.set_properties(

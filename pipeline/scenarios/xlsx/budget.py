@@ -1,116 +1,293 @@
-"""A scenario sheet checked before python-calamine reads it: the budgets (`xlsx_cells`: the
-grid from A1 to the farthest cell with a value, the characters the cells hold, a shared string
-counted once for every cell that uses it), which python-calamine does not keep (a value at
-XFD1048576 makes it ask for 512 GB and abort the process), and the cells it reads as empty
-that are not: formulas with no value saved, error values.
+"""A scenario sheet's XML checked before python-calamine reads it, in one expat pass.
 
-Fast path: the sheet's XML as bytes, looked at with numpy (about 0.3 s a million cells), when
-it is in the plain form every spreadsheet program writes: UTF-8, no comment, CDATA or DTD,
-no prefixed cell or formula element, every cell's start tag `<c r="A1" ...>` with one `r`
-and its attributes in double quotes. It bounds the grid by every cell's reference (an empty
-formatted cell too) and the text by the XML's size plus the shared strings its cells use;
-only the formula and error cells are read one by one. Any other XML, or a bound past a
-budget, is read by `xlsx_cells`' exact replay, which refuses what is past a budget and names
-the cell."""
+python-calamine keeps no budget (a value at XFD1048576 makes it ask for 512 GB and abort the
+process), and it reads a formula with no value saved and an error value (`#N/A`) as empty
+cells. So the pass bounds, conservatively, what the read will hold, and finds those cells:
+- the grid: from A1 to the farthest cell with a child (`<v>`, `<is>`, `<f>`), a cell where its
+  `r` says, else next along its row (a row without `r` is the one after the last);
+- the characters: the XML's size, plus each shared string for every `t="s"` cell using it;
+- a formula without a saved value (`<f>` and no `<v>`, or an empty one but for `t="str"`),
+  and an error value (`t="e"`), each a row problem.
+Past a budget, the message names the file and the cell that went past it."""
 
 from __future__ import annotations
 
-import io
 import re
 import zipfile
+from dataclasses import dataclass, field
 from xml.parsers import expat
 
-import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
-
 from pipeline.errors import ScenarioFileError, quoted
-from pipeline.scenarios.xlsx.cells import (
-    MAX_CELLS,
-    MAX_TEXT,
-    Budget,
-    CellReader,
-    Scan,
-    string_lengths,
-)
-from pipeline.scenarios.xlsx.package import Package
+from pipeline.scenarios.xlsx.package import DAMAGED, Package
 
-_SPACE = np.zeros(256, dtype=bool)
-_SPACE[[9, 10, 13, 32]] = True
-_AFTER_NAME = _SPACE.copy()  # what may end an element's name
-_AFTER_NAME[[ord("/"), ord(">")]] = True
-_BEFORE_ATTRIBUTE = _SPACE.copy()  # what may come before an attribute's name
-_BEFORE_ATTRIBUTE[[ord('"'), ord("'")]] = True
-_CELL = np.frombuffer(b'<c r="', dtype=np.uint8)
-_REF = 11  # the bytes after `<c r="` looked at: 3 letters, 7 digits and the closing quote
-_TAIL = 64  # the bytes of a cell's start tag looked at for its end
-_KIND = np.zeros(256, dtype=np.int8)  # a reference's bytes: letter 1, digit 2, its end quote 3
-_KIND[ord("A") : ord("Z") + 1], _KIND[ord("0") : ord("9") + 1], _KIND[ord('"')] = 1, 2, 3
-_PREFIXED = re.compile(rb":(?:c|f|sheetData)[\s/>]")  # <x:c>, <x:f>: read by their local name
+# what python-calamine's read of a sheet may hold: it keeps every cell from A1 to the farthest
+# one with a value, twice over (its range, then the Python lists), about 60 bytes a cell; so
+# this is some 600 MB. A scenario sheet of 100,000 rows by 20 columns is 2,000,000 cells.
+MAX_CELLS = 10_000_000
+# the characters the cells hold: a shared string is copied into every cell that uses it
+MAX_TEXT = 200_000_000
+ERRORS = ("#DIV/0!", "#N/A", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!")  # calamine's
+KEPT = 200  # characters of a formula or an error kept for a message
+CHUNK = 1 << 20
+WHAT_TO_DO = "clear it, or save the scenarios as CSV"
 _DECLARED = re.compile(rb'\s*<\?xml[^>]*?encoding\s*=\s*["\']([^"\']*)')
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def ref(row: int, col: int) -> str:
+    """A cell's spreadsheet name from its 0-based row and column: (0, 27) -> AB1."""
+    letters = ""
+    col += 1
+    while col:
+        col, rem = divmod(col - 1, 26)
+        letters = chr(65 + rem) + letters
+    return f"{letters}{row + 1}"
+
+
+def shared_text(master: str, origin: tuple[int, int], at: tuple[int, int]) -> str:
+    """A shared formula's text (`master`, written at `origin`) as the cell `at` holds it: its
+    relative references moved by the distance between them (openpyxl's Translator, imported
+    only when such a cell is found); the master's text when it cannot be moved."""
+    from openpyxl.formula.translate import Translator
+
+    try:
+        return Translator(f"={master}", origin=ref(*origin)).translate_formula(ref(*at))[1:]
+    except Exception:  # a formula Translator cannot parse: quoted as written
+        return master
+
+
+@dataclass
+class Scan:
+    """A bound on the farthest row and column (0-based) holding a value, and the cells read
+    as empty that are not: {(row, col): ("formula", "=A1*2") or ("error", "#N/A")}."""
+
+    last: tuple[int, int] = (-1, -1)
+    marks: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
 
 
 def scan_sheet(package: Package, info: zipfile.ZipInfo, xl: str, label: str) -> Scan:
     """The checked scan of the sheet in part `info` (`label`: FILE[SHEET], for messages)."""
     strings = package.member(f"{xl}sharedStrings.xml")
-    if strings is not None and strings.file_size > MAX_TEXT:
-        raise ScenarioFileError(
-            f"{package.name}: the workbook's shared strings ({quoted(strings.filename)}) would "
-            f"unpack to {strings.file_size:,} bytes, past the {MAX_TEXT:,} characters a "
-            "scenario sheet's text may take; save the scenarios as CSV"
-        )
-    if info.file_size <= MAX_TEXT:
-        data = package.read(info)
-        _check_encoding(data[:512], label)
-        scan = fast_scan(data, lambda: _string_bounds(package, strings, label), label)
-        if scan is not None:
-            return scan
-        return exact_scan(package, strings, io.BytesIO(data), label)
+    for part, what in ((strings, "the workbook's shared strings"), (info, "the sheet's XML")):
+        if part is not None and part.file_size > MAX_TEXT:
+            raise ScenarioFileError(
+                f"{label}: {what} ({quoted(part.filename)}) would unpack to "
+                f"{part.file_size:,} bytes, past the {MAX_TEXT:,} characters a scenario "
+                "sheet's text may take; save the scenarios as CSV"
+            )
+    lengths = [] if strings is None else _string_lengths(package, strings, label)
     with package.open(info) as stream:
         head = stream.read(512)
         _check_encoding(head, label)
-        return exact_scan(package, strings, _Joined(head, stream), label)
+        return _Pass(label, lengths, info.file_size).run(head, stream)
 
 
-def exact_scan(package: Package, strings, stream, label: str) -> Scan:
-    """The scan by the replay of python-calamine's reading (xlsx_cells), budgets enforced;
-    `stream`: the sheet's XML (its `read`), which the caller closes."""
-    lengths = None
-    if strings is not None:
-        with package.open(strings) as part:
-            lengths = string_lengths(part, label)
-    return CellReader(Budget(label, lengths or [])).parse(stream, label)
+class _Pass:
+    """expat's handler of the elements' starts in the one pass over the sheet (this module's
+    docstring; the ends are not handled, which halves the calls into Python). A cell is done
+    when the next cell or row starts, or the XML ends: `at` its (row, column), `t` its type,
+    `v` and `f` its `<v>` and `<f>` (None: none; a `<v>` whose text is not needed is "?"),
+    `valued` whether it has a child, `prefix` its tag's, which its children's share (an
+    `<xm:f>` of a data validation after the cells is not one of them)."""
+
+    def __init__(self, label: str, lengths: list[int], size: int):
+        self.label, self.lengths, self.text = label, lengths, size
+        self.rows = self.cols = self.col = 0
+        self.row, self.number = -1, ""
+        self.at: tuple[int, int] | None = None
+        self.t = self.v = self.f = self.si = None
+        self.valued, self.prefix = False, ""  # the cell's tag's prefix: its children's
+        self.buf: list[str] | None = None  # the text of the <v> or <f> being read
+        self.into = ""  # which of the two
+        self.columns: dict[str, int] = {}  # column letters read: their number
+        self.uses: dict[int, int] = {}
+        self.masters: dict[str, tuple[tuple[int, int], str]] = {}
+        self.marks: dict[tuple[int, int], tuple[str, str]] = {}
+
+    def run(self, head: bytes, stream) -> Scan:
+        self.parser = parser = expat.ParserCreate()
+        parser.buffer_text = True
+        parser.buffer_size = CHUNK
+        parser.StartElementHandler = self.start
+        parser.StartDoctypeDeclHandler = lambda *_: _refuse_dtd(self.label, "sheet")
+        try:
+            parser.Parse(head, False)
+            while chunk := stream.read(CHUNK):
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
+        except expat.ExpatError as exc:
+            raise ScenarioFileError(
+                f"{self.label}: the sheet's XML is not well-formed "
+                f"({expat.ErrorString(exc.code)} at line {exc.lineno}, column "
+                f"{exc.offset + 1}); open the workbook in Excel or LibreOffice and save it again"
+            ) from exc
+        self.start("c", {})  # the last cell done
+        return Scan((self.rows - 1, self.cols - 1), self.marks)
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        if self.buf is not None:  # the text of a <v> or <f> (they hold no element) read
+            self.parser.CharacterDataHandler = None
+            setattr(self, self.into, "".join(self.buf).strip())
+            self.buf = None
+        if tag == "c":
+            at = self.at
+            if at is not None and self.valued:
+                self._cell(*at)
+            name = attrs.get("r")
+            if name is None:
+                at = (self.row if self.row >= 0 else 0, self.col)
+            else:
+                col = self.columns.get(name[: -len(self.number)])
+                at = (self.row, col) if col is not None and name.endswith(self.number) else None
+                at = at or self._cell_at(name)
+            self.at, self.col, self.t = at, at[1] + 1, attrs.get("t")
+            self.v = self.f = self.si = None
+            self.valued, self.prefix = False, ""
+        elif tag == "v" or tag == "f":
+            if self.at is not None and not self.prefix:
+                self.valued = True
+                if tag == "v" and self.f is None and self.t != "s" and self.t != "e":
+                    self.v = "?"  # its text is not needed
+                    return
+                self.buf, self.into = [], tag
+                self.parser.CharacterDataHandler = self.buf.append
+                if tag == "f" and attrs.get("t") == "shared":
+                    self.si = attrs.get("si")
+        elif tag == "is":
+            self.valued = self.valued or (self.at is not None and not self.prefix)
+        elif tag == "row":
+            if self.at is not None and self.valued:
+                self._cell(*self.at)
+            self.at, self.row, self.col, self.number = None, self.row + 1, 0, "\0"
+            if "r" in attrs:
+                number = attrs["r"]
+                if not (number.isascii() and number.isdigit() and 0 < int(number) <= 1 << 20):
+                    raise self._bad(f"a row numbered {quoted(number)}")
+                self.row, self.number = int(number) - 1, number
+        elif ":" in tag:  # read by its local name, a cell's children with the cell's prefix
+            prefix, _, local = tag.rpartition(":")
+            if local in ("c", "row") or prefix == self.prefix:
+                self.prefix, cell = "", self.prefix
+                self.start(local, attrs)
+                self.prefix = prefix if local == "c" else cell
+
+    def _cell_at(self, name: str) -> tuple[int, int]:
+        """A cell's (row, column), 0-based, from its name (B7); a damaged one refused."""
+        digits = name.lstrip(_LETTERS)
+        letters = name[: len(name) - len(digits)]
+        col = self.columns.get(letters)
+        if col is None and 0 < len(letters) <= 3:
+            col = 0
+            for letter in letters.upper():
+                col = col * 26 + ord(letter) - 64
+            self.columns[letters] = col = col - 1
+        if col is None or not (
+            digits.isascii() and digits.isdigit() and 0 < int(digits) <= 1 << 20
+        ):
+            raise self._bad(f"a cell named {quoted(name)}")
+        return int(digits) - 1, col
+
+    def _cell(self, row: int, col: int) -> None:
+        """A cell with a value, or one that should have one: counted, or marked."""
+        if row >= self.rows or col >= self.cols:
+            self._grow(row, col)
+        t, value, formula = self.t, self.v, self.f
+        if t == "s" and value:
+            self._shared(row, col, value)
+        if formula is not None or t == "e":
+            self._odd(row, col, t, value, formula)
+        elif self.marks:
+            self.marks.pop((row, col), None)  # a later cell at the same place
+
+    def _grow(self, row: int, col: int) -> None:
+        """The grid reaches the cell (row, col): refused when it is past MAX_CELLS."""
+        rows, cols = max(self.rows, row + 1), max(self.cols, col + 1)
+        if rows * cols > MAX_CELLS:
+            raise ScenarioFileError(
+                f"{self.label}: cell {ref(row, col)} lies past the cells a scenario sheet may "
+                f"span: reading it means a grid of {rows:,} rows by {cols:,} columns from A1 "
+                f"({rows * cols:,} cells), and the limit is {MAX_CELLS:,}; {WHAT_TO_DO}"
+            )
+        self.rows, self.cols = rows, cols
+
+    def _odd(self, row: int, col: int, t, value, formula) -> None:
+        """A formula cell, or an error value: marked when python-calamine reads it as empty."""
+        if formula is not None and self.si is not None:
+            if formula:
+                self.masters.setdefault(self.si, ((row, col), formula))
+            elif self.si in self.masters:
+                origin, master = self.masters[self.si]
+                formula = shared_text(master, origin, (row, col))
+        if formula is not None and not value and (value is None or t != "str"):
+            self.marks[row, col] = ("formula", "=" + formula[:KEPT])
+        elif t == "e" and value:
+            if value not in ERRORS:
+                raise ScenarioFileError(
+                    f"{self.label}: cell {ref(row, col)} holds the error value "
+                    f"{quoted(value[:KEPT])}, which is not read (only {', '.join(ERRORS)}); "
+                    "type the value, or save the scenarios as CSV"
+                )
+            self.marks[row, col] = ("error", value)
+        else:
+            self.marks.pop((row, col), None)
+
+    def _shared(self, row: int, col: int, value: str) -> None:
+        index = int(value) if value.isascii() and value.isdigit() else -1
+        if not 0 <= index < len(self.lengths):
+            name = f"{index:,}" if index >= 0 else quoted(value)
+            raise ScenarioFileError(
+                f"{self.label}: cell {ref(row, col)} uses shared string {name}, but "
+                f"the workbook has {len(self.lengths):,}; {DAMAGED}"
+            )
+        self.uses[index] = self.uses.get(index, 0) + 1
+        self.text += self.lengths[index]
+        if self.text > MAX_TEXT:
+            raise ScenarioFileError(
+                f"{self.label}: cell {ref(row, col)} takes the text of the sheet's cells past "
+                f"{MAX_TEXT:,} characters (shared string {index:,} is {self.lengths[index]:,} "
+                f"characters, used by {self.uses[index]:,} cells up to it); shorten the text, "
+                "or save the scenarios as CSV"
+            )
+
+    def _bad(self, what: str) -> ScenarioFileError:
+        return ScenarioFileError(f"{self.label}: the sheet's XML has {what}; {DAMAGED}")
 
 
-def fast_scan(data: bytes, strings, label: str) -> Scan | None:
-    """The scan of plain sheet XML (this module's docstring) when its bounds are within the
-    budgets; None when the XML is not plain or a bound is past a budget. `strings()`: a
-    length bound of each shared string (an array), asked for only when cells may use one."""
-    b = np.frombuffer(data + bytes(_TAIL), dtype=np.uint8)
-    tags = np.flatnonzero(b == ord("<"))
-    after = b[tags + 1]
-    if not _plain(data) or (after == ord("!")).any():
-        return None  # a comment, CDATA or DTD
-    named = _AFTER_NAME[b[tags + 2]]
-    cells = tags[(after == ord("c")) & named]
-    if not len(cells):
-        return Scan((-1, -1), {})
-    window = sliding_window_view(b, len(_CELL) + _REF)[cells]
-    if not (window[:, : len(_CELL)] == _CELL).all():
-        return None  # a cell without `r`, or with another attribute first
-    last = _last_cell(window[:, len(_CELL) :])
-    if last is None or (last[0] + 1) * (last[1] + 1) > MAX_CELLS:
-        return None
-    equals = np.flatnonzero(b == ord("="))
-    if not _one_r_each(b, cells, equals):
-        return None
-    kinds = equals[(b[equals - 1] == ord("t")) & (b[equals + 1] == ord('"'))]
-    shared = kinds[(b[kinds + 2] == ord("s")) & (b[kinds + 3] == ord('"'))]  # t="s"
-    if len(shared) and not _text_within(b, data, cells, shared, strings()):
-        return None
-    errors = kinds[(b[kinds + 2] == ord("e")) & (b[kinds + 3] == ord('"'))]  # t="e"
-    formulas = tags[(after == ord("f")) & named]
-    marks = _marks(data, cells, np.concatenate([formulas, errors]), label)
-    return None if marks is None else Scan(last, marks)
+def _string_lengths(package: Package, info: zipfile.ZipInfo, label: str) -> list[int]:
+    """A bound on each shared string's length: the characters inside its `<si>`."""
+    lengths: list[int] = []
+    inside = [False]
+
+    def start(tag: str, _attrs) -> None:
+        if tag.rpartition(":")[2] == "si":
+            inside[0] = True
+            lengths.append(0)
+
+    def end(tag: str) -> None:
+        if tag.rpartition(":")[2] == "si":
+            inside[0] = False
+
+    def data(text: str) -> None:
+        if inside[0]:
+            lengths[-1] += len(text)
+
+    parser = expat.ParserCreate()
+    parser.buffer_text = True
+    parser.buffer_size = CHUNK
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    parser.CharacterDataHandler = data
+    parser.StartDoctypeDeclHandler = lambda *_: _refuse_dtd(label, "shared strings")
+    try:
+        with package.open(info) as stream:
+            while chunk := stream.read(CHUNK):
+                parser.Parse(chunk, False)
+        parser.Parse(b"", True)
+    except expat.ExpatError as exc:
+        raise ScenarioFileError(
+            f"{label}: the workbook's shared strings are not well-formed XML "
+            f"({expat.ErrorString(exc.code)} at line {exc.lineno}); {DAMAGED}"
+        ) from exc
+    return lengths
 
 
 def _check_encoding(head: bytes, label: str) -> None:
@@ -130,143 +307,8 @@ def _check_encoding(head: bytes, label: str) -> None:
     )
 
 
-class _Joined:
-    """The bytes already read from a stream, then the rest of it."""
-
-    def __init__(self, head: bytes, rest):
-        self.head, self.rest = head, rest
-
-    def read(self, size: int = -1) -> bytes:
-        if self.head:
-            data, self.head = self.head, b""
-            return data
-        return self.rest.read(size)
-
-
-def _plain(data: bytes) -> bool:
-    """True when the XML (UTF-8: _check_encoding) has no prefixed cell or formula in its sheet
-    data."""
-    if not data[:512].removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
-        return False  # not XML
-    if b":sheetData" in data:
-        return False
-    begin, end = max(data.find(b"<sheetData"), 0), data.rfind(b"</sheetData")
-    return _PREFIXED.search(data, begin, len(data) if end < begin else end) is None
-
-
-def _last_cell(refs: np.ndarray) -> tuple[int, int] | None:
-    """The largest row and column (0-based) of the references `A1"...` (one a row, the bytes
-    after `r="`); None when one is not 1-3 capital letters, 1-7 digits and a quote."""
-    kind = _KIND[refs]  # 1 a letter, 2 a digit, 3 the quote, 0 anything else
-    quote = np.argmax(kind == 3, axis=1)
-    upto = np.where(np.arange(refs.shape[1]) <= quote[:, None], kind, 3)  # what follows: 3
-    letters = (upto == 1).sum(axis=1)
-    digits = quote - letters
-    ordered = (np.diff(upto, axis=1) >= 0).all() and (upto != 0).all()
-    if not (ordered and (kind[:, 0] == 1).all() and letters.max() <= 3):
-        return None
-    if not ((digits >= 1).all() and digits.max() <= 7):
-        return None
-    most = int(letters.max())
-    top = refs[letters == most, :most].astype(np.int64) - ord("A") + 1
-    col = np.zeros(len(top), dtype=np.int64)
-    for k in range(most):
-        col = col * 26 + top[:, k]
-    longest = int(digits.max())
-    rows = np.flatnonzero(digits == longest)
-    start = letters[rows][:, None] + np.arange(longest)
-    values = refs[rows[:, None], start].astype(np.int64) - ord("0")
-    row = np.zeros(len(rows), dtype=np.int64)
-    for k in range(longest):
-        row = row * 10 + values[:, k]
-    return int(row.max()) - 1, int(col.max()) - 1
-
-
-def _one_r_each(b: np.ndarray, cells: np.ndarray, equals: np.ndarray) -> bool:
-    """True when no cell's start tag has a second `r` (python-calamine takes the last), nor
-    an attribute in single quotes or with white space around its `=` (`equals`: where the
-    XML's `=` are)."""
-    before, after = b[equals - 1], b[equals + 1]
-    named_r = equals[(before == ord("r")) & _BEFORE_ATTRIBUTE[b[equals - 2]]]
-    first = np.ones(len(named_r), dtype=bool)
-    first[np.searchsorted(named_r, cells + 4)] = False  # each cell's own: `<c r=`
-    odd = equals[_SPACE[before] | _SPACE[after] | (after == ord("'"))]
-    suspects = np.concatenate([named_r[first], odd, np.flatnonzero(b == ord("'"))])
-    owner = np.searchsorted(cells, suspects, side="right") - 1
-    suspects, starts = suspects[owner >= 0], cells[owner[owner >= 0]]
-    if not len(suspects):
-        return True
-    ahead = sliding_window_view(b, _TAIL)[starts] == ord(">")
-    found = ahead.any(axis=1)
-    if not found.all():
-        return False  # a cell's start tag longer than _TAIL bytes: the exact replay reads it
-    return not (suspects < starts + np.argmax(ahead, axis=1)).any()
-
-
-def _marks(data: bytes, cells: np.ndarray, hits: np.ndarray, label: str) -> dict | None:
-    """The formula and error cells (`hits`: where a `<f` or a `t="e"` is), read one by one by
-    the exact replay; None when their XML does not stand alone (the whole sheet is then
-    replayed)."""
-    if not len(hits):
-        return {}
-    owners = np.unique(np.searchsorted(cells, hits, side="right") - 1)
-    pieces = []
-    for k in owners[owners >= 0].tolist():
-        start = int(cells[k])
-        stop = int(cells[k + 1]) if k + 1 < len(cells) else len(data)
-        end = data.find(b">", start, stop)
-        if end < 0:
-            return None
-        if data[end - 1 : end] != b"/":
-            end = data.find(b"</c>", end, stop)
-            if end < 0:
-                return None
-            end += 3
-        pieces.append(data[start : end + 1])
-    reader = CellReader(Budget(label), cells_only=True)
-    try:
-        reader.feed(b"<cells>" + b"".join(pieces) + b"</cells>")
-    except expat.ExpatError:
-        return None
-    return reader.scan.marks
-
-
-def _text_within(b, data: bytes, cells, shared, lengths: np.ndarray) -> bool:
-    """True when the XML's bytes (a bound on its cells' own text) and the shared strings the
-    cells use (`lengths`: a bound on each; `shared`: where a `t="s"` is) stay within MAX_TEXT:
-    every cell counted at the longest first, then each `t="s"` cell at the string its `<v>`
-    names."""
-    longest = int(lengths.max(initial=0))
-    if len(data) + len(cells) * longest <= MAX_TEXT:
-        return True
-    owner = np.searchsorted(cells, shared, side="right") - 1
-    shared, starts = shared[owner >= 0], cells[owner[owner >= 0]]
-    ahead = sliding_window_view(b, _TAIL)[starts] == ord(">")
-    if not ahead.any(axis=1).all():
-        return False
-    ends = starts + np.argmax(ahead, axis=1)
-    inside = shared < ends  # a `t="s"` of the cell's tag, not of its text
-    value = sliding_window_view(b, 16)[ends[inside] + 1]
-    plain = (value[:, :3] == np.frombuffer(b"<v>", dtype=np.uint8)).all(axis=1)
-    digits = (value[:, 3:] >= ord("0")) & (value[:, 3:] <= ord("9"))
-    count = np.argmin(digits, axis=1)  # digits before the first other byte
-    plain &= (count >= 1) & (value[np.arange(len(value)), 3 + count] == ord("<"))
-    index = np.zeros(len(value), dtype=np.int64)
-    for k in range(digits.shape[1]):
-        index = np.where(k < count, index * 10 + value[:, 3 + k] - ord("0"), index)
-    known = plain & (index < len(lengths))
-    text = int(lengths[index[known]].sum()) + int((~known).sum()) * longest
-    return len(data) + text <= MAX_TEXT
-
-
-def _string_bounds(package: Package, strings, label: str) -> np.ndarray:
-    """A bound on each shared string's length: its bytes in plain XML (<si>...</si> as
-    written, tags and entities counted), else its exact length."""
-    if strings is None:
-        return np.zeros(0, dtype=np.int64)
-    data = package.read(strings)
-    if b"<!" not in data and b":si" not in data and b":t" not in data:
-        items = re.findall(rb"<si>(.*?)</si>|<si/>", data, re.S)
-        if len(items) == data.count(b"<si"):
-            return np.fromiter(map(len, items), dtype=np.int64, count=len(items))
-    return np.asarray(string_lengths(io.BytesIO(data), label), dtype=np.int64)
+def _refuse_dtd(label: str, what: str) -> None:
+    """A DTD, which no workbook part has, is refused: its entities could expand without end."""
+    raise ScenarioFileError(
+        f"{label}: the {what} XML has a DTD (<!DOCTYPE ...>), which no workbook part has; {DAMAGED}"
+    )

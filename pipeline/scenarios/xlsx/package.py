@@ -1,6 +1,6 @@
 """The package around a workbook's cells: what kind of file it is (.xlsx, .xls, .ods, an
 encrypted one, Excel's lock file), where its parts are, found the way python-calamine finds
-them, and caps on what the parts read unpack to. The cells are checked by `xlsx_budget` before
+them, and caps on what the parts read unpack to. The cells are checked by `budget` before
 `sheet` has python-calamine read them."""
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ through exactly the checks a CSV goes through (docs/input.md#a-workbook).
 Read with python-calamine: 7 x faster than openpyxl's read-only mode on 100,000 rows
 (benchmarks/bench_xlsx_input.py), formula cells by their saved values, and a sheet's extent
 from its cells with values (a formatted empty cell on row 1,000,000 costs nothing). Before
-python-calamine is asked for the sheet, `xlsx_budget` checks its XML against the budgets
-(a far cell, shared strings used many times) and finds the cells python-calamine reads as
-empty that are not: formulas with no value saved, error values (`#N/A`), each a row problem.
+python-calamine is asked for the sheet, `budget` checks its XML against the budgets (a far
+cell, shared strings used many times) and finds the cells python-calamine reads as empty that
+are not: formulas with no value saved, error values (`#N/A`), each a row problem.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from pipeline.i18n import _
 from pipeline.model.ops import DIM
 from pipeline.scenarios.header import OVERRIDES, REQUIRED, normal_name, nul_message
 from pipeline.scenarios.problems import BOOLEAN, DATE, ERROR, FORMULA, Found
-from pipeline.scenarios.xlsx.budget import exact_scan, scan_sheet
-from pipeline.scenarios.xlsx.cells import Scan, ref
+from pipeline.scenarios.xlsx.budget import Scan, ref, scan_sheet
 from pipeline.scenarios.xlsx.package import DAMAGED, SheetEntry, open_package
 
 PREFERRED = ("Scenarios", "Inputs")  # the template's sheet, then the one `pipeline run` writes
@@ -56,7 +55,7 @@ class Sheet:
 def read_sheet(path, data: bytes, sheet: str | None = None) -> Sheet:
     """The scenario sheet of workbook `path` (`sheet`, else Scenarios, else Inputs, else the
     first); ScenarioFileError when the workbook or the sheet cannot be used. The sheet's XML
-    is checked against the budgets (xlsx_budget) before python-calamine is asked for it."""
+    is checked against the budgets (`budget`) before python-calamine is asked for it."""
     import python_calamine  # here: the CLI's start-up does not pay for it
 
     package = open_package(path, data)
@@ -88,9 +87,6 @@ def read_sheet(path, data: bytes, sheet: str | None = None) -> Sheet:
             "cannot be read; save a copy without the password and give that"
         ) from exc
     except (python_calamine.CalamineError, zipfile.BadZipFile, OSError, ValueError) as exc:
-        strings = package.member(f"{xl}sharedStrings.xml")
-        with package.open(part) as stream:
-            exact_scan(package, strings, stream, where)  # names the cell, if it can
         raise ScenarioFileError(f"{printable(path)}: cannot read the workbook: {exc}") from exc
     for (r, c), (kind, text) in scan.marks.items():
         if r < len(rows) and c < len(rows[r]) and rows[r][c] != "":

@@ -11,7 +11,9 @@ from tests.helpers import analyze_rows, chart_rows, chip
 
 
 def test_v5e_roofline_data(book):
-    data = roofline_data(chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), 1)
+    data = roofline_data(
+        chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), book.summary.roofs["tpu-v5e"].hbm, 1
+    )
     assert [(s.bandwidth, s.label) for s in data.slopes] == [(8.2e11, "HBM 820 GB/s")]
     assert [(c.family, c.peak, c.label) for c in data.ceilings] == [
         ("bf16", 1.97e14, "bf16 peak 197 TFLOP/s"),
@@ -36,7 +38,9 @@ def test_v5e_roofline_data(book):
 
 
 def test_points_sit_on_or_under_the_roofs(book):
-    data = roofline_data(chart_rows(book, "tpu-v6e"), chip(book, "tpu-v6e"))
+    data = roofline_data(
+        chart_rows(book, "tpu-v6e"), chip(book, "tpu-v6e"), book.summary.roofs["tpu-v6e"].hbm
+    )
     (ceiling,) = data.ceilings
     assert ceiling.peak == 9.2e14 and data.ridges[0].x == pytest.approx(575)
     p = data.points
@@ -45,14 +49,23 @@ def test_points_sit_on_or_under_the_roofs(book):
 
 
 def test_h100_ridge_is_the_book_critical_intensity(book):
-    data = roofline_data(chart_rows(book, "h100"), chip(book, "h100"))
+    data = roofline_data(
+        chart_rows(book, "h100"), chip(book, "h100"), book.summary.roofs["h100"].hbm
+    )
     assert data.ridges[0].x == pytest.approx(295.2, abs=0.1)  # 9.89e14 / 3.35e12
     assert data.counts == {"compute": 2, "memory": 0, "network": 0}
-    assert network_data(chart_rows(book, "h100"), chip(book, "h100")) is None
+    assert (
+        network_data(
+            chart_rows(book, "h100"), chip(book, "h100"), book.summary.roofs["h100"].network
+        )
+        is None
+    )
 
 
 def test_network_roofline_shows_the_d_8755_boundary(book):
-    data = network_data(chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"))
+    data = network_data(
+        chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), book.summary.roofs["tpu-v5e"].network
+    )
     assert [(s.bandwidth, s.label) for s in data.slopes] == [(4.5e10, "ICI 45.0 GB/s one-way")]
     (ridge,) = data.ridges
     assert ridge.x == pytest.approx(4377.8, abs=0.1)  # book: D/2 > 1.97e14 / 4.5e10 = 4377
@@ -68,7 +81,9 @@ def test_past_twenty_named_points_none_is_labelled(singles, labelled):
     rows = [{"name": f"r{i}", "op": "matmul", "B": i + 1, "D": 4096, "F": 4096,
              "hardware": "v5e"} for i in range(singles)]  # fmt: skip
     a = analyze_rows(rows)
-    data = roofline_data(chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"))
+    data = roofline_data(
+        chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"), a.summary.roofs["tpu-v5e"].hbm
+    )
     assert len(data.labels) == labelled and data.counts["memory"] == singles
 
 
@@ -77,20 +92,17 @@ def test_a_sweep_past_the_scatter_limit_has_no_trail(points, trails):
     rows = [{"name": "wide", "op": "matmul", "B": f"1..{points}", "D": 4096, "F": 4096,
              "hardware": "v5e"}]  # fmt: skip
     a = analyze_rows(rows)
-    data = roofline_data(chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"))
+    data = roofline_data(
+        chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"), a.summary.roofs["tpu-v5e"].hbm
+    )
     assert len(data.trails) == trails and data.labels == ()
     assert sum(data.counts.values()) == points
 
 
-def test_a_chip_record_without_numbers_uses_the_rows_numbers(book):
-    rows = chart_rows(book, "tpu-v5e")
-    data = roofline_data(rows, {"name": "tpu-v5e", "hbm_bandwidth": None})
-    assert data.slopes[0].bandwidth == 8.2e11
-    assert data.ceilings[0].peak == 1.97e14 and data.ceilings[0].source == "rows"
-
-
 def test_roofline_leaves_out_collective_rows_and_draws_the_derated_roof(mix):
-    data = roofline_data(chart_rows(mix, "tpu-v5e"), chip(mix, "tpu-v5e"))
+    data = roofline_data(
+        chart_rows(mix, "tpu-v5e"), chip(mix, "tpu-v5e"), mix.summary.roofs["tpu-v5e"].hbm
+    )
     assert len(data.points.x) == 2 and data.collectives == 7
     (roof,) = data.derated
     assert roof.bandwidth == pytest.approx(0.85 * 8.2e11)
@@ -106,7 +118,7 @@ def test_a_fleet_series_draws_one_trail_per_dtype_and_chip_count():
     rows = [{"name": "s", "op": "matmul", "B": "1..4096*2", "D": 8192, "F": 8192,
              "hardware": "h100", "dtype": "bf16|fp8"}]  # fmt: skip
     a = analyze_rows(rows)
-    data = roofline_data(chart_rows(a, "h100"), chip(a, "h100"))
+    data = roofline_data(chart_rows(a, "h100"), chip(a, "h100"), a.summary.roofs["h100"].hbm)
     assert [t.text for t in data.trails] == ["s (bf16)", "s (fp8)"]
     for t in data.trails:
         assert len(t.x) == 13 and np.all(np.diff(t.x) > 0)  # each its own 13 batch sizes

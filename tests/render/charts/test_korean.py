@@ -16,10 +16,11 @@ from pipeline.calibration.fit import fit
 from pipeline.i18n import current_lang, use_lang
 from pipeline.render.charts import figure, plan_charts
 from pipeline.render.charts.calibration import calibration_chart_data, calibration_figure
-from pipeline.render.charts.data import chart_frame
 from pipeline.render.charts.fonts import chart_rc
 from pipeline.render.charts.step_sweep_data import model_frame
 from pipeline.render.charts.style import png_bytes
+from pipeline.summary.grids import chart_frame
+from pipeline.summary.turns import sweep_lines
 from tests.helpers import ROOT, analyze_file, analyze_rows, assert_png, figure_texts
 
 HANGUL = re.compile("[\uac00-\ud7a3]")
@@ -44,9 +45,10 @@ def korean_png(build) -> tuple[object, bytes]:
 
 def planned(analysis):
     s = analysis.summary
-    return plan_charts(chart_frame(analysis), list(analysis.hardware), s.per_hardware,
-                       s.overrides, fleet=s.fleet, curves=s.fleet_curves,
-                       steps=model_frame(analysis))  # fmt: skip
+    frame = chart_frame(analysis)
+    return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
+                       fleet=s.fleet, curves=s.fleet_curves, steps=model_frame(analysis),
+                       roofs=s.roofs, lines=sweep_lines(frame))  # fmt: skip
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

@@ -18,7 +18,9 @@ def legend(fig) -> list[str]:
 
 
 def test_v5e_roofline_draws_the_books_roofs_ridges_and_counts(book):
-    data = roofline_data(chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), 1)
+    data = roofline_data(
+        chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), book.summary.roofs["tpu-v5e"].hbm, 1
+    )
     fig = roofline_figure(data)
     (ax,) = fig.axes
     assert ax.get_xscale() == ax.get_yscale() == "log"
@@ -44,7 +46,9 @@ def test_v5e_roofline_draws_the_books_roofs_ridges_and_counts(book):
 
 
 def test_network_roofline_has_the_link_slope(book):
-    data = network_data(chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"))
+    data = network_data(
+        chart_rows(book, "tpu-v5e"), chip(book, "tpu-v5e"), book.summary.roofs["tpu-v5e"].network
+    )
     fig = roofline_figure(data)
     assert "ICI 45.0 GB/s one-way" in texts(fig)
     assert fig.axes[0].get_xlabel() == data.x_label != "Arithmetic intensity (FLOP/byte)"
@@ -54,7 +58,9 @@ def test_many_points_render_as_a_density_map():
     rows = [{"name": "wide", "op": "matmul", "B": "1..6000", "D": 98304, "F": 98304,
              "hardware": "v5e"}]  # fmt: skip
     a = analyze_rows(rows)
-    fig = roofline_figure(roofline_data(chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e")))
+    fig = roofline_figure(
+        roofline_data(chart_rows(a, "tpu-v5e"), chip(a, "tpu-v5e"), a.summary.roofs["tpu-v5e"].hbm)
+    )
     collections = [type(c).__name__ for ax in fig.get_axes() for c in ax.collections]
     assert "QuadMesh" in collections  # binned density, not 20,000 markers
     assert legend(fig)[-1] == "lighter = fewer scenarios"
@@ -62,7 +68,9 @@ def test_many_points_render_as_a_density_map():
 
 
 def test_derated_roof_is_dashed_and_collective_rows_are_said(mix):
-    data = roofline_data(chart_rows(mix, "tpu-v5e"), chip(mix, "tpu-v5e"))
+    data = roofline_data(
+        chart_rows(mix, "tpu-v5e"), chip(mix, "tpu-v5e"), mix.summary.roofs["tpu-v5e"].hbm
+    )
     fig = roofline_figure(data)
     dashed = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "--"]
     assert len(dashed) == 2  # the derated slope and its one ceiling

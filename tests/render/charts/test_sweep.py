@@ -8,7 +8,8 @@ import numpy as np
 
 from pipeline.render.charts.style import ROOF_COLOR, rgb
 from pipeline.render.charts.sweep import sweep_figure
-from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+from pipeline.render.charts.sweep_data import pages, sweep_data
+from pipeline.summary.turns import sweep_lines
 from tests.helpers import analyze_rows, chart_rows, chip
 
 
@@ -16,7 +17,11 @@ def drawn(analysis, hardware: str, dim: str):
     """The first page of the chip's sweep of `dim`, drawn."""
     rows = chart_rows(analysis)
     (page, *_) = pages(sweep_lines(rows)[(hardware, dim)])
-    return sweep_figure(sweep_data(rows, chip(analysis, hardware), dim, page, 1, 1))
+    return sweep_figure(
+        sweep_data(
+            rows, chip(analysis, hardware), analysis.summary.roofs[hardware], dim, page, 1, 1
+        )
+    )
 
 
 def legend_of(fig) -> list[str]:

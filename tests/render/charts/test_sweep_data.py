@@ -6,14 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.render.charts.sweep_data import pages, sweep_data, sweep_lines
+from pipeline.render.charts.sweep_data import pages, sweep_data
+from pipeline.summary.turns import sweep_lines
 from tests.helpers import analyze_rows, chart_rows, chip, planned_charts
 
 
 def book_sweep(book):
     (((_, dim), lines),) = [(k, v) for k, v in sweep_lines(chart_rows(book)).items()]
     (page,) = pages(lines)
-    return sweep_data(chart_rows(book), chip(book, "tpu-v5e"), dim, page, 1, 1)
+    return sweep_data(
+        chart_rows(book), chip(book, "tpu-v5e"), book.summary.roofs["tpu-v5e"], dim, page, 1, 1
+    )
 
 
 def test_q3_sweep_matches_the_book_figure(book):
@@ -39,7 +42,7 @@ def test_two_dim_sweep_gives_one_line_per_other_value():
     a = analyze_rows(rows)
     results = chart_rows(a)
     (lines,) = sweep_lines(results).values()
-    data = sweep_data(results, chip(a, "tpu-v5e"), "B", lines, 1, 1)
+    data = sweep_data(results, chip(a, "tpu-v5e"), a.summary.roofs["tpu-v5e"], "B", lines, 1, 1)
     assert [ln.label for ln in data.lines] == ["grid (D=128)", "grid (D=256)"]
     assert all(list(ln.x) == [1, 2, 4] for ln in data.lines)
 
@@ -57,7 +60,9 @@ def test_message_size_sweep_marks_the_v5e_knee_at_45_kB_per_chip(mix):
     lines = sweep_lines(chart_rows(mix))
     assert set(lines) == {("tpu-v5e", "bytes"), ("h100", "bytes")}
     (page,) = pages(lines[("tpu-v5e", "bytes")])
-    data = sweep_data(chart_rows(mix), chip(mix, "tpu-v5e"), "bytes", page, 1, 1)
+    data = sweep_data(
+        chart_rows(mix), chip(mix, "tpu-v5e"), mix.summary.roofs["tpu-v5e"], "bytes", page, 1, 1
+    )
     assert data.measure == "time" and data.log_x
     (line,) = data.lines
     # book: under 4.5e10 * 1e-6 = 45 kB per chip is latency-bound; 16 chips: V = 720 kB
@@ -69,7 +74,9 @@ def test_message_size_sweep_marks_the_v5e_knee_at_45_kB_per_chip(mix):
 
 def test_h100_allreduce_knee_uses_the_nvlink_latency_and_two_phases(mix):
     (page,) = pages(sweep_lines(chart_rows(mix))[("h100", "bytes")])
-    (line,) = sweep_data(chart_rows(mix), chip(mix, "h100"), "bytes", page, 1, 1).lines
+    (line,) = sweep_data(
+        chart_rows(mix), chip(mix, "h100"), mix.summary.roofs["h100"], "bytes", page, 1, 1
+    ).lines
     floor = 2 * 0.6e-6 * 8 / 2  # two phases of 600 ns x N / 2
     assert line.critical_y == pytest.approx(floor, rel=1e-12)
     # past the floor: 2 V (N - 1) / (N W) = floor
@@ -81,7 +88,9 @@ def test_a_sweep_that_never_reaches_the_peak_has_no_critical_value():
     a = analyze_rows(rows)
     results = chart_rows(a)
     (lines,) = sweep_lines(results).values()
-    (line,) = sweep_data(results, chip(a, "tpu-v5e"), "B", lines, 1, 1).lines
+    (line,) = sweep_data(
+        results, chip(a, "tpu-v5e"), a.summary.roofs["tpu-v5e"], "B", lines, 1, 1
+    ).lines
     assert line.critical is None
     assert set(results["bound"]) == {"memory"}
 
@@ -108,7 +117,8 @@ def test_sweep_marks_the_exact_critical_batch():
 def planned_sweep_line(analysis):
     frame = chart_rows(analysis)
     (lines,) = sweep_lines(frame).values()
-    return sweep_data(frame, {"name": "h100", "peak_bf16": 9.89e14}, "B", lines, 1, 1).lines
+    roofs = analysis.summary.roofs["h100"]
+    return sweep_data(frame, {"name": "h100", "peak_bf16": 9.89e14}, roofs, "B", lines, 1, 1).lines
 
 
 def test_a_line_that_is_a_whole_series_marks_its_series_lines_turn(book):
@@ -134,7 +144,9 @@ def test_a_line_without_a_turn_is_not_marked_and_says_why():
     frame = chart_rows(a)
     drawn = {}
     for (_, dim), lines in sweep_lines(frame).items():
-        (line,) = sweep_data(frame, chip(a, "h100"), dim, lines, 1, 1).lines
+        (line,) = sweep_data(
+            frame, chip(a, "h100"), a.summary.roofs["h100"], dim, lines, 1, 1
+        ).lines
         drawn[line.series] = line
     assert (drawn["all_compute"].critical, drawn["all_compute"].reach) == (
         None, "compute-bound throughout",
@@ -152,7 +164,7 @@ def test_each_chip_of_a_fleet_sweep_marks_its_own_turn():
     frame = chart_rows(a)
     critical = {}
     for (hw, dim), lines in sweep_lines(frame).items():
-        (line,) = sweep_data(frame, chip(a, hw), dim, lines, 1, 1).lines
+        (line,) = sweep_data(frame, chip(a, hw), a.summary.roofs[hw], dim, lines, 1, 1).lines
         critical[hw] = line.critical
     batches = a.results.groupby(a.results["hardware"].astype(str))["critical_batch"].first()
     assert critical == {hw: float(batches[hw]) for hw in ("h100", "h200")}
@@ -187,7 +199,7 @@ def test_a_series_with_more_lines_than_a_chart_holds_is_one_chart_of_its_spread(
     assert details[-1] == "D=16384, F=8192, dtype=fp8"
     for value in ("D=4096", "F=8192", "dtype=fp8"):  # no dim seen at one value only
         assert any(value in d for d in details)
-    data = sweep_data(results, chip(a, "h100"), "B", page, 1, 1)
+    data = sweep_data(results, chip(a, "h100"), a.summary.roofs["h100"], "B", page, 1, 1)
     assert data.title.endswith("as B grows (10 of 12 lines)")
     charts = [p.chart for p in planned_charts(a) if p.chart.kind == "sweep"]
     assert [(c.hardware, c.series) for c in charts] == [("b200", ("big",)), ("h100", ("big",))]

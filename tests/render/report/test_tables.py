@@ -76,3 +76,30 @@ def test_a_collective_sweep_line_gives_its_latency_knee(mix):
     got = chip_series(mix, charts)
     knees = {s: (v["knee_min"], v["knee_chip_min"]) for (_, s), v in got.items() if v["collective"]}
     assert knees and all(k == (720e3, 45e3) for k in knees.values()), knees
+
+
+def test_a_sweep_tables_lines_are_the_whole_runs_on_the_dask_engine(tmp_path, cluster, monkeypatch):
+    """A fleet sweep larger than the Dask sample: each chip's line (its rows, time range,
+    bound counts, dtypes, a collective's knee) counts every row of the run, as the local
+    engine's does, not the sample's few."""
+    import functools
+
+    import pipeline
+    from pipeline.engines.dask import views
+    from pipeline.engines.dask.run import run_dask
+    from pipeline.engines.dask.sample import sample_plan
+    from pipeline.run.write import Options
+    from tests.helpers import write_scenarios
+
+    monkeypatch.setattr(views, "sample_plan", functools.partial(sample_plan, budget=100))
+    path = write_scenarios(tmp_path, "name,op,B,D,F,bytes,hardware,dtype,chips\n"
+                           "f,matmul,1..600,8192,8192,,h100|b200,bf16|fp8,\n"
+                           "v,all_gather,,,,1000..1000000000*10,tpu-v5e,,8|16\n")  # fmt: skip
+    pairs = [("h100", "f"), ("b200", "f"), ("tpu-v5e", "v")]
+    local = pipeline.analyze(path)
+    got = run_dask(path, tmp_path / "dask", scheduler=cluster.scheduler_address,
+                   partition_rows=1_000, options=Options(plots=False))  # fmt: skip
+    assert got.record.sampled and len(got.record.results) < 300  # a sample indeed
+    want = chip_series(local, pairs)
+    assert want[("h100", "f")]["rows"] == 1_200 and want[("tpu-v5e", "v")]["rows"] == 14
+    assert chip_series(got.record, pairs) == want

@@ -8,7 +8,7 @@ from pipeline.render.text.llms import model_lines, model_list_lines
 
 def test_the_list_has_a_line_per_model_with_dims_experts_params_and_kv_per_token():
     catalog = load_models()
-    lines = model_list_lines(catalog.models, catalog.version)
+    lines = model_list_lines(catalog)
     assert lines[0].split() == ["name", *"DFNKHLV", "E/k", "params", "KV/token", "bf16"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:-1]}
     assert rows["llama3-8b"] == ["4096", "14336", "32", "8", "128", "32", "128256", "-",
@@ -19,7 +19,7 @@ def test_the_list_has_a_line_per_model_with_dims_experts_params_and_kv_per_token
 
 def test_one_model_shows_its_fields_what_they_give_and_its_source():
     catalog = load_models()
-    lines = model_lines("mixtral-8x7b", catalog.model("mixtral"))
+    lines = model_lines(catalog, "Mixtral")  # an alias, in any case
     text = "\n".join(lines)
     assert lines[0].split() == ["name", "mixtral-8x7b"]
     assert "params (published)     46.7B" in text

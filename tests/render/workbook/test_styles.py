@@ -5,7 +5,6 @@ second), one cell format per distinct time (bound and fits tints: test_workbook.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from openpyxl.utils import get_column_letter
@@ -13,7 +12,7 @@ from openpyxl.utils import get_column_letter
 import pipeline
 from pipeline.render.format import EXCEL, EXCEL_SECONDS_RULES
 from pipeline.render.workbook.styles import FORMATS, Styles
-from tests.helpers import column_of, workbook_of
+from tests.helpers import ROOT, column_of, workbook_of
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +92,7 @@ def _show(number_format: str, value: float) -> str:
 @pytest.fixture(scope="module")
 def calibrated_steps(tmp_path_factory):
     """A calibrated run of transformer steps: the estimate and step columns on Results."""
-    root = Path(__file__).resolve().parents[2] / "scenarios"
+    root = ROOT / "scenarios"
     calibration = pipeline.calibrate(root / "measured.csv")
     analysis = pipeline.analyze(root / "models.csv", calibration=calibration)
     wb, _ = workbook_of(analysis, tmp_path_factory.mktemp("steps"))

@@ -13,7 +13,7 @@ from openpyxl.styles import Font
 from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.xlsx import sheet as sheet_module
-from pipeline.scenarios.xlsx.cells import Scan
+from pipeline.scenarios.xlsx.budget import Scan
 from pipeline.scenarios.xlsx.package import MAX_RATIO, OLE_MAGIC
 from pipeline.scenarios.xlsx.sheet import CAPPED_NOTE
 from tests.helpers import cells_xml, raw_workbook, write_sheet
