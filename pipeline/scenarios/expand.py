@@ -122,6 +122,7 @@ def expand_slice(
     chunks, done = [], 0  # the names: runs of unswept rows as they are, each sweep's built
     marks = np.full(len(expanded), EVERY, dtype=np.int16)
     starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
+    dims: dict[str, np.ndarray] = {}  # each swept dim's column, filled slice by slice
     for i, p in enumerate(rows.tolist()):
         if p not in swept:
             continue
@@ -133,11 +134,15 @@ def expand_slice(
         head = f"{own[i]}," if own[i] else ""  # a fleet point's label comes first
         parts: list = [f"{series[i]}[{head}"]
         for k, ((d, cell), at) in enumerate(zip(grid, index, strict=True)):
-            expanded.loc[s : s + n - 1, d] = cell.values_at(at)
+            if d not in dims:
+                dims[d] = expanded[d].to_numpy(dtype=np.float64, copy=True)
+            dims[d][s : s + n] = cell.values_at(at)
             parts += ["," if k else "", _labels(d, cell, at)]
         marks[s : s + n] = point_marks(index, [len(c) for _, c in grid])
         chunks += [names.slice(done, s - done), pc.binary_join_element_wise(*parts, "]", "")]
         done = s + n
+    for d, values in dims.items():
+        expanded[d] = values
     chunks.append(names.slice(done))
     expanded["name"] = pd.array(pa.concat_arrays(chunks), dtype="str")
     series_text = _arrow_text(pd.Series(series, dtype=object)).take(pa.array(owner))

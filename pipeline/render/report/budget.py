@@ -1,14 +1,15 @@
 """The report's size budget (docs/outputs.md#caps): report.html is one self-contained file
 that is mailed, attached to tickets and opened in a browser, so it stays within
 REPORT_BUDGET bytes on any run. Past it, first the per-chip tables are shortened (their row
-cap halved down to MIN_TABLE_ROWS; each series keeps its first and slowest row,
-report_tables.shown_rows), then the last charts are left out (the sweep charts first: they
-come last in the plan); each step is said in the report's notices. Every row stays in the
-results and every chart in plots/."""
+cap cut to what the page's tables took, down to MIN_TABLE_ROWS; each series keeps its first
+and slowest row, report_tables.shown_rows), then the last charts are left out (the sweep
+charts first: they come last in the plan); each step is said in the report's notices. Every
+row stays in the results and every chart in plots/."""
 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,8 +45,8 @@ def render_report_within(
         size = len(html.encode("utf-8"))
         if size <= budget:
             return html, said[1]
-        if rows > MIN_TABLE_ROWS:  # the cap cut in proportion (one or two renders, not ten)
-            rows = max(MIN_TABLE_ROWS, min(rows // 2, int(rows * budget / size * 0.9)))
+        if rows > MIN_TABLE_ROWS:  # the cap the tables fit at, from what they took here
+            rows = max(MIN_TABLE_ROWS, min(rows - 1, _fitting_cap(html, size, rows, budget)))
         elif kept:
             kept = kept[: _charts_kept(kept, size - budget)]
         else:  # nothing left to thin (a long list of rejected rows, say): said, as it is
@@ -62,6 +63,17 @@ def render_report_within(
 
 
 ROW_BYTES = 500  # about what a scenario table row costs on the page (measured: 1 M rows)
+TABLES = re.compile(r'<table class="sortable wide rows.*?</table>', re.S)  # scenario tables
+
+
+def _fitting_cap(html: str, size: int, rows: int, budget: int) -> int:
+    """The cap a page rendered at `rows` fits the budget at: its scenario tables' bytes
+    scale with the cap, the rest of the page does not (one more render, not two or three);
+    a tenth of the room is kept for the series each table always shows."""
+    tables = sum(len(m.group(0).encode("utf-8")) for m in TABLES.finditer(html))
+    if tables <= 0:
+        return int(rows * budget / size * 0.9)
+    return int(rows * (budget - (size - tables)) * 0.9 / tables)
 
 
 def _first_cap(analysis: Record, cap: int, charts, budget: int) -> int:

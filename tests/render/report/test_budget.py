@@ -52,3 +52,17 @@ def test_a_page_known_to_be_too_big_is_first_rendered_at_a_cap_that_fits(book, b
     html, said = render_report_within(big, "big", [], table_cap_notices(big, 500), 500,
                                        budget=1_000_000)  # fmt: skip
     assert len(html.encode()) <= 1_000_000 and said
+
+
+def test_past_the_budget_the_next_cap_is_what_the_pages_own_tables_took():
+    """The tables scale with the cap and the rest of the page does not: a 3,000-byte page
+    whose tables took 2,000 bytes at a cap of 100 fits 1,500 bytes at a cap of 22
+    (a tenth kept for the rows every series shows); a page without tables is cut in
+    proportion."""
+    from pipeline.render.report.budget import _fitting_cap
+
+    table = '<table class="sortable wide rows">' + "r" * (2_000 - 42) + "</table>"
+    page = "p" * 1_000 + table
+    assert len(table) == 2_000
+    assert _fitting_cap(page, len(page), 100, 1_500) == 22  # 100 x 500 x 0.9 / 2,000
+    assert _fitting_cap("p" * 3_000, 3_000, 100, 1_500) == 45  # 100 x 1,500 / 3,000 x 0.9
