@@ -38,13 +38,24 @@ def render_report_within(
 ) -> tuple[str, list[str]]:
     """render_report's page within `budget` bytes (see the module), and the notices of what
     it had to thin to stay there (none when the page fits as it is)."""
-    rows, kept = _first_cap(analysis, max_table_rows, charts, budget), list(charts)
+    first, kept, fitting = _first_cap(analysis, max_table_rows, charts, budget), list(charts), None
+    # a page known to be too big at the cap asked is measured first at the least cap: what its
+    # tables take there gives the cap they fit at (a guess of a row's bytes can be 3 x off)
+    probing = MIN_TABLE_ROWS < first < max_table_rows
+    rows = MIN_TABLE_ROWS if probing else first
     while True:
         said = _notices(analysis, notices, max_table_rows, rows, charts, kept, budget)
         html = render_report(analysis, run_name, kept, said[0], rows, baseline)
         size = len(html.encode("utf-8"))
         if size <= budget:
-            return html, said[1]
+            better = min(first, _fitting_cap(html, size, rows, budget)) if probing else rows
+            if better <= rows:
+                return html, said[1]
+            fitting, probing, rows = (html, said[1]), False, better
+            continue
+        if fitting:  # the measured cap overshot after all: the least cap's page, which fits
+            return fitting
+        probing = False
         if rows > MIN_TABLE_ROWS:  # the cap the tables fit at, from what they took here
             rows = max(MIN_TABLE_ROWS, min(rows - 1, _fitting_cap(html, size, rows, budget)))
         elif kept:
