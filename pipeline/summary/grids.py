@@ -20,6 +20,7 @@ from pipeline.summary.codes import bound_codes_of, fits
 
 GRID_STEPS = 64  # bins per decade of the fine grid: 4x finer than a density chart's bins
 HIDDEN = np.iinfo(np.int32).min  # the bin of a row not drawn (no bytes or no FLOPs)
+KEY_LIMIT = 2**62  # distinct rows _counted can number as one int64 key
 KEYS = ["chart", "hardware", "bound", "fits", "ix", "iy"]
 DERATED_KEYS = ["chart", "hardware", "compute", "rate"]
 VALUE_KEYS = ["chart", "hardware", "kind", "rate", "value"]  # kind: "peak", HBM or "link"
@@ -117,44 +118,68 @@ def chart_grids(frame: pd.DataFrame) -> Grids:
         ("network", "peak", talking & named, family, "peak_flops"),
         ("network", "link", sends, link, "link_bandwidth"),
     ):
-        rows = pd.DataFrame({"chart": chart, "hardware": codes[keep], "kind": kind,
-                             "rate": HBM if rate is None else rate[keep].astype(str),
-                             "value": _floats(frame[column][keep])})  # fmt: skip
-        values.append(rows.value_counts(sort=False, dropna=False))
+        rates = np.zeros(int(keep.sum()), dtype=np.int8) if rate is None else rate[keep]
+        table = _counted(
+            {"hardware": codes[keep], "rate": rates, "value": _floats(frame[column][keep])},
+            "rows",
+        )
+        rate_names = table["rate"] if rate is not None else HBM
+        values.append(table.assign(chart=chart, kind=kind, rate=rate_names))
     for chart, keep, x_column in charts:
         if not keep.any():
             continue
-        part = {"chart": chart, "hardware": codes[keep], "bound": bound[keep], "fits": fit[keep]}
+        part = {"hardware": codes[keep], "bound": bound[keep], "fits": fit[keep]}
         if x_column is None:
             ix = iy = np.full(int(keep.sum()), HIDDEN, dtype=np.int64)
         else:
             x = x_column.to_numpy(dtype=float, na_value=np.nan)[keep]
             ix, iy = _bin(x, y[keep])
-        bins.append(pd.DataFrame({**part, "ix": ix, "iy": iy}).value_counts(sort=False))
+        bins.append(_counted({**part, "ix": ix, "iy": iy}, "scenarios").assign(chart=chart))
         if chart in RATE and {"compute_efficiency", RATE[chart]} <= set(frame.columns):
             c = frame["compute_efficiency"].to_numpy(dtype=float, na_value=1.0)[keep]
             r = frame[RATE[chart]].to_numpy(dtype=float, na_value=1.0)[keep]
             low = (c < 1) | (r < 1)
-            rows = pd.DataFrame({"chart": chart, "hardware": codes[keep][low],
-                                 "compute": c[low], "rate": r[low]})  # fmt: skip
-            derated.append(rows.value_counts(sort=False))
-    named = [_table(t, k, v) for t, k, v in ((bins, KEYS, "scenarios"),
-                                              (derated, DERATED_KEYS, "rows"),
-                                              (values, VALUE_KEYS, "rows"))]  # fmt: skip
+            rows = {"hardware": codes[keep][low], "compute": c[low], "rate": r[low]}
+            derated.append(_counted(rows, "rows").assign(chart=chart))
     names = np.asarray([str(c) for c in chips], dtype=object)
-    for table in named:
-        table["hardware"] = (
-            names[table["hardware"].to_numpy(dtype=np.int64)]
-            if len(table)
-            else table["hardware"].astype(object)
-        )
-    return Grids(*named)
+    tables = []
+    for counted, keys, value in ((bins, KEYS, "scenarios"), (derated, DERATED_KEYS, "rows"),
+                                 (values, VALUE_KEYS, "rows")):  # fmt: skip
+        if not counted:
+            table = pd.DataFrame({**{k: [] for k in keys}, value: []})
+            tables.append(table.assign(hardware=table["hardware"].astype(object)))
+            continue
+        table = pd.concat(counted, ignore_index=True)[[*keys, value]]
+        table["hardware"] = names[table["hardware"].to_numpy(dtype=np.int64)]
+        if "kind" in table and not len(table):  # typed as a frame of rows would be
+            table = table.astype({"rate": "str"})
+        tables.append(table)
+    return Grids(*tables)
 
 
-def _table(counts: list[pd.Series], keys: list[str], value: str) -> pd.DataFrame:
-    if not counts:
-        return pd.DataFrame({**{k: [] for k in keys}, value: []})
-    return pd.concat(counts).rename(value).reset_index()
+def _counted(columns: dict[str, np.ndarray], value: str) -> pd.DataFrame:
+    """The distinct rows of `columns` (arrays of one length) and how many times each
+    occurs (`value`), in order of first appearance: each column factorized to codes, the
+    codes joined into one key (mixed radix), the keys counted and read back into codes (no
+    tuple or string per row)."""
+    coded = [pd.factorize(v, use_na_sentinel=False) for v in columns.values()]
+    radix = [max(len(u), 1) for _, u in coded]
+    if np.prod(radix, dtype=float) >= KEY_LIMIT:  # too many distinct rows for one key: rare
+        frame = pd.DataFrame({k: c for k, (c, _) in zip(columns, coded, strict=True)})
+        counts = frame.value_counts(sort=False).reset_index()
+        return pd.DataFrame({**{k: np.asarray(u)[counts[k].to_numpy()]
+                                for k, (_, u) in zip(columns, coded, strict=True)},
+                             value: counts["count"].to_numpy(dtype=np.int64)})  # fmt: skip
+    key = np.zeros(len(coded[0][0]), dtype=np.int64)
+    for (codes, _), r in zip(coded, radix, strict=True):
+        key = key * r + codes
+    group, keys = pd.factorize(key)
+    out = {}
+    for name, (_, uniques), r in reversed(list(zip(columns, coded, radix, strict=True))):
+        keys, code = np.divmod(keys, r)
+        out[name] = np.asarray(uniques)[code]
+    counts = np.bincount(group, minlength=len(out[name])).astype(np.int64)
+    return pd.DataFrame({**{k: out[k] for k in columns}, value: counts})
 
 
 def _floats(column: pd.Series) -> np.ndarray:

@@ -86,3 +86,15 @@ def frame_of_text(tmp_path, text: str) -> pd.DataFrame:
 
 def _tables(grids) -> tuple[pd.DataFrame, pd.DataFrame]:
     return grids.values, grids.derated
+
+
+def test_counts_too_many_for_one_key_are_counted_alike(tmp_path, monkeypatch):
+    """Rows whose distinct keys cannot be numbered in one int64 are counted another way, to
+    the same tables in the same order (here forced: every key is 'too many')."""
+    frame = frame_of(tmp_path)
+    keyed = chart_grids(frame)
+    monkeypatch.setattr("pipeline.summary.grids.KEY_LIMIT", 1)
+    counted = chart_grids(frame)
+    for name in ("bins", "derated", "values"):
+        assert len(getattr(keyed, name)), name
+        pd.testing.assert_frame_equal(getattr(keyed, name), getattr(counted, name))
