@@ -88,8 +88,8 @@ def expand_slice(
     for the local engine, one partition for the Dask engine (docs/model.md). `swept`: grids()
     of the valid rows; `counts`: each row's number of scenarios (1 when it sweeps nothing).
     Only the rows a slice touches are built, and of a swept row only its points in the slice
-    (np.unravel_index of their flat positions), so a partition of a 40-million-point row
-    costs its own size."""
+    (their flat positions unravelled), so a partition of a 40-million-point row costs its
+    own size; the rows that sweep the same dims are worded and filled together."""
     positions = np.flatnonzero(valid)
     reps_all = counts[positions].astype(np.int64)
     ends = np.cumsum(reps_all)
@@ -119,32 +119,38 @@ def expand_slice(
     owner = np.repeat(np.arange(len(sub)), reps)  # each scenario's row of `sub`
     expanded = sub.iloc[owner].reset_index(drop=True)
     names = _arrow_text(sub["name"]).take(pa.array(owner))
-    chunks, done = [], 0  # the names: runs of unswept rows as they are, each sweep's built
+    # each row's name up to its dims: "series[", or "series[label," for a fleet point
+    heads = pa.array(series.astype(object) + "[" + np.where(own != "", own + ",", ""))
+    starts = np.cumsum(reps) - reps
     marks = np.full(len(expanded), EVERY, dtype=np.int16)
-    starts = np.concatenate(([0], np.cumsum(reps)[:-1]))
-    dims: dict[str, np.ndarray] = {}  # each swept dim's column, filled slice by slice
+    shapes: dict[tuple[str, ...], list[int]] = {}  # rows of the slice by the dims they sweep
     for i, p in enumerate(rows.tolist()):
-        if p not in swept:
-            continue
-        grid = swept[p]
-        index = np.unravel_index(
-            np.arange(take_lo[i], take_hi[i], dtype=np.int64), [len(c) for _, c in grid]
-        )
-        s, n = starts[i], reps[i]
-        head = f"{own[i]}," if own[i] else ""  # a fleet point's label comes first
-        parts: list = [f"{series[i]}[{head}"]
-        for k, ((d, cell), at) in enumerate(zip(grid, index, strict=True)):
+        if p in swept:
+            shapes.setdefault(tuple(d for d, _ in swept[p]), []).append(i)
+    dims: dict[str, np.ndarray] = {}  # each swept dim's column, filled shape by shape
+    chunks, where = [names], np.arange(len(expanded), dtype=np.int64)
+    for shape, members in shapes.items():
+        at = np.asarray(members)
+        one = np.repeat(np.arange(len(at)), reps[at])  # each point's row among `at`
+        step = np.arange(len(one)) - np.repeat(np.cumsum(reps[at]) - reps[at], reps[at])
+        flat, to = take_lo[at][one] + step, np.repeat(starts[at], reps[at]) + step
+        cells = [[swept[rows[i]][k][1] for i in members] for k in range(len(shape))]
+        sizes = [np.array([len(c) for c in column])[one] for column in cells]
+        index = _unravel(flat, sizes)
+        parts: list = [heads.take(pa.array(at[one]))]
+        for k, (d, column, position) in enumerate(zip(shape, cells, index, strict=True)):
+            values = _values(column, one, position)
             if d not in dims:
                 dims[d] = expanded[d].to_numpy(dtype=np.float64, copy=True)
-            dims[d][s : s + n] = cell.values_at(at)
-            parts += ["," if k else "", _labels(d, cell, at)]
-        marks[s : s + n] = point_marks(index, [len(c) for _, c in grid])
-        chunks += [names.slice(done, s - done), pc.binary_join_element_wise(*parts, "]", "")]
-        done = s + n
+            dims[d][to] = values
+            digits = pc.cast(pa.array(values.astype(np.int64)), pa.string())  # exact: <= 2^53
+            parts += [f"{',' if k else ''}{d}=", digits]
+        marks[to] = point_marks(index, sizes)
+        where[to] = sum(map(len, chunks)) + np.arange(len(to))
+        chunks.append(pc.binary_join_element_wise(*parts, "]", ""))
     for d, values in dims.items():
         expanded[d] = values
-    chunks.append(names.slice(done))
-    expanded["name"] = pd.array(pa.concat_arrays(chunks), dtype="str")
+    expanded["name"] = pd.array(pa.concat_arrays(chunks).take(pa.array(where)), dtype="str")
     series_text = _arrow_text(pd.Series(series, dtype=object)).take(pa.array(owner))
     expanded.insert(2, "series", pd.array(series_text, dtype="str"))
     # the dims each row's series sweeps, as data ("B,D"; "" for a single row), in name order
@@ -165,14 +171,33 @@ def _arrow_text(column: pd.Series) -> pa.Array:
     return pa.array(column.astype(object).tolist(), type=pa.string())
 
 
-def _labels(dim: str, cell: Sweep, at: np.ndarray) -> pa.Array:
-    """'D=256' and the like for each position `at` of a sweep: each value of the range the
-    positions span worded once, then taken per scenario, in Arrow (C++: no Python string
-    per scenario)."""
-    lo = int(at.min())
-    values = cell.values_at(np.arange(lo, int(at.max()) + 1, dtype=np.int64))
-    digits = pc.cast(pa.array(values.astype(np.int64)), pa.string())  # exact: <= 2^53
-    return pc.binary_join_element_wise(f"{dim}=", digits, "").take(pa.array(at - lo))
+def _unravel(flat: np.ndarray, sizes: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """np.unravel_index with each point's own sizes (the last dim fastest)."""
+    index = []
+    for size in reversed(sizes):
+        flat, at = np.divmod(flat, size)
+        index.append(at)
+    return tuple(reversed(index))
+
+
+def _values(cells: list[Sweep], one: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The value at position `at` of each point's sweep (`cells[one]`), as float64: a
+    range's computed (lo + position), a list's or a factor's (at most 54 values) looked up
+    in one table of the distinct ones."""
+    ranged = np.array([not c.items and c.factor == 1 for c in cells])
+    values = (np.array([c.lo for c in cells], dtype=np.int64)[one] + at).astype(float)
+    if ranged.all():
+        return values
+    where: dict[Sweep, int] = {}  # each distinct sweep's first value in the table
+    size = 0
+    for c in (c for c, r in zip(cells, ranged, strict=True) if not r):
+        if c not in where:
+            where[c], size = size, size + len(c)
+    table = np.concatenate([c.values() for c in where])
+    start = np.array([where.get(c, 0) for c in cells], dtype=np.int64)
+    listed = ~ranged[one]
+    values[listed] = table[start[one[listed]] + at[listed]]
+    return values
 
 
 def within_limit(counts: np.ndarray, max_rows: int) -> np.ndarray:

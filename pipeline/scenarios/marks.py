@@ -16,8 +16,8 @@ EVERY = FIRST | LAST | sum(4 << k for k in range(LINE_DIMS))
 FLEET_POINT = 1 << 8
 
 
-def point_marks(index: tuple[np.ndarray, ...], sizes: list[int]) -> np.ndarray:
-    """The marks of a sweep's points at positions `index` (np.unravel_index over `sizes`)."""
+def point_marks(index: tuple[np.ndarray, ...], sizes: list) -> np.ndarray:
+    """The marks of a sweep's points at `index` (np.unravel_index over `sizes`, or per point)."""
     n = len(index[0])
     at_first = [i == 0 for i in index]
     first = np.logical_and.reduce(at_first)
@@ -26,8 +26,8 @@ def point_marks(index: tuple[np.ndarray, ...], sizes: list[int]) -> np.ndarray:
     for k, (i, size) in enumerate(zip(index[:LINE_DIMS], sizes, strict=False)):
         others = [f for j, f in enumerate(at_first) if j != k]
         on = np.logical_and.reduce(others) if others else np.ones(n, dtype=bool)
-        if size > LINE_POINTS:  # a long sweep: its line keeps some of its values
-            on = on & np.isin(i, line_positions(size))
+        for long in filter(LINE_POINTS.__lt__, np.unique(size).tolist()):  # some values kept
+            on = on & ((size != long) | np.isin(i, line_positions(long)))
         marks = marks | np.where(on, 4 << k, 0)
     return marks.astype(np.int16)
 

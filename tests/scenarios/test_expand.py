@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pipeline.scenarios.expand import IDLE_WARNINGS, expand, idle_chip_words
+from pipeline.scenarios.expand import IDLE_WARNINGS, expand, expand_slice, grids, idle_chip_words
+from pipeline.scenarios.marks import FLEET_POINT, point_marks
 from pipeline.scenarios.sweeps import parse_sweep
 from pipeline.summary.idle import idle_chips, idle_lines
 
@@ -123,3 +126,54 @@ def test_idle_chip_warnings_are_capped():
     warnings = idle_chip_warnings(frame, Path("s.csv"))
     assert len(warnings) == IDLE_WARNINGS + 1
     assert warnings[-1] == "s.csv: and 3 more rows split a dim over more chips than it has"
+
+
+def test_labels_of_mixed_sweep_shapes_and_slices_word_every_point():
+    # sweeps over one and several columns, lists, ranges and factors (up to 2^53), rows of the
+    # same shape with other values, unswept rows between, fleet labels; and any slice of the
+    # expansion (a Dask partition) names its points as the whole does
+    cells = {
+        "B": {
+            1: "512|1|4096",
+            2: "1..3",
+            4: "2..64*2",
+            5: "7|9",
+            6: "1..40",
+            7: "1..100",
+        },
+        "D": {1: "3..5", 3: f"10|{2**53 - 1}|{2**53}", 5: "1..2", 6: "5|6", 7: "1|2"},
+        "bytes": {2: "1000..100000*10", 5: "4|3"},
+    }
+    names = ["a", "p", "q", "r", "s", "t", "u", "v"]
+    own = np.array(["", "", "h100", "", "", "v5e", "", ""], dtype=object)
+    fleet = (np.array(["a", "p", "qs", "r", "s", "ts", "u", "v"], dtype=object), own, own)
+    parsed = {d: {p: parse_sweep(c) for p, c in by.items()} for d, by in cells.items()}
+    expected, marks = [], []
+    for p, name in enumerate(names):
+        grid = [(d, by[p].values()) for d, by in parsed.items() if p in by]
+        if not grid:
+            expected.append(name)
+            continue
+        sizes = [len(v) for _, v in grid]
+        marks += point_marks(np.unravel_index(np.arange(math.prod(sizes)), sizes), sizes).tolist()
+        for point in itertools.product(*(v for _, v in grid)):
+            head = [own[p]] if own[p] else []
+            words = [f"{d}={int(v)}" for (d, _), v in zip(grid, point, strict=True)]
+            expected.append(f"{fleet[0][p]}[{','.join(head + words)}]")
+    frame, found = expand(rows(*names), np.ones(8, bool), sweeps(**cells), 1000, fleet)
+    assert frame["name"].tolist() == expected and found == []
+    swept_marks = frame["marks"][frame["series"] != "a"] & ~FLEET_POINT
+    assert swept_marks.tolist() == marks
+    assert expected[1:4] == ["p[B=512,D=3]", "p[B=512,D=4]", "p[B=512,D=5]"]
+    assert "qs[h100,B=3,bytes=100000]" in expected and "r[D=9007199254740992]" in expected
+    valid, n = np.ones(8, bool), len(expected)
+    swept = grids(valid, sweeps(**cells))
+    counts = np.array([math.prod(len(c) for _, c in swept.get(p, [])) for p in range(8)])
+    for cut in ([0, 1, 5, n], [0, 2, 30, 31, 40, n], list(range(0, n, 7)) + [n]):
+        parts = pd.concat(
+            expand_slice(rows(*names), valid, swept, counts, fleet, lo, hi)
+            for lo, hi in itertools.pairwise(cut)
+        )
+        assert parts["name"].tolist() == expected
+        assert parts["marks"].tolist() == frame["marks"].tolist()
+        assert parts["B"].tolist() == frame["B"].tolist()

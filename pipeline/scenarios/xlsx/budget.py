@@ -106,15 +106,9 @@ class _Pass:
 
     def run(self, head: bytes, stream) -> Scan:
         self.parser = parser = expat.ParserCreate()
-        parser.buffer_text = True
-        parser.buffer_size = CHUNK
         parser.StartElementHandler = self.start
-        parser.StartDoctypeDeclHandler = lambda *_: _refuse_dtd(self.label, "sheet")
         try:
-            parser.Parse(head, False)
-            while chunk := stream.read(CHUNK):
-                parser.Parse(chunk, False)
-            parser.Parse(b"", True)
+            _parse(parser, stream, self.label, "sheet", head)
         except expat.ExpatError as exc:
             raise ScenarioFileError(
                 f"{self.label}: the sheet's XML is not well-formed "
@@ -272,16 +266,11 @@ def _string_lengths(package: Package, info: zipfile.ZipInfo, label: str) -> list
             lengths[-1] += len(text)
 
     parser = expat.ParserCreate()
-    parser.buffer_text = True
-    parser.buffer_size = CHUNK
     parser.StartElementHandler, parser.EndElementHandler = start, end
     parser.CharacterDataHandler = data
-    parser.StartDoctypeDeclHandler = lambda *_: _refuse_dtd(label, "shared strings")
     try:
         with package.open(info) as stream:
-            while chunk := stream.read(CHUNK):
-                parser.Parse(chunk, False)
-        parser.Parse(b"", True)
+            _parse(parser, stream, label, "shared strings")
     except expat.ExpatError as exc:
         raise ScenarioFileError(
             f"{label}: the workbook's shared strings are not well-formed XML "
@@ -305,6 +294,17 @@ def _check_encoding(head: bytes, label: str) -> None:
         f"{label}: the sheet's XML is in {encoding}, which is not read (a workbook's XML is "
         "UTF-8); open the workbook in Excel or LibreOffice and save it again"
     )
+
+
+def _parse(parser, stream, label: str, what: str, head: bytes = b"") -> None:
+    """`head`, then all of `stream`, through `parser` (its handlers set) in CHUNK-sized
+    reads, a DTD refused (`what`: the part); expat.ExpatError if it is not well-formed."""
+    parser.buffer_text, parser.buffer_size = True, CHUNK
+    parser.StartDoctypeDeclHandler = lambda *_: _refuse_dtd(label, what)
+    parser.Parse(head, False)
+    while chunk := stream.read(CHUNK):
+        parser.Parse(chunk, False)
+    parser.Parse(b"", True)
 
 
 def _refuse_dtd(label: str, what: str) -> None:
