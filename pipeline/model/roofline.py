@@ -283,7 +283,7 @@ def _compute(scenarios: pd.DataFrame) -> pd.DataFrame:
             "kind": pd.Categorical.from_codes(op_kind, categories=list(KINDS_OF_OP)),
             "in_sweep": swept.astype(bool).to_numpy(dtype=bool),  # a sweep's point, not a row
             "swept": swept,
-            # which points of its sweep a row is (scenarios.expand.point_marks; every one for a
+            # which points of its sweep a row is (scenarios.marks.point_marks; every one for a
             # row given without the expansion)
             "marks": frame["marks"].to_numpy(dtype=np.int16)
             if "marks" in frame.columns

@@ -10,6 +10,7 @@ worker, they run here. Either way each job writes its own file, so the outputs a
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -33,6 +34,7 @@ from pipeline.limits import (
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.charts import PlannedChart, fleet_cap_notice, left_out_notice, plan_charts
+from pipeline.render.charts import load as load_charts
 from pipeline.render.charts.step_sweep_data import model_cap_notice, model_frame
 from pipeline.render.report.page import table_cap_notices
 from pipeline.render.workbook.book import cap_notices
@@ -285,6 +287,8 @@ def _run_jobs(ctx: stages.Context, plots: list[_Job], step: Progress, tables: bo
     ctx = replace(ctx, drawn=stages.ChartsDrawn(len(plots), fork))
     pool = None
     try:
+        if plots:  # matplotlib imported here, once, not in each worker
+            load_charts()
         # Ctrl-C and SIGTERM wait while the pool starts: one landing between its forks would
         # be lost in an at-fork handler (the run would go on) or leave it half started
         with held_signals():
@@ -345,6 +349,9 @@ _worker_context: list[stages.Context] = []
 
 def _init_worker(parent_pid: int, ctx: stages.Context) -> None:
     init_worker(parent_pid)
+    # what the worker inherits lives as long as it does: its collector never walks it (every
+    # walk wrote to each object, copying the parent's pages, the analysis' among them)
+    gc.freeze()
     _worker_context.append(ctx)
 
 

@@ -35,6 +35,12 @@ __all__ = [
 ]
 
 
+def load() -> None:
+    """Import what drawing a chart takes (matplotlib: a quarter of a second): a run does it
+    once, before it forks the workers that draw, rather than in each of them."""
+    from pipeline.render.charts import fleet, roofline, step_sweep, style, summary, sweep  # noqa: F401
+
+
 def figure(data: RooflineData | SweepData | SummaryData | FleetData | ModelSweepData) -> Figure:
     """The Figure of one chart's data (matplotlib imported here, when a chart is drawn: a
     command that draws none, such as `pipeline hardware`, never pays for it)."""

@@ -27,6 +27,12 @@ from pipeline.summary.grids import COLUMNS, FACT_COLUMNS
 from pipeline.summary.turns import BYTES, SWEEP_COLUMN, LinePlan
 
 KIND_ORDER = ("summary", "fleet", "model", "roofline", "network", "sweep")
+# about the milliseconds of CPU a chart of each kind takes to build, draw and encode (measured:
+# a model chart 0.3-0.6 s, a fleet chart 0.1-0.5 s, a roofline 0.1-0.2 s): the workers take the
+# dearest first, so that the last chart drawn, which the workbook and the report wait for, is
+# a cheap one
+KIND_COST = {"model": 500, "fleet": 300, "roofline": 150, "network": 150, "sweep": 150,
+             "summary": 100}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ class Chart:
 class PlannedChart:
     chart: Chart
     build: Callable[[], object]  # -> the chart's data (charts.data)
-    cost: int  # points drawn, to hand the biggest charts to workers first
+    cost: int  # about its milliseconds of CPU (KIND_COST), to hand out the dearest first
 
 
 def safe_stem(text: str, limit: int = 60) -> str:
@@ -100,36 +106,36 @@ def plan_charts(
     taken: set[str] = set()
     planned: list[PlannedChart] = []
 
-    def add(kind: str, stem: str, title: str, hw, build, cost: int, series=()) -> None:
+    def add(kind: str, stem: str, title: str, hw, build, series=()) -> None:
         path = f"{folder}/{_unique(stem, taken)}.png"
-        planned.append(PlannedChart(Chart(kind, title, path, hw, tuple(series)), build, cost))
+        chart = Chart(kind, title, path, hw, tuple(series))
+        planned.append(PlannedChart(chart, build, KIND_COST[kind]))
 
     summary = partial(summary_data, per_hardware)
-    add("summary", "summary", _("Bound per hardware"), None, summary, 0)
+    add("summary", "summary", _("Bound per hardware"), None, summary)
     names = fleet_series(fleet)[:FLEET_CHARTS] if fleet is not None else []
     models = model_series(steps)[:MODEL_CHARTS] if steps is not None else []
     for name in names:  # every engine's Summary holds the whole answer
         build = partial(fleet_data, fleet, pd.DataFrame() if curves is None else curves, name)
         title = _("{series}: fleet ranking", series=name)
-        add("fleet", f"fleet-{safe_stem(name)}", title, None, build, 0, [name])
+        add("fleet", f"fleet-{safe_stem(name)}", title, None, build, [name])
     for name in models:
         title = _("{series}: tokens/s and step time", series=name)
         add("model", f"model-{safe_stem(name)}", title, None,
-            partial(model_sweep_data, steps, name), 0, [name])  # fmt: skip
+            partial(model_sweep_data, steps, name), [name])  # fmt: skip
     for hw, idx in by_chip.items():
         if not flops[idx].any():
             continue
         build = partial(_roofline, results, idx, records.get(hw, {"name": hw}), roofs.get(hw),
                         overrides.get(hw, 0), grids)  # fmt: skip
         title = _("{chip} roofline", chip=hw)
-        add("roofline", f"roofline-{safe_stem(hw)}", title, hw, build, len(idx))
+        add("roofline", f"roofline-{safe_stem(hw)}", title, hw, build)
     for hw, idx in by_chip.items():
-        multi = int(talking[idx].sum())
-        if multi:
+        if talking[idx].any():
             build = partial(_network, results, idx, records.get(hw, {"name": hw}), roofs.get(hw),
                             grids)  # fmt: skip
             title = _("{chip} network roofline", chip=hw)
-            add("network", f"network-{safe_stem(hw)}", title, hw, build, multi)
+            add("network", f"network-{safe_stem(hw)}", title, hw, build)
     drawn = frozenset() if every else _drawn_elsewhere(full, {*names, *models})
     for (hw, dim), all_lines in sorted((lines or {}).items()):
         kept = [ln for ln in all_lines if ln.series not in drawn]
@@ -140,7 +146,6 @@ def plan_charts(
             rows = full[list(dict.fromkeys([*results.columns, SWEEP_COLUMN.get(dim, dim)]))]
             build = partial(sweep_data, rows, records.get(hw, {"name": hw}), roofs.get(hw), dim,
                             page, i, len(split))  # fmt: skip
-            cost = sum(len(ln.rows) for ln in page)
             series = dict.fromkeys(ln.series for ln in page)
             stem = f"sweep-{safe_stem(hw)}-{dim.lower()}{part}"
             title = (
@@ -148,7 +153,7 @@ def plan_charts(
                 if dim == BYTES
                 else _("{chip}: attainable FLOP/s vs {dim}", chip=hw, dim=dim)
             )
-            add("sweep", stem, title + of, hw, build, cost, series)
+            add("sweep", stem, title + of, hw, build, series)
     return planned
 
 

@@ -10,8 +10,8 @@ import functools
 import io
 
 import numpy as np
-from matplotlib import rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib import rc_context, rcParams
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -43,6 +43,41 @@ class ChartFigure(Figure):
         return png_bytes(self), {"width": width}
 
 
+class _Renderer(RendererAgg):
+    """The Agg renderer, its text measures kept for the process: measuring a text lays it out
+    in FreeType (about a millisecond), and matplotlib keeps a measure for one renderer only,
+    while every chart measures the same tick labels, and each text of a chart is measured
+    when the chart is built (label placement, fitted legends) and again when it is drawn on
+    the canvas png_bytes makes. A measure depends on the text, its font properties, the dpi
+    and the hinting settings, all in its key; the pixels drawn are the same."""
+
+    measures: dict = {}
+
+    def get_text_width_height_descent(self, s, prop, ismath):
+        if ismath:  # mathtext and TeX as matplotlib has them (chart_text never makes them)
+            return super().get_text_width_height_descent(s, prop, ismath)
+        key = (s, prop, self.dpi, rcParams["text.hinting"], rcParams["text.hinting_factor"])
+        measure = self.measures.get(key)
+        if measure is None:
+            if len(self.measures) > 20_000:  # a notebook drawing for days stays bounded
+                self.measures.clear()
+            measure = super().get_text_width_height_descent(s, prop, ismath)
+            self.measures[(s, prop.copy(), *key[2:])] = measure  # the key's own copy
+        return measure
+
+
+class _Canvas(FigureCanvasAgg):
+    """The Agg canvas on a _Renderer."""
+
+    def get_renderer(self):
+        w, h = self.get_width_height(physical=True)
+        key = w, h, self.figure.dpi
+        if self._lastKey != key:
+            self.renderer = _Renderer(w, h, self.figure.dpi)
+            self._lastKey = key
+        return self.renderer
+
+
 def in_chart_fonts(build):
     """A figure builder run in the current language's fonts (fonts.chart_rc: Korean adds a
     Hangul fallback): every text it makes keeps them, and png_bytes draws with them too.
@@ -64,7 +99,7 @@ def in_chart_fonts(build):
 def new_figure(height: float = FIGSIZE[1]) -> ChartFigure:
     """A chart-sized Figure on the Agg canvas."""
     fig = ChartFigure(figsize=(FIGSIZE[0], height), dpi=DPI)
-    FigureCanvasAgg(fig)
+    _Canvas(fig)
     return fig
 
 
@@ -74,7 +109,7 @@ def png_bytes(fig: Figure) -> bytes:
     mail. No date or software metadata: the same chart gives the same bytes."""
     rc = getattr(fig, "chart_rc", None)  # in_chart_fonts': the fonts it was built with
     with rc_context(rc) if rc else contextlib.nullcontext():
-        canvas = FigureCanvasAgg(fig)
+        canvas = _Canvas(fig)
         canvas.draw()
     image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba())
     palette = image.convert("RGB").quantize(

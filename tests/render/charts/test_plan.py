@@ -10,6 +10,7 @@ import pytest
 import pipeline
 from pipeline.render.charts import left_out_notice, plan_charts
 from pipeline.render.charts.plan import safe_stem
+from pipeline.run.write import Options, _charts
 from tests.helpers import chart_rows, planned_charts
 
 BOOK_PATHS = [
@@ -118,6 +119,18 @@ def test_a_series_with_a_chart_of_its_own_is_on_no_sweep_chart():
     sweeps = [c for c in every if c.kind == "sweep"]
     assert {s for c in sweeps for s in c.series} >= {"fleet", "decode", "decode/q_proj", "q3"}
     assert [c for c in every if c.kind != "sweep"] == [c for c in charts if c.kind != "sweep"]
+
+
+def test_the_dearest_charts_are_handed_out_first():
+    """The workers take the charts dearest first (plan.KIND_COST), so that the last one drawn,
+    which the workbook and the report wait for, is a cheap one: the model and fleet charts
+    (0.3-0.6 s each) before the rooflines, the summary last; equal costs in plan order."""
+    planned = _charts(pipeline.analyze(OWN_CHARTS), Options())  # as a run plans them
+    order = [p.chart.path for p in sorted(planned, key=lambda p: -p.cost)]
+    assert order[:2] == ["plots/model-decode.png", "plots/fleet-fleet.png"]
+    assert order[-1] == "plots/summary.png"
+    rooflines = [p.chart.path for p in planned if p.chart.kind == "roofline"]
+    assert [p for p in order if p in rooflines] == rooflines
 
 
 def test_a_roofline_takes_its_counts_and_density_from_the_whole_runs_grid():

@@ -8,7 +8,7 @@ import struct
 
 import numpy as np
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from PIL import Image
 
 from pipeline.render.charts.style import (
@@ -38,6 +38,34 @@ def test_a_new_figure_is_chart_sized_on_the_agg_canvas():
     assert isinstance(fig.canvas, FigureCanvasAgg)
     assert tuple(fig.get_size_inches()) == FIGSIZE and fig.dpi == DPI
     assert tuple(new_figure(3.0).get_size_inches()) == (FIGSIZE[0], 3.0)
+
+
+def test_a_text_is_laid_out_once_for_every_chart_of_the_process(monkeypatch):
+    """Measuring a text lays it out in FreeType: a chart measures it when built and again
+    when png_bytes draws it, and every chart has the same tick labels. The measure is kept
+    (for that text, font and dpi) and the pixels are those of matplotlib's own canvas."""
+    laid_out = []
+    plain = RendererAgg.get_text_width_height_descent
+
+    def counted(self, s, prop, ismath):
+        laid_out.append(s)
+        return plain(self, s, prop, ismath)
+
+    monkeypatch.setattr(RendererAgg, "get_text_width_height_descent", counted)
+    text = "a text no other test draws: 123 TFLOP/s"
+    figs = [new_figure() for _ in range(2)]
+    for fig in figs:
+        fig.subplots().plot([1, 2, 3], [3, 1, 2])
+        label = fig.text(0.1, 0.5, text, fontsize=9)
+        label.get_window_extent(fig.canvas.get_renderer())  # measured while built
+        png_bytes(fig)
+    assert laid_out.count(text) == 1
+    label.set_fontsize(10)  # another font size: measured anew
+    png_bytes(figs[1])
+    assert laid_out.count(text) == 2
+    drawn = np.asarray(figs[1].canvas.buffer_rgba()).copy()
+    FigureCanvasAgg(figs[1]).draw()  # matplotlib's own canvas draws the same pixels
+    assert np.array_equal(drawn, np.asarray(figs[1].canvas.buffer_rgba()))
 
 
 def test_png_is_a_palette_image_without_date_or_software():
