@@ -1,12 +1,16 @@
 """The README's examples run, and print what the README says they print: its Python block as a
 doctest, every csv block through `pipeline validate`, every `pipeline` line of a shell block
-(the same for the pages in docs/), each from a temporary folder so nothing lands in the repo."""
+(the same for the pages in docs/), each from a temporary folder so nothing lands in the repo.
+A plain `pipeline ...` line runs in this process (click's runner: no interpreter start per
+line); a line with shell syntax, and a `.venv/bin/pipeline` line, in a real shell."""
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -84,6 +88,30 @@ def shell(line: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
+
+
+SHELL_SYNTAX = re.compile(r"[|;&<>$`*?\[\]~{}()\\]")  # outside quotes: a shell's to read
+
+
+def command(line: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A README line's outcome: `pipeline ARGS` (quotes and a trailing comment as a shell
+    reads them) through click's runner in cwd, an unexpected exception raised as it is; any
+    other line (shell syntax, the venv's own path) through `shell`."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+    from pipeline.i18n import set_lang
+
+    words = shlex.split(line, comments=True)
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", line.split("#")[0])
+    if words[0] != "pipeline" or SHELL_SYNTAX.search(unquoted):
+        return shell(line, cwd)
+    try:
+        with contextlib.chdir(cwd):
+            got = CliRunner().invoke(cli, words[1:], catch_exceptions=False)
+    finally:
+        set_lang(None)  # --lang holds for a process: not for the next line in this one
+    return subprocess.CompletedProcess(words, got.exit_code, got.stdout, got.stderr)
 
 
 CSV_PAGES = [p for p in PAGES if any(b.lang == "csv" or "invalid" in b.marks for b in blocks(p))]
@@ -188,7 +216,7 @@ def test_shell_examples_run(page, tmp_path):
             # relative paths only: the command cannot write outside its temporary folder
             assert not re.search(r"(^|\s|=)(/|~|\S*\.\.)", line.split("#")[0]), line
             status = re.search(r"#.*exit status (\d)", line)
-            last = shell(line, tmp_path)
+            last = command(line, tmp_path)
             expected = int(status.group(1)) if status else 0
             assert last.returncode == expected, f"{page.name}: {line}\n{outcome(last)}"
 
@@ -230,3 +258,17 @@ def test_the_fleet_answer_the_readme_quotes_is_its_files(tmp_path):
     paragraphs = [" ".join(line.removeprefix("> ").removeprefix(">") for line in p.splitlines())
                   for p in quoted.split("\n>\n")]  # fmt: skip
     assert [p.strip() for p in paragraphs] == said
+
+
+def test_a_line_in_this_process_ends_and_prints_as_in_a_shell(tmp_path):
+    """`command` runs a plain `pipeline` line through click's runner: what it prints and its
+    exit status are those of the same line in a shell; a line with shell syntax goes there."""
+    for line in ("pipeline hardware h100   # a comment", "pipeline validate none.csv"):
+        mine, real = command(line, tmp_path), shell(line, tmp_path)
+        assert (mine.returncode, mine.stdout, mine.stderr) == (
+            real.returncode,
+            real.stdout,
+            real.stderr,
+        ), line
+        assert isinstance(mine.args, list), line  # this process, not bash
+    assert command("pipeline hardware h100 | head -1", tmp_path).args[0] == "bash"
