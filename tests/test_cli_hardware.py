@@ -151,9 +151,14 @@ def test_a_chip_shows_each_fields_source_in_place_of_its_source_text(monkeypatch
     lines = invoke("hardware", "h100").stdout.splitlines()
     assert not any(line.startswith("source ") for line in lines)
     at = lines.index(SOURCES_HEAD)
-    assert lines[at + 1 :] == [
+    assert lines[at + 1 : at + 3] == [
         "  hbm_bandwidth    3.35 TB/s  as-printed  2023-03",
         "      H100 datasheet",
+    ]
+    assert lines[at + 3 :] == [  # then its groups of the published calibration, in one line
+        "Published calibration: matmul bf16, fp8; all_gather nvlink, 2, 4, 8 chips; "
+        "reduce_scatter nvlink, 2, 4, 8 chips; all_reduce nvlink, 2, 4, 8 chips; "
+        "all_to_all nvlink, 2, 4, 8 chips (pipeline calibrations)"
     ]
     assert lines[at - 1].startswith("as_of ")  # after the fields
 

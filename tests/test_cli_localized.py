@@ -73,7 +73,7 @@ def test_pipeline_lang_ko_gives_korean_help_for_every_command(monkeypatch):
     monkeypatch.setenv("PIPELINE_LANG", "ko")
     top = invoke("--help")
     assert "\n명령:\n" in top.output
-    assert "  validate   SCENARIOS를 검사만 합니다" in top.output
+    assert "  validate      SCENARIOS를 검사만 합니다" in top.output
     for name in COMMANDS:
         result = invoke(name, "--help")
         assert result.exit_code == 0

@@ -243,7 +243,7 @@ def test_a_calibrated_run_cut_anywhere_has_the_local_estimates(tmp_path):
     """Issue 32: every partition applies the calibration to its rows (steps' totals summed
     in it), so the merged estimates, series ranges and findings are the local ones."""
     measured = tmp_path / "m.csv"
-    measured_rows(20).to_csv(measured, index=False)
+    measured_rows(30).to_csv(measured, index=False)  # 25 rows a group at least
     pipeline.calibrate(measured, tmp_path / "cal.toml")
     path = tmp_path / "s.csv"
     path.write_text(

@@ -40,6 +40,10 @@ def test_make_run_ends_with_the_page_to_open_and_it_links_everything(tmp_path):
         )
         assert done.returncode == 0, (line, done.stdout, done.stderr)
         assert "Error" not in done.stdout + done.stderr, line
+        if " calibrate " in f" {line} ":  # the calibration fits real groups, none "not fitted"
+            assert "h100 matmul bf16: roofline+shape" in done.stdout + done.stderr
+            assert "not fitted" not in done.stdout + done.stderr
+            assert "warning" not in done.stdout + done.stderr
     assert said and "output/index.html" in said[-1]  # the last words name the page to open
     index = (tmp_path / "output" / "index.html").read_text(encoding="utf-8")
     for href in (

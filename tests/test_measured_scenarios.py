@@ -1,7 +1,8 @@
 """scenarios/measured.csv, the book's examples that state both a roofline prediction and a
 measured time ("How to Scale Your Model": "How to Think About GPUs" and "Sharded Matrices and
 How to Multiply Them"): each row's t_lower against the book's prediction (book value in the
-test, tolerance from its rounding) and its measured_seconds against the book's measurement."""
+test, tolerance from its rounding) and its measured_seconds against the book's measurement;
+beside them, public H100 GEMMs (AIConfigurator's) with their source in the file's header."""
 
 from __future__ import annotations
 
@@ -35,11 +36,32 @@ def measured() -> pd.DataFrame:
     return analysis.results.set_index("name")
 
 
+GEMMS = "h100/gemm/"  # the public GEMMs' names start so
+
+
 def test_every_row_is_a_book_example_with_both_figures(measured):
-    assert sorted(measured.index) == sorted([*BOOK, "v5e_allgather_bf16_256x256_Y4"])
+    book = measured[~measured.index.str.startswith(GEMMS)]
+    assert sorted(book.index) == sorted([*BOOK, "v5e_allgather_bf16_256x256_Y4"])
     assert measured["measured_seconds"].notna().all()
-    for name, notes in measured["notes"].items():
+    for name, notes in book["notes"].items():
         assert "(Part " in notes and ("Quiz" in notes or "quiz" in notes), name
+
+
+def test_beside_them_a_few_hundred_public_h100_gemms_with_their_source(measured):
+    """Issue 41: enough rows per dtype for `make run`'s calibration to fit, the source in the
+    header (repository, commit, date, path, framework, version), the file small."""
+    gemms = measured[measured.index.str.startswith(GEMMS)]
+    assert (gemms["op"] == "matmul").all() and (gemms["hardware"] == "h100").all()
+    assert gemms["compute_dtype"].astype(str).value_counts().to_dict() == {"bf16": 203, "fp8": 200}
+    below = gemms[gemms["measured_over_predicted"] < 1]
+    assert len(below) == 3 and below["notes"].str.contains("L2").all()
+    header = [ln for ln in MEASURED.read_text(encoding="utf-8").splitlines() if ln[:1] == "#"]
+    text = " ".join(header)
+    for fact in ("https://github.com/ai-dynamo/aiconfigurator", "095f58a51c4ca8e61b66ec108d86f22",
+                 "2026-08-21", "h100_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet",
+                 "TensorRT-LLM", "1.3.0rc20", "--per-group 200"):  # fmt: skip
+        assert fact in text, fact
+    assert MEASURED.stat().st_size < 150_000
 
 
 @pytest.mark.parametrize("name", list(BOOK))

@@ -152,7 +152,7 @@ def test_2_a_calibration_that_would_make_an_estimate_inf_is_refused(measured, tm
     line = next(i for i, t in enumerate(edited.read_text().splitlines(), 1) if "[h100." in t)
     with pytest.raises(InvalidCalibrationFile) as err:
         pipeline.analyze(path, calibration=edited)
-    assert f"{edited}:{line} [h100.matmul]: {said}" in str(err.value)
+    assert f"{edited}:{line} [h100.matmul.bf16]: {said}" in str(err.value)
 
 
 def test_2_an_estimate_past_float64_is_none_and_no_warning(measured):
@@ -334,7 +334,8 @@ def test_one_row_is_said_as_one_row(tmp_path):
     out = tmp_path / "cal.toml"
     got = invoke("calibrate", ROOT / "scenarios" / "measured.csv", "-o", out)
     assert got.exit_code == 0, got.output
-    assert "all_gather: not fitted (1 row):" in got.output and "(1 rows)" not in got.output
+    assert "h100 all_gather nvlink 8 (1 row, 6 needed)" in got.output  # too few: said once
+    assert "1 rows" not in got.output
 
 
 def test_a_run_whose_every_row_is_refused_writes_its_outputs_with_a_calibration(measured, tmp_path):

@@ -164,7 +164,8 @@ def analyze(
     (a `user_` prefix does the same). `models`: extra or overriding models for `transformer`
     rows (a CSV or TOML path, a DataFrame, a list of them, or a ModelCatalog: as
     pipeline.models() takes them). `calibration`: a calibration file (pipeline.calibrate
-    writes one) or a Calibration: the results gain t_estimate, estimate_bound and
+    writes one), "published" (the one that ships), a Calibration, or a list of these whose
+    groups differ (merged): the results gain t_estimate, estimate_bound and
     calibration (docs/model.md#calibration)."""
     if isinstance(max_rows, bool) or not isinstance(max_rows, Integral):
         raise TypeError(
@@ -179,7 +180,7 @@ def analyze(
     t0 = time.perf_counter()
     catalog = catalog_from(hardware)
     models = None if models is None else models_from(models, strict=True)  # user models added
-    cal, cal_file = (None, None) if calibration is None else calibration_from(calibration)
+    cal, cal_files = (None, ()) if calibration is None else calibration_from(calibration)
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
@@ -200,7 +201,7 @@ def analyze(
     return record_of(
         Analysis, merge([part]), loaded, catalog, cal, (*catalog.warnings, *loaded.warnings),
         started=started, timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
-        _read=(*read, *catalog.files, *([cal_file] if cal_file else [])), _results=results,
+        _read=(*read, *catalog.files, *cal_files), _results=results,
         _facts=facts,
     )  # fmt: skip
 

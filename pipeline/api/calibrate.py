@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +18,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from pipeline.api.analyze import analyze
-from pipeline.calibration.estimate import Calibration, estimate, op_kinds
+from pipeline.calibration.estimate import ERRORS, Calibration, estimate
 from pipeline.calibration.file import write_calibration
+from pipeline.calibration.groups import KEYS, group_name, op_kinds
 from pipeline.errors import (
     InvalidResults,
     InvalidScenarios,
@@ -29,6 +31,7 @@ from pipeline.errors import (
 )
 from pipeline.i18n import _
 from pipeline.model.groups import TOTAL_OPS
+from pipeline.model.ops import is_dim
 from pipeline.render import format as fmt
 from pipeline.render.templates import environment
 from pipeline.run.baseline import results_in
@@ -37,7 +40,9 @@ from pipeline.textfile import atomic_file, check_file_place, file_sha256, refuse
 
 # what a fit reads of a run's results (a run of a calibrated run's too: its estimate unread)
 COLUMNS = ("name", "op", "einsum", "hardware", "collective", "t_math", "t_hbm", "t_network",
-           "t_lower", "count", "measured_seconds")  # fmt: skip
+           "t_lower", "count", "measured_seconds", "compute_dtype", "chips", "link",
+           "network_bytes", "flops", "bytes_read")  # fmt: skip
+# and the dims (a row's shape: its fold, its matmul's m, n, k)
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,7 @@ class Calibrated:
     rows: pd.DataFrame
     files: tuple[Path, ...] = ()
     problems: tuple = ()  # the rows of `measured` refused (RowProblem), not fitted to
-    warnings: tuple[str, ...] = ()  # doubts about the measurements (their unit: unit_warnings)
+    warnings: tuple[str, ...] = ()  # doubts about the measurements and groups: fit_warnings
 
     def __repr__(self) -> str:
         return calibration_text(self.calibration)
@@ -87,13 +92,14 @@ def calibrate(
     if not len(rows):
         _nothing_to_fit(source, problems, int((~total).sum()))
     # SciPy: imported when a fit is asked for
-    from pipeline.calibration.fit import fit, unit_warnings
+    from pipeline.calibration.doubts import fit_warnings
+    from pipeline.calibration.fit import fit
 
     calibration = fit(rows, source=source, source_sha256=digest, folds=folds)
     files: tuple[Path, ...] = ()
     if out is not None:
         files = write_report(calibration, rows, Path(out))
-    said = (*([steps] if steps else []), *unit_warnings(rows, calibration))
+    said = (*([steps] if steps else []), *fit_warnings(rows, calibration))
     return Calibrated(calibration, rows, files, problems, said)
 
 
@@ -206,14 +212,20 @@ def _measured_results(measured, hardware, models, sheet) -> tuple[pd.DataFrame, 
             )
         digest = file_sha256(found) if found.is_file() else ""
         return _read_results(found), str(folder), digest, ()
-    if isinstance(measured, str | Path) and Path(measured).suffix == ".parquet":
+    if isinstance(measured, str | Path) and _is_results(Path(measured)):
         path = Path(measured)  # a run's results.parquet (or one Dask part), not its folder
         return _read_results(path), str(path), file_sha256(path), ()
     a = analyze(measured, hardware=hardware, models=models, sheet=sheet)
     problems = tuple(a.problem_list)
+    results = a.results.assign(latency_knee=a.facts["latency_knee"].to_numpy())  # fit: t_bw
     if isinstance(measured, str | Path):
-        return a.results, str(measured), a.source_sha256 or "", problems
-    return a.results, "rows", "", problems
+        return results, str(measured), a.source_sha256 or "", problems
+    return results, "rows", "", problems
+
+
+def _is_results(path: Path) -> bool:
+    """A run's results.parquet (its t_lower column), not a Parquet file of scenario rows."""
+    return path.suffix == ".parquet" and path.is_file() and "t_lower" in pq.read_schema(path).names
 
 
 def _read_results(path: Path) -> pd.DataFrame:
@@ -221,13 +233,17 @@ def _read_results(path: Path) -> pd.DataFrame:
     (a Dask run's), or results.csv."""
     if path.suffix == ".csv":
         frame = pd.read_csv(path)
-        return frame[[c for c in COLUMNS if c in frame.columns]]
+        return frame[_read(frame.columns)]
     files = sorted(path.glob("part-*.parquet")) if path.is_dir() else [path]
     tables = []
     for f in files:
-        names = set(pq.read_schema(f).names)
-        tables.append(pq.read_table(f, columns=[c for c in COLUMNS if c in names]).to_pandas())
+        tables.append(pq.read_table(f, columns=_read(pq.read_schema(f).names)).to_pandas())
     return pd.concat(tables, ignore_index=True)
+
+
+def _read(names) -> list[str]:
+    """The columns of a run's results a fit reads: COLUMNS and the dims."""
+    return [c for c in names if c in COLUMNS or is_dim(c)]
 
 
 def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tuple[Path, ...]:
@@ -236,13 +252,17 @@ def write_report(calibration: Calibration, rows: pd.DataFrame, out: Path) -> tup
     out = Path(out)
     write_calibration(calibration, out)
     # matplotlib only when a chart is drawn (`import pipeline` never loads it)
-    from pipeline.render.charts.calibration import calibration_chart_data, calibration_figure
+    from pipeline.render.charts.calibration import (
+        calibration_chart_data,
+        calibration_figure,
+        chart_labels,
+    )
     from pipeline.render.charts.style import png_bytes
 
     t, _unused = estimate(rows, calibration)
     title = _("Calibration {name}", name=out.name)
-    errors = (calibration.error_before, calibration.error_after)  # the fit's
-    data = calibration_chart_data(rows, t, op_kinds(rows), errors, title=title)
+    errors = {k: getattr(calibration, k) for k in ERRORS}  # the fit's
+    data = calibration_chart_data(rows, t, chart_labels(rows, op_kinds(rows)), errors, title=title)
     png = png_bytes(calibration_figure(data))
     chart, page = out.with_suffix(".png"), out.with_suffix(".html")
     _write(chart, png)
@@ -268,39 +288,57 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def calibration_record(calibration: Calibration) -> dict:
-    """The calibration as plain records for its page and the terminal: each group's values
-    and errors (SI numbers), fitted or why not."""
+    """The calibration as plain records for its page and the terminal: each group's name,
+    values and errors (SI numbers, fractions), fitted and used or why not."""
     groups = []
     for g in calibration.groups.to_dict("records"):
-        groups.append({**g, "fitted": bool(g["fitted"]), "rows": int(g["rows"])})
+        name = group_name(tuple(g[k] for k in KEYS))
+        groups.append({**g, "name": name, "fitted": bool(g["fitted"]), "used": bool(g["used"]),
+                       "rows": int(g["rows"])})  # fmt: skip
     return {
         "created": calibration.created,
         "source": calibration.source,
         "source_sha256": calibration.source_sha256,
-        "error_before": calibration.error_before,
-        "error_after": calibration.error_after,
-        "heldout_error": calibration.heldout_error,
+        **{k: getattr(calibration, k) for k in ERRORS},
         "groups": groups,
     }
 
 
+def errors_text(said: dict, which: str = "heldout_") -> str:
+    """An error's median and p90 as lines say them: '2.1% / 13%' (`which`: 'floor_', '',
+    'heldout_')."""
+    return f"{fmt.percent(said[which + 'median'])} / {fmt.percent(said[which + 'p90'])}"
+
+
+TOO_FEW = re.compile(r"^[\d,]+ rows?, \d+ needed$")  # fit.py's reason for a group too small
+
+
 def calibration_text(calibration: Calibration) -> str:
-    """The calibration as the terminal shows it, in the current language: one line per chip
-    and kind, then the errors (a group's reason, the fit's, stays English)."""
-    pct = fmt.percent
-    lines = []
+    """The calibration as the terminal shows it, in the current language: one line per group
+    (its form, values, rows and errors: the floor's → held out, median / p90), the groups
+    not fitted or not used and why, then the whole's errors (a group's reason, the fit's,
+    stays English)."""
+    lines, few = [], []
     for g in calibration_record(calibration)["groups"]:
-        where, rows = f"{g['hardware']} {g['kind']}", f"{g['rows']:,}"
+        said = dict(where=g["name"], rows=f"{g['rows']:,}", reason=g["reason"])
+        if not g["fitted"] and TOO_FEW.match(g["reason"]):  # said together, below
+            few.append(f"{g['name']} ({g['reason']})")
+            continue
         if not g["fitted"]:
-            said = dict(where=where, rows=rows, reason=g["reason"])
             if g["rows"] == 1:
                 text = _("{where}: not fitted ({rows} row): {reason}", **said)
             else:
                 text = _("{where}: not fitted ({rows} rows): {reason}", **said)
             lines.append("  " + text)
             continue
+        said.update(floor=errors_text(g, "floor_"), heldout=errors_text(g), fit=errors_text(g, ""))
+        if not g["used"]:
+            text = _("{where}: not used ({rows} rows): error {floor} → {heldout} held out, no "
+                     "better than the floor (median / p90)", **said)  # fmt: skip
+            lines.append("  " + text + (f"; {g['reason']}" if g["reason"] else ""))
+            continue
         effs = ", ".join(
-            f"{label} {pct(g[c])}"
+            f"{label} {fmt.percent(g[c])}"
             for label, c in (
                 (_("compute"), "compute_efficiency"),
                 ("HBM", "hbm_efficiency"),
@@ -308,20 +346,19 @@ def calibration_text(calibration: Calibration) -> str:
             )  # fmt: skip
             if g[c] != 1.0
         )
-        values = {"where": where, "effs": effs or _("efficiencies 100%"), "rows": rows,
-                  "overhead": fmt.seconds(g["overhead_seconds"]), "before": pct(g["error_before"]),
-                  "after": pct(g["error_after"]), "heldout": pct(g["heldout_error"])}  # fmt: skip
-        if g["reason"]:
-            line = _("{where}: {effs}, overhead {overhead}; {rows} rows, error {before} → {after} "
-                     "(held out {heldout}); {reason}", reason=g["reason"], **values)  # fmt: skip
-        else:
-            line = _("{where}: {effs}, overhead {overhead}; {rows} rows, error {before} → {after} "
-                     "(held out {heldout})", **values)  # fmt: skip
-        lines.append("  " + line)
-    overall = _("no group fitted")
-    if np.isfinite(calibration.heldout_error):
-        before, after = pct(calibration.error_before), pct(calibration.error_after)
-        overall = _("error {before} → {after} (held out {heldout})", before=before, after=after,
-                    heldout=pct(calibration.heldout_error))  # fmt: skip
+        line = _("{where}: {form}, {effs}, overhead {overhead}; {rows} rows, error {floor} → "
+                 "{heldout} held out ({fit} fitted)", form=g["form"],
+                 effs=effs or _("efficiencies 100%"), overhead=fmt.seconds(g["overhead_seconds"]),
+                 **said)  # fmt: skip
+        lines.append("  " + line + (f"; {g['reason']}" if g["reason"] else ""))
+    overall = _("no group used")
+    if np.isfinite(calibration.heldout_median):
+        about = {k: getattr(calibration, k) for k in ERRORS}
+        overall = _("error {floor} → {heldout} held out ({fit} fitted), median / p90",
+                    floor=errors_text(about, "floor_"), heldout=errors_text(about),
+                    fit=errors_text(about, ""))  # fmt: skip
     head = _("calibration of {source}: {overall}", source=calibration.source, overall=overall)
+    if few:  # groups of a handful of rows (a book's examples beside a profile): no failure
+        lines.append("  " + _("too few rows to fit, their rows keep the floor: {groups}",
+                              groups=", ".join(few)))  # fmt: skip
     return "\n".join([head, *lines])

@@ -125,9 +125,10 @@ _ASSIGN = re.compile(rf"\s*({_DOTTED})\s*=")
 
 
 def toml_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Where each table, (name,), and each table's key, (name, key), first appears, for
-    messages. tomllib keeps no positions, so this scans the lines: a line inside a multi-line
-    string that looks like a header could mislead it, costing only a line number."""
+    """Where each table, (name,), and each table's key, (name, key), first appears (a
+    longer dotted name's too), for messages. tomllib keeps no positions, so this scans the
+    lines: a line inside a multi-line string that looks like a header could mislead it,
+    costing only a line number."""
     found: dict[tuple[str, ...], int] = {}
     table: list[str] = []
     closing = None  # the delimiter of the multi-line string a line is inside
@@ -144,7 +145,7 @@ def toml_lines(text: str) -> dict[tuple[str, ...], int]:
             keys = table + _key_parts(assign.group(1))
         else:
             keys = []
-        for size in (1, 2):
+        for size in range(1, len(keys) + 1):
             if len(keys) >= size:
                 found.setdefault(tuple(keys[:size]), number)
         for delimiter in ('"""', "'''"):

@@ -17,6 +17,7 @@ import click
 
 import pipeline
 from pipeline.cli.calibrate import calibrate
+from pipeline.cli.calibrations import calibrations
 from pipeline.cli.catalog import hardware, template
 from pipeline.cli.changes import compare
 from pipeline.cli.localized import LocalizedGroup, localize
@@ -84,6 +85,6 @@ def cli() -> None:
     """
 
 
-for command in (run, validate, hardware, template, compare, models, calibrate):
+for command in (run, validate, hardware, template, compare, models, calibrate, calibrations):
     cli.add_command(command)
 localize(cli)  # --help in the language of --lang or PIPELINE_LANG (pipeline/cli/localized.py)

@@ -1,5 +1,5 @@
-"""`pipeline calibrate MEASURED -o FILE.toml`: fit the efficiencies and overhead per chip and
-op kind that bring the roofline to measured times, and write them with their report."""
+"""`pipeline calibrate MEASURED -o FILE.toml`: fit the efficiencies and overhead per chip, op
+kind and dtype that bring the roofline to measured times, and write them with their report."""
 
 from __future__ import annotations
 
@@ -41,14 +41,16 @@ def calibrate(measured: Path, output: Path, force: bool, hardware_files, models_
     """Fit a calibration to the measured times of MEASURED: a scenario file (CSV or .xlsx)
     whose rows have measured_seconds, or a run's output folder.
 
-    Per chip and op kind (matmul/einsum, custom, each collective) it fits the compute, HBM
-    and network efficiencies and a fixed overhead per op that bring the roofline's floor to
-    the measurements (a robust fit of the relative error), and writes them to --output with
-    the rows used, the error before and after, the held-out error (k-fold), the date and
-    the input's SHA-256. A chip and kind with too few rows or too little spread to fit is
-    said, not guessed. Give the file to `pipeline run --calibration FILE`: the results gain
-    t_estimate beside t_lower. The three files replace files there only with --force, and
-    never an input or a file in a run's folder.
+    Per chip, op kind (matmul/einsum, custom) and dtype, and per collective, link and chip
+    count, it fits the efficiencies and a fixed overhead per op that bring the roofline's
+    floor to the measurements (a matmul group with enough rows also a correction for its
+    shape), and writes them to --output with the rows used, the error max(t/m, m/t) - 1
+    (median / p90: the floor's, the fit's and held out), the date and the input's SHA-256.
+    A group with too few rows falls back to a wider one (every dtype, any chip count), and
+    one no better than the floor held out is not used: both said, not guessed. Give the file
+    to `pipeline run --calibration FILE` (several files of different groups merge): the
+    results gain t_estimate beside t_lower. The three files replace files there only with
+    --force, and never an input or a file in a run's folder.
 
     \b
     Examples:

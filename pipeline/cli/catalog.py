@@ -10,6 +10,7 @@ import click
 
 import pipeline
 from pipeline.catalogs.chips import peak_dtype
+from pipeline.cli.calibrations import chip_line
 from pipeline.cli.lines import escaped
 from pipeline.cli.options import (
     HARDWARE_OPTION,
@@ -69,6 +70,8 @@ def hardware(names, hardware_files, raw: bool, compare: bool, chart, dtype, forc
         error.exit_code = 2 if compare else 1  # a single NAME: as before --compare existed
         raise error from exc
     click.echo("\n".join(lines))
+    if not compare and (said := chip_line(chosen[0])):  # its groups of `--calibration published`
+        click.echo(said)
     with errors() as failed:  # a chart not written: exit 1
         if chart is not None:
             said = write_chips_chart(chart, catalog, chosen, dtype)

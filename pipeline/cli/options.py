@@ -42,9 +42,11 @@ MODELS_OPTION = click.option(
 CALIBRATION_OPTION = click.option(
     "--calibration",
     "calibration_file",
+    multiple=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A calibration file (`pipeline calibrate` writes one): results gain t_estimate, the "
-    "floor's time with the fitted efficiencies and overhead, beside t_lower.",
+    help="A calibration file (`pipeline calibrate` writes one), or `published` (the one that "
+    "ships: `pipeline calibrations`): results gain t_estimate, the floor's time with the fitted "
+    "efficiencies and overhead, beside t_lower (repeatable: files of different groups merge).",
 )
 
 
@@ -294,11 +296,12 @@ def hardware_catalog(files: tuple[Path, ...]):
         return pipeline.load_hardware(list(files))
 
 
-def model_inputs(models: tuple[Path, ...], calibration: Path | None = None) -> dict:
+def model_inputs(models: tuple[Path, ...], calibration: tuple[Path, ...] = ()) -> dict:
     """analyze()'s `models` (the catalog of `--models` files, None without any) and
-    `calibration` (--calibration's file, read here once so that an error stops the command
-    before any input; each run reads it again, as an input of its own: hashed, never
+    `calibration` (--calibration's files, read here once so that an error stops the command
+    before any input; each run reads them again, as inputs of its own: hashed, never
     replaced)."""
+    calibration = list(calibration) or None
     with fatal():
         if calibration is not None:
             calibration_from(calibration)

@@ -1,11 +1,11 @@
-"""Scenarios in: read (a CSV file, a workbook's sheet, a DataFrame or a list of dicts), check
-every row, report every problem, and hand on the valid rows typed and expanded
+"""Scenarios in: read (a CSV or Parquet file, a workbook's sheet, a DataFrame or a list of
+dicts), check every row, report every problem, and hand on the valid rows typed and expanded
 (docs/input.md).
 
-`load_scenarios` (a file) and `load_records` (rows in memory) return a `Loaded` (`loaded`).
-The reading is in `read` (CSV), `sheet` and `xlsx` (workbooks) and `records`, the header in
-`header`, the row checks in `checks` (with `links`, `dims` and `sweeps`; their problems in
-`problems`), the sweep expansion in `expand`.
+`load_scenarios` (a file: CSV, workbook or Parquet) and `load_records` (rows in memory)
+return a `Loaded` (`loaded`). The reading is in `read` (CSV), `sheet` and `xlsx` (workbooks),
+`parquet` and `records`, the header in `header`, the row checks in `checks` (with `links`,
+`dims` and `sweeps`; their problems in `problems`), the sweep expansion in `expand`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pipeline.limits import DEFAULT_MAX_ROWS
 from pipeline.model.ops import DIM
 from pipeline.scenarios.checks import Checker
 from pipeline.scenarios.header import (
-    KNOWN,
+    INPUTS,
     check_columns,
     normalize_headers,
     nul_cells,
@@ -29,6 +29,7 @@ from pipeline.scenarios.header import (
 )
 from pipeline.scenarios.lists import expand_fleet
 from pipeline.scenarios.loaded import Loaded
+from pipeline.scenarios.parquet import is_parquet, read_parquet
 from pipeline.scenarios.plan import FLEET_LIMIT, FLEET_LIMIT_NAME
 from pipeline.scenarios.plan import plan as plan_rows
 from pipeline.scenarios.reach import reach_warnings
@@ -62,6 +63,10 @@ def load_scenarios(
         got = read_sheet(path, data, sheet)
         return _check(got.label, got.table, got.lines, None, catalog, max_rows, got.warnings,
                       data, got.odd, planned, (got.header, keep_columns), models)  # fmt: skip
+    if is_parquet(path.name, data):  # rows numbered as its CSV's lines (scenarios.parquet)
+        table, lines = read_parquet(path, data)
+        return _check(str(path), table, lines, None, catalog, max_rows, [], data,
+                      planned=planned, header=(1, keep_columns), models=models)  # fmt: skip
     if encoding is None:  # checked first, so a failure can say --encoding
         decode_utf8(path, data, ScenarioFileError, "--encoding")
         text = data
@@ -112,7 +117,7 @@ def _check(
     columns, renamed = rename_reserved(columns, path, line)
     table = table.rename_columns(columns)
     dims = sorted(c for c in columns if DIM.match(c))
-    extras = [c for c in columns if c not in KNOWN and c not in dims]
+    extras = [c for c in columns if c not in INPUTS and c not in dims]
     check_columns(columns, extras, path, line, keep, given)
     warnings = [*warnings, *renamed]
     table, nul_problems = nul_cells(table)

@@ -29,7 +29,7 @@ from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
 from pipeline.scenarios.expand import expand
 from pipeline.scenarios.groups import grouped_rows
-from pipeline.scenarios.header import DTYPE_INPUTS, KNOWN, OVERRIDES
+from pipeline.scenarios.header import DTYPE_INPUTS, INPUTS, OVERRIDES, measured_column
 from pipeline.scenarios.links import check_collective, check_link, check_shard
 from pipeline.scenarios.lists import FleetRows, duplicate_series
 from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
@@ -59,7 +59,7 @@ class Checker:
         coded = [
             c
             for c in table.column_names
-            if (c in KNOWN or DIM.match(c)) and c not in ("name", "notes")
+            if (c in INPUTS or DIM.match(c)) and c not in ("name", "notes")
         ]
         with ThreadPoolExecutor(max_workers=2) as pool:
             encoded = pool.map(Col.from_arrow, (table.column(c) for c in coded))
@@ -136,7 +136,9 @@ class Checker:
         chips = self.numbers("chips", integer=True, what="a whole number of chips (1 or more)")
         chips = chips.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
         count = self.numbers("count", integer=True, what="how many times the op runs (1 or more)")
-        given = {c: self.numbers(c).values() for c in (*OVERRIDES, "flops", "measured_seconds")}
+        given = {c: self.numbers(c).values() for c in (*OVERRIDES, "flops")}
+        unit, scale = measured_column(self._names)  # measured_ms, measured_us: in seconds
+        given["measured_seconds"] = self.numbers(unit).values() * scale
         # a collective's bytes is a whole number or a sweep, checked with the dims
         given["bytes"] = self.numbers("bytes", rows=~collective).values()
         found += check_custom(op, chips, given, self.col("flops"), self.col("bytes"))
@@ -217,7 +219,7 @@ class Checker:
         if group is not None and (group != "").any():  # rows summed into their group's total
             out["group"] = pd.Categorical(group)
         for c in self.table.column_names:  # extra columns, carried through as text
-            if c not in KNOWN and c not in self._dims:
+            if c not in INPUTS and c not in self._dims:
                 out[c] = self._text(c)
         columns = {
             # text: categorical; numbers: a plain array

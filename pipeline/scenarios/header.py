@@ -26,6 +26,9 @@ DTYPE_INPUTS = ("dtype", *DTYPE_COLUMNS)  # dtype: the others' default
 
 OVERRIDES = ("peak_flops", "hbm_bandwidth", "hbm_capacity", "link_bandwidth")
 
+# a measured time's column, its unit in its name: at most one per file, read in seconds
+MEASURED_UNITS = {"measured_seconds": 1.0, "measured_ms": 1e-3, "measured_us": 1e-6}
+
 KNOWN = (
     *REQUIRED,
     *DTYPE_INPUTS,
@@ -43,6 +46,14 @@ KNOWN = (
     "kv_dtype",
     "group",
 )
+INPUTS = (*KNOWN, *(c for c in MEASURED_UNITS if c not in KNOWN))  # a time's unit named
+
+
+def measured_column(columns: Iterable[str]) -> tuple[str, float]:
+    """The file's measured time column (measured_seconds when it has none) and its unit in
+    seconds (check_columns refuses a file with two)."""
+    given = [c for c in columns if c in MEASURED_UNITS] or ["measured_seconds"]
+    return given[0], MEASURED_UNITS[given[0]]
 
 
 def normal_name(name: str) -> str:
@@ -172,6 +183,13 @@ def check_columns(
             _("{file}:{line}: missing required column(s) {names}; the header needs "
               "{required}{hint}", file=printable(path), line=line, names=", ".join(parts),
               required=", ".join(REQUIRED), hint=_delimiter_hint(columns))
+        )  # fmt: skip
+    times = [c for c in columns if c in MEASURED_UNITS]
+    if len(times) > 1:
+        raise ScenarioFileError(
+            _("{file}:{line}: columns {names} both give the measured time; keep one (its "
+              "unit in its name: measured_seconds, measured_ms or measured_us)",
+              file=printable(path), line=line, names=" and ".join(map(quoted, times)))
         )  # fmt: skip
     kept = {normal_name(k) for k in keep}
     written = dict(zip(columns, given, strict=False))

@@ -1,7 +1,7 @@
 """The findings a reviewer looks at first: the slowest scenarios, the ops starved of data
-(communication-bound with FLOPs), the rows not fitting HBM and the measured rows far from the
-prediction, each a table of the worst series (a sweep listed once, at its worst row) and
-complete counts.
+(communication-bound with FLOPs), the rows not fitting HBM, the measured rows faster than
+their floor (with their likely cause) and those far from the prediction, each a table of the
+worst series (a sweep listed once, at its worst row) and complete counts.
 
 As every statistic (summary.partial): `partial_findings` of one frame of results, with the rows
 its first and last series hold of each finding (only a series at a frame's edge can run on
@@ -21,14 +21,21 @@ SLOWEST_ROWS = 10  # series listed in "slowest scenarios"
 FINDING_ROWS = 20  # series listed per finding; the finding's count covers every row
 MEASURED_RANGE = (0.5, 2.0)  # measured / predicted outside this is called out
 # the column each finding's table ranks by, largest first (measured_off: |log ratio|)
-RANKED_BY = {"slowest": "t_lower", "comm": "factor", "nofit": "over", "measured_off": "ratio"}
+RANKED_BY = {"slowest": "t_lower", "comm": "factor", "nofit": "over", "measured_off": "ratio",
+             "measured_below": "under"}  # fmt: skip
 TOTALS = ("comm_total", "comm_memory", "comm_network", "collective_rows", "nofit_total",
-          "measured_total", "measured_off_total")  # fmt: skip
+          "measured_total", "measured_off_total", "measured_below_total")  # fmt: skip
 SERIES_COUNTS = {
     "comm": "comm_series",
     "nofit": "nofit_series",
     "measured_off": "measured_off_series",
+    "measured_below": "measured_below_series",
 }
+# a memory-bound op measured under its HBM floor read at least bytes x (1 - measured/floor)
+# from somewhere else: a cache can explain it when that fits the largest on-chip cache of a
+# catalog chip (MI300X's 256 MB Infinity Cache; H100's L2 is 50 MB, B200's 126 MB, L40S's 96
+# MB), which the catalog does not list per chip (docs/model.md#what-the-model-leaves-out)
+CACHE_BYTES = 256e6
 
 
 def worst_per_series(values: np.ndarray, codes: np.ndarray, n: int, chunk: int = 4096):
@@ -71,10 +78,12 @@ def _leading(keys: np.ndarray, k: int) -> np.ndarray | None:
     return lead[np.argsort(keys[lead], kind="stable")]
 
 
-def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series) -> dict:
+def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series,
+              floor: np.ndarray | None = None) -> dict:  # fmt: skip
     """See Summary.findings: tables capped (SLOWEST_ROWS, FINDING_ROWS), counts complete;
     `collective` marks the collective rows (a fact), `sets` the rows each finding ranks
-    (finding_sets), `series` the rows' series as pd.factorize gives them (codes, names)."""
+    (finding_sets), `series` the rows' series as pd.factorize gives them (codes, names),
+    `floor` a collective's latency floor (the fact latency_floor; None: none known)."""
     codes = series[0]
     bound = bound_codes_of(results)
     col = {c: results[c].to_numpy(dtype=float, na_value=np.nan)
@@ -90,7 +99,7 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
     def series_of(where: np.ndarray) -> int:
         return int(np.count_nonzero(np.bincount(codes[where]))) if len(where) else 0
 
-    everything, comm, nofit, off = (sets[k] for k in FINDINGS)
+    everything, comm, nofit, off, _ = (sets[k] for k in FINDINGS)
     slowest = table(everything, col["t_lower"][everything], SLOWEST_ROWS,
                     t_lower=col["t_lower"][everything], t_upper=col["t_upper"][everything],
                     t_math=col["t_math"][everything])  # fmt: skip
@@ -114,6 +123,13 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
     off_top = table(off, distance, FINDING_ROWS, measured=col["measured_seconds"][off],
                     t_lower=col["t_lower"][off], ratio=ratio,
                     **({"t_estimate": estimate} if estimate is not None else {}))  # fmt: skip
+    below = sets["measured_below"]
+    under = col["measured_over_predicted"][below]  # always against the floor, t_lower
+    causes = below_causes(results.iloc[below], collective[below], bound[below], under,
+                          None if floor is None else floor[below])  # fmt: skip
+    below_top = table(below, 1 / under, FINDING_ROWS, op=results["op"].to_numpy()[below],
+                      measured=col["measured_seconds"][below], t_lower=col["t_lower"][below],
+                      ratio=under, under=1 / under, cause=causes)  # fmt: skip
     return {
         "slowest": slowest,
         "comm_total": len(comm),
@@ -130,6 +146,9 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
         "measured_off_total": len(off),
         "measured_off_series": series_of(off),
         "measured_off": off_top,
+        "measured_below_total": len(below),
+        "measured_below_series": series_of(below),
+        "measured_below": below_top,
         "measured_low": low,
         "measured_high": high,
         "listed": FINDING_ROWS,
@@ -137,7 +156,21 @@ def _findings(results: pd.DataFrame, collective: np.ndarray, sets: dict, series)
     }
 
 
-FINDINGS = ("slowest", "comm", "nofit", "measured_off")  # the row sets findings rank
+FINDINGS = ("slowest", "comm", "nofit", "measured_off", "measured_below")  # the row sets ranked
+
+
+def below_causes(rows: pd.DataFrame, collective: np.ndarray, bound: np.ndarray,
+                 ratio: np.ndarray, floor: np.ndarray | None) -> np.ndarray:  # fmt: skip
+    """The likely cause of each row measured under its floor (`ratio` measured / t_lower < 1):
+    "cache" for a memory-bound op whose bytes not read from HBM fit a cache (CACHE_BYTES),
+    "one_shot" for a collective under its latency floor (`floor`), else "rates" (the
+    catalog's rates are to check)."""
+    hbm = rows["hbm_bytes"].to_numpy(dtype=float, na_value=np.nan)
+    cache = ~collective & (bound == 1) & (hbm * (1 - ratio) <= CACHE_BYTES)
+    measured = rows["measured_seconds"].to_numpy(dtype=float, na_value=np.nan)
+    floor = np.full(len(rows), np.nan) if floor is None else floor  # NaN: none, never under
+    one_shot = collective & (measured < floor)
+    return np.where(cache, "cache", np.where(one_shot, "one_shot", "rates")).astype(object)
 
 
 def measured_ratio(results: pd.DataFrame) -> np.ndarray:
@@ -168,6 +201,9 @@ def finding_sets(results: pd.DataFrame, inside=None) -> dict[str, np.ndarray]:
         "comm": np.flatnonzero((bound != 0) & (col["t_math"] > 0)),
         "nofit": np.flatnonzero(~fits(results) & alone),
         "measured_off": measured[~((ratio >= low) & (ratio <= high))],
+        "measured_below": np.flatnonzero(
+            results["measured_over_predicted"].to_numpy(dtype=float, na_value=np.nan) < 1
+        ),
     }
 
 
@@ -190,18 +226,18 @@ def no_comm_sentence(scenarios: int, collectives: int) -> str:
 
 
 def partial_findings(
-    results: pd.DataFrame, collective: np.ndarray, series=None, recurring=None
+    results: pd.DataFrame, collective: np.ndarray, series=None, recurring=None, floor=None
 ) -> dict:
     """The findings of one frame of results, and per finding the rows its first and last
     series hold ("edges"), and those of the series of `recurring` rows (a transformer
     step's ops: their series recur through the file, one row per step): what merge_findings
-    needs of it. `series`: as for findings."""
+    needs of it. `series`: as for findings; `floor`: the rows' latency floors (facts')."""
     series = series or pd.factorize(results["series"].astype(str))  # no string per row
     inside = None
     if recurring is not None:  # a total's rows, the total itself ranked in their place
         inside = recurring & ~results["op"].astype(str).isin(TOTAL_OPS).to_numpy(dtype=bool)
     sets = finding_sets(results, inside)
-    found = _findings(results, collective, sets, series)
+    found = _findings(results, collective, sets, series, floor)
     codes, names = series
     ends = list(dict.fromkeys(codes[[0, -1]].tolist())) if len(codes) else []
     again = np.unique(codes[recurring]).tolist() if recurring is not None else []

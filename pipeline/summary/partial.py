@@ -65,7 +65,7 @@ def computed(frame: pd.DataFrame, *, grids: bool = False, calibration=None):
     frame = expand_groups(frame)  # a group: per point its total row, then its rows
     frame = expand_steps(frame)  # a transformer step: its total row, then its ops' rows
     results, facts = compute_record(frame)
-    results = with_step_totals(with_estimate(results, calibration), frame)
+    results = with_step_totals(with_estimate(results, calibration, facts), frame)
     top = top_rows(results, frame)
     keep, refused = refusals(frame, results)
     if frame is not given:  # a step or group point with a refused row is refused whole
@@ -101,13 +101,14 @@ def partial(
     `top` each total's top row (model.step_totals.top_rows), `idle` the frame's idle chips."""
     collective = (facts["kind"] == "collective").to_numpy(dtype=bool)
     series = pd.factorize(results["series"].astype(str))  # once for every statistic
+    floor = facts["latency_floor"].to_numpy(dtype=float)  # a collective's (the findings')
     return Partial(
         scenarios=len(results),
         counts=counts(results, own),
         lines=series_lines(results, facts, series),
         chip_lines=chip_lines(results, facts),
         critical=critical_batches(results, series[0]),
-        findings=partial_findings(results, collective, series, _in_step(facts)),
+        findings=partial_findings(results, collective, series, _in_step(facts), floor),
         derated=derated_table(results),
         refused=refused,
         fleet=fleet_rows(results, facts),

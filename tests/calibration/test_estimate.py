@@ -13,10 +13,14 @@ from pipeline.calibration.estimate import (
     GROUP_COLUMNS,
     KINDS,
     Calibration,
+    calibration_summary,
     estimate,
     group_table,
     op_kinds,
+    unused_warnings,
+    with_estimate,
 )
+from pipeline.calibration.shape import dumps
 from pipeline.model.roofline import BOUNDS
 from tests.helpers import analyze_rows
 
@@ -64,14 +68,20 @@ def calibration(*groups: dict) -> Calibration:
     return Calibration(groups=group_table(list(groups)), created="2026-01-01")
 
 
-def group(hardware: str, kind: str, *efficiencies: float, overhead: float, fitted=True) -> dict:
+def group(
+    hardware: str, kind: str, *efficiencies: float, overhead: float, fitted=True, **key
+) -> dict:
     nan = math.nan
+    form = "alpha_beta" if kind in KINDS[2:] else "roofline"
     return {
-        "hardware": hardware, "kind": kind,
+        "hardware": hardware, "kind": kind, "dtype": "" if kind in KINDS[2:] else "bf16",
+        "chips": 0, "link": "", "form": form,
         **dict(zip(EFFICIENCIES, efficiencies, strict=True)),
-        "overhead_seconds": overhead, "rows": 10, "error_before": 0.3,
-        "error_after": 0.02 if fitted else nan, "heldout_error": 0.03 if fitted else nan,
-        "fitted": fitted, "reason": "" if fitted else "too few rows: 2 measured, at least 3 needed",
+        "overhead_seconds": overhead, "shape": "", "rows": 30, "floor_median": 0.3,
+        "floor_p90": 0.9, "median": 0.02 if fitted else nan, "p90": 0.05 if fitted else nan,
+        "heldout_median": 0.03 if fitted else nan, "heldout_p90": 0.06 if fitted else nan,
+        "fitted": fitted, "used": fitted, "reason": "" if fitted else "10 rows, 25 needed",
+        **key,
     }  # fmt: skip
 
 
@@ -170,6 +180,109 @@ def test_calibrations_compare_by_value_nan_equal_to_nan():
     assert a == b  # every error nan: still equal
     c = calibration(group("h100", "custom", 0.5, 1, 1, overhead=0.0))
     assert a != c
-    assert a.group("h100", "custom")["reason"].startswith("too few rows")
-    with pytest.raises(KeyError):
-        a.group("h100", "matmul")
+    assert a.group("h100", "custom", "bf16")["reason"] == "10 rows, 25 needed"
+    with pytest.raises(KeyError, match="no calibration for h100 matmul bf16"):
+        a.group("h100", "matmul", "bf16")
+
+
+def test_each_row_takes_its_most_specific_used_group(results):
+    cal = calibration(
+        group("h100", "matmul", 0.5, 1.0, 1.0, overhead=0.0),  # bf16
+        group("h100", "matmul", 1.0, 1.0, 1.0, overhead=1e-3, dtype=""),  # every dtype
+        group("tpu-v5e", "matmul", 0.5, 1.0, 1.0, overhead=0.0, fitted=False),  # not used
+        group("tpu-v5e", "matmul", 1.0, 1.0, 1.0, overhead=2e-3, dtype=""),
+    )
+    t, _ = estimate(results, cal)
+    at = results.index.get_loc
+    assert t[at("mm_big")] == pytest.approx(2 * results.loc["mm_big", "t_math"])  # its dtype's
+    # the group of its dtype is not used: the wider group's estimate
+    assert t[at("mm_v5e")] == pytest.approx(results.loc["mm_v5e", "t_lower"] + 2e-3)
+    fp8 = results.loc[["mm"]].assign(compute_dtype="fp8")  # no fp8 group: every dtype's
+    assert estimate(fp8, cal)[0][0] == pytest.approx(results.loc["mm", "t_lower"] + 1e-3)
+
+
+def test_alpha_beta_adds_alpha_to_the_bandwidth_time_without_the_floor():
+    rows = [{"name": f"ar{v}", "op": "all_reduce", "bytes": v, "chips": 8, "hardware": "h100",
+             "dtype": "bf16"} for v in (10**3, 10**9)]  # fmt: skip
+    analysis = analyze_rows(rows, strict=True)
+    r, facts = analysis.results, analysis.facts
+    cal = calibration(group("h100", "all_reduce", 1, 1, 0.5, overhead=1e-5, chips=8, link="nvlink"))
+    t, bound = estimate(r, cal, facts)
+    knee = facts["latency_knee"].to_numpy()
+    assert r["network_bytes"].iloc[0] < knee[0] < r["network_bytes"].iloc[1]  # floor, then not
+    t_bw = r["t_network"].to_numpy() * np.minimum(r["network_bytes"].to_numpy() / knee, 1)
+    np.testing.assert_allclose(t, 1e-5 + t_bw / 0.5, rtol=1e-12)
+    assert t[0] - 1e-5 < 0.01 * r["t_network"].iloc[0] / 0.5  # below the knee: no floor
+    assert list(bound) == ["network", "network"]
+    # without the facts' knee, t_network (its floor and all) stands for the bandwidth time
+    np.testing.assert_allclose(estimate(r, cal)[0], 1e-5 + r["t_network"] / 0.5, rtol=1e-12)
+
+
+def shape_text(slope: float, lo: float, hi: float) -> str:
+    """A shape correction exp(slope x L_m), L_m clamped to [lo, hi]: the others at 0."""
+    coef = np.zeros(19)
+    coef[1] = slope
+    knots = np.tile(np.linspace(lo, hi, 4), (3, 1))
+    return dumps({"knots": knots, "coef": coef, "lo": np.full(3, lo), "hi": np.full(3, hi)})
+
+
+def test_a_shape_group_multiplies_its_roofline_estimate_clamped_to_its_range(results):
+    cal = calibration(group("h100", "matmul", 1.0, 1.0, 1.0, overhead=0.0,
+                            form="roofline+shape", shape=shape_text(0.1, 0.0, 9.0)))  # fmt: skip
+    t, _ = estimate(results, cal)
+    at = results.index.get_loc
+    # mm: m = B = 256, L_m 8 inside the range; mm_big: B 8192, L_m 13 clamped to 9
+    assert t[at("mm")] == pytest.approx(results.loc["mm", "t_lower"] * math.exp(0.8))
+    assert t[at("mm_big")] == pytest.approx(results.loc["mm_big", "t_lower"] * math.exp(0.9))
+    # an einsum's m is its lhs free and batch dims: ein BSD,DF->BSF, m = B x S = 256
+    assert t[at("ein")] == pytest.approx(results.loc["ein", "t_lower"] * math.exp(0.8))
+
+
+def test_a_transformer_steps_custom_ops_borrow_the_chips_memory_bound_fit():
+    analysis = analyze_rows([{"name": "step", "op": "transformer", "model": "llama3-8b",
+                              "hardware": "h100", "dtype": "bf16", "B": 8, "T": 1, "S": 1024}])  # fmt: skip
+    r, facts = analysis.results, analysis.facts
+    cal = calibration(group("h100", "matmul", 0.5, 0.8, 0.9, overhead=2e-6))
+    out = with_estimate(r, cal, facts).set_index("name")
+    custom = ["step/attention", "step/norms", "step/residual", "step/mlp_act"]
+    ops = out.loc[custom]
+    expected = np.maximum(ops["t_math"], ops["t_hbm"] / 0.8) + 2e-6 * ops.get("count", 1)
+    np.testing.assert_allclose(ops["t_estimate"], expected, rtol=1e-12)  # compute at 1
+    assert set(ops["calibration"]) == {"calibration (borrowed: h100 matmul bf16)"}
+    assert out.loc["step/q_proj", "calibration"] == "calibration"  # its own group
+    assert out.loc["step", "calibration"] == "calibration"  # the total: its ops' sum, later
+    # every partition of a run has the same categories, whichever of its rows borrow
+    alone = with_estimate(r.iloc[:2], cal, facts.iloc[:2])["calibration"]
+    assert list(alone.cat.categories) == list(out["calibration"].cat.categories)
+    # outside a step, a custom row without a group of its own has no estimate
+    assert np.isnan(estimate(r, cal)[0][r["op"].astype(str).eq("custom").to_numpy()]).all()
+
+
+def test_no_estimate_is_ever_inf(results):
+    huge = results.loc[["mm"]].assign(t_math=1e305, t_hbm=1e305, t_lower=1e305)
+    cal = calibration(group("h100", "matmul", 1e-6, 1e-6, 1.0, overhead=3600.0))
+    t, bound = estimate(huge, cal)
+    assert np.isnan(t).all() and bound.isna().all()  # past float64: none, never inf
+    wild = calibration(group("h100", "matmul", 1.0, 1.0, 1.0, overhead=0.0,
+                             form="roofline+shape", shape=shape_text(1e3, 0.0, 9.0)))  # fmt: skip
+    t, _ = estimate(results, wild)
+    assert not np.isinf(t).any() and np.isnan(t[results.index.get_loc("mm")])
+
+
+def test_the_summary_says_the_used_groups_and_names_the_others(results):
+    cal = calibration(
+        group("h100", "matmul", 0.5, 1.0, 1.0, overhead=0.0),
+        group("h100", "custom", *[math.nan] * 3, overhead=math.nan, fitted=False),
+        group("h100", "all_reduce", 1, 1, 0.5, overhead=1e-5, chips=8, link="nvlink"),
+    )
+    said = calibration_summary(cal)
+    assert [(g["kind"], g["form"]) for g in said["groups"]] == [
+        ("matmul", "roofline"), ("all_reduce", "alpha_beta")]  # fmt: skip
+    assert said["unfitted"] == ["h100 custom bf16"]
+    assert "shape" not in said["groups"][0]  # the correction's text stays in its file
+    assert set(said) >= {"floor_median", "floor_p90", "heldout_median", "heldout_p90"}
+    assert said["heldout_median"] is None  # NaN: said as none
+    assert unused_warnings(said)[0].endswith(
+        "(fitted: h100 matmul bf16, h100 all_reduce nvlink 8); the times are the floor "
+        "(t_lower) alone"
+    )

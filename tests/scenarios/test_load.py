@@ -7,7 +7,7 @@ import pytest
 import pipeline
 from pipeline.errors import ScenarioFileError
 from pipeline.scenarios import load_scenarios
-from tests.helpers import load_text, write_scenarios
+from tests.helpers import compute_text, load_text, write_scenarios
 
 HEAD = "name,op,B,D,F,hardware"
 
@@ -438,3 +438,44 @@ def test_a_collective_needs_no_peak_for_its_dtype(tmp_path, catalog):
     )
     assert not analysis.problem_list
     assert analysis.results["t_network"].iat[0] == pytest.approx(1e9 / 2e11)
+
+
+# -- the measured time's unit in its column name (issue 41) --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("column", "cell", "seconds"),
+    [
+        ("measured_seconds", "0.5", 0.5),
+        ("measured_ms", "0.5", 5e-4),
+        ("Measured_US", "250", 2.5e-4),
+    ],
+)
+def test_measured_time_in_seconds_ms_or_us(tmp_path, catalog, column, cell, seconds):
+    loaded = load_text(tmp_path, catalog, f"{HEAD},{column}\na,matmul,1,2,3,h100,{cell}\n")
+    assert not loaded.problems, loaded.problems
+    assert loaded.frame["measured_seconds"].iat[0] == pytest.approx(seconds, rel=1e-12)
+    assert [c for c in loaded.frame.columns if c.startswith("measured")] == ["measured_seconds"]
+
+
+def test_two_measured_columns_are_refused_naming_both(tmp_path, catalog):
+    text = f"{HEAD},measured_ms,measured_us\na,matmul,1,2,3,h100,1,2\n"
+    with pytest.raises(ScenarioFileError, match="measured_ms.*measured_us"):
+        load_text(tmp_path, catalog, text)
+
+
+def test_measured_ms_with_a_unit_in_the_cell_is_refused(tmp_path, catalog):
+    text = f"{HEAD},measured_ms\na,matmul,1,2,3,h100,3 ms\n"
+    assert only_message(tmp_path, catalog, text) == (
+        "column measured_ms: '3 ms' is not a positive number"
+    )
+
+
+def test_a_gemm_table_of_m_n_k_is_a_matmul_or_its_einsum(tmp_path, catalog):
+    """docs/input.md: x[m,k] @ W[n,k]^T is matmul B=m, D=k, F=n, or op "MK,NK->MN" as is."""
+    text = ('name,op,B,D,F,M,N,K,hardware,x_dtype,y_dtype\n'
+            'mm,matmul,48,7168,2048,,,,h100,bf16,fp8\n'
+            'es,"MK,NK->MN",,,,48,2048,7168,h100,bf16,fp8\n')  # fmt: skip
+    t = compute_text(tmp_path, catalog, text)
+    cols = ["flops", "bytes_read", "bytes_written", "t_lower", "bound"]
+    assert t.loc["mm", cols].tolist() == t.loc["es", cols].tolist()

@@ -22,6 +22,7 @@ small,matmul,h100,1..900,4096,4096,,,1e-3
 big,matmul,h100|b200,1..60*2,262144,262144,,,
 near,matmul,tpu-v5e,1..400,8192,8192,,,2e-4
 ag,all_gather,h100,,,,1000..1000000000*10,8,
+fast,matmul,h100,1..40,4096,4096,,,1e-6
 """
 TEXT_COLUMNS = {c: str for c in ("name", "series", "hardware", "bound")}
 
@@ -34,13 +35,14 @@ def parts_of(tmp_path, cuts: list[int]) -> tuple[list[dict], int]:
     return [computed(frame)[2].findings for frame in frames], plan.total
 
 
-@pytest.mark.parametrize("cuts", [[0, 1], [0, 450, 901, 1300], [0, 5, 200, 899, 1000, 1310]])
+@pytest.mark.parametrize("cuts", [[0, 1], [0, 450, 901, 1300], [0, 5, 200, 899, 1000, 1310, 1325]])
 def test_findings_merged_from_any_cut_are_those_of_every_row(tmp_path, cuts):
     local = pipeline.analyze(write_scenarios(tmp_path, TEXT)).summary.findings
     parts, total = parts_of(tmp_path, cuts)
     got = merge_findings(parts)
     assert got["scenarios"] == total
-    assert all(local[k] for k in ("comm_total", "nofit_total", "measured_off_total"))
+    assert all(local[k] for k in ("comm_total", "nofit_total", "measured_off_total",
+                                  "measured_below_total"))  # fmt: skip
     assert set(got) - set(PARTIAL_KEYS) == set(local)
     for key, want in local.items():
         if isinstance(want, pd.DataFrame):
@@ -98,3 +100,32 @@ def test_worst_per_series_is_the_stable_sort_and_first_per_series(chunk):
     assert in_series.tolist() == expected["in_series"].tolist()
     empty = worst_per_series(np.array([]), np.array([], dtype=int), 25)
     assert len(empty[0]) == 0
+
+
+# measured faster than the floor: a memory-bound matmul whose activations fit H100's L2 (0.7 x
+# its floor, as in AIConfigurator's tables), one far too big for any cache, a compute-bound
+# one, a small all-reduce of 8 chips under its latency floor; and one above its floor
+BELOW = """
+name,op,hardware,B,D,F,bytes,chips,link,measured_seconds
+l2,matmul,h100,32768,512,32,,,,7.5e-6
+huge,matmul,h100,64,1048576,4096,,,,1.0e-4
+math,matmul,h100,8192,8192,8192,,,,2.0e-4
+ar,all_reduce,h100,,,,32768,8,nvlink,1.0e-6
+slow,matmul,h100,32768,512,32,,,,1.0
+"""
+
+
+def test_rows_below_the_floor_are_listed_deepest_first_with_their_likely_cause(tmp_path):
+    a = pipeline.analyze(write_scenarios(tmp_path, BELOW))
+    t = a.results.set_index("name")
+    assert (t.loc[["l2", "huge", "math", "ar"], "measured_over_predicted"] < 1).all()
+    found = a.summary.findings
+    below = found["measured_below"]
+    assert found["measured_below_total"] == 4 and found["measured_below_series"] == 4
+    causes = dict(zip(below["name"], below["cause"], strict=True))
+    assert causes == {"l2": "cache", "huge": "rates", "math": "rates", "ar": "one_shot"}
+    ratio = below["ratio"].to_numpy()
+    assert (np.diff(ratio) >= 0).all()  # the farthest under its floor first
+    assert ratio == pytest.approx(
+        t.loc[below["name"], "measured_over_predicted"].to_numpy(), rel=1e-12
+    )

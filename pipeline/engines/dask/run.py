@@ -148,8 +148,8 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
     target = out_dir / (args["name"] or path.stem)
     merged = Merged()
     scheduler = args["scheduler"]
-    cal, cal_file = args["calibration"] or (None, None)
-    inputs = [path, *catalog.files, *([cal_file] if cal_file else [])]
+    cal, cal_files = args["calibration"] or (None, ())
+    inputs = [path, *catalog.files, *cal_files]
     with OutputFolder(target, inputs=inputs, force=args["force"]) as tmp:
         (tmp / "results").mkdir()  # before any task: a task never makes a folder (partition)
         with connected(module, scheduler, args["workers"], args["timeout"]) as client:

@@ -1,9 +1,10 @@
 """The calibration chart (issue 32 item 1: "a predicted-vs-measured chart, log-log with the
-y = x line, before and after"): each measured row's predicted time against its measured
-time, the roofline floor (t_lower) on the left, the calibrated estimate (t_estimate) on the
-right, on the same log-log axes with the line predicted = measured, a colour per chip x op
-kind, and each panel's mean relative error, mean |t / measured - 1|: the numbers the fit
-computed and the calibration file states as its error before and after, drawn, not redone."""
+y = x line, before and after"; issue 41: a colour per dtype, the symmetric error): each
+measured row's predicted time against its measured time, the roofline floor (t_lower) on the
+left, the calibrated estimate (t_estimate) on the right, on the same log-log axes with the
+line predicted = measured, a colour per dtype (a collective's op for a collective), and each
+panel's median and p90 of the error max(t/m, m/t) - 1: the numbers the fit computed and the
+calibration file states (ERRORS), drawn, not redone."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from pipeline.calibration.estimate import KINDS
+from pipeline.calibration.estimate import ERRORS, KINDS
 from pipeline.i18n import _, current_lang
+from pipeline.model.dtypes import DTYPES
 from pipeline.render import format as fmt
 from pipeline.render.charts.fleet import FLEET_COLORS
 from pipeline.render.charts.labels import chart_text, rows_text
@@ -50,9 +52,9 @@ LEGEND_COLUMNS = 3
 @dataclass(frozen=True)
 class CalibrationChartData:
     """The points of a calibration chart, one per row with a measured time and a floor (in
-    seconds): its floor, its estimate (NaN where its group was not calibrated) and its group
-    (`group`, codes into `group_names`, 'h100 matmul': hardware then op kind); the mean
-    relative errors before and after the calibration states (NaN: nothing fitted)."""
+    seconds): its floor, its estimate (NaN where no used group estimates it) and its colour's
+    group (`group`, codes into `group_names`: its dtype, 'bf16', or a collective's op); the
+    errors the calibration states (`errors`, ERRORS' names: NaN, nothing fitted)."""
 
     title: str
     subtitle: str
@@ -61,8 +63,7 @@ class CalibrationChartData:
     t_estimate: np.ndarray
     group: np.ndarray  # int64 codes into group_names
     group_names: tuple[str, ...]
-    error_before: float
-    error_after: float
+    errors: dict[str, float]
     not_calibrated: int  # points whose estimate is NaN: left out of the After panel
     left_out: int = 0  # rows without a measured time or a floor to draw
 
@@ -75,13 +76,13 @@ class CalibrationChartData:
 def calibration_chart_data(
     results: pd.DataFrame,
     t_estimate: np.ndarray,
-    kinds: np.ndarray,
-    errors: tuple[float, float],
+    labels: np.ndarray,
+    errors: dict[str, float],
     title: str | None = None,
 ) -> CalibrationChartData:
     """A calibration chart's data from results with `measured_seconds`, their estimates
-    (calibration.estimate) and op kinds (calibration.op_kinds), one of each per row, and the
-    mean errors before and after that the fit computed (its Calibration's)."""
+    (calibration.estimate) and colour labels (chart_labels), one of each per row, and the
+    errors that the fit computed (its Calibration's ERRORS)."""
     measured = _floats(results, "measured_seconds")
     t_lower = _floats(results, "t_lower")
     t_estimate = np.asarray(t_estimate, dtype=float)
@@ -90,26 +91,30 @@ def calibration_chart_data(
         estimated = np.isfinite(t_estimate) & (t_estimate > 0)
     measured, t_lower, t_estimate = measured[keep], t_lower[keep], t_estimate[keep]
     t_estimate = np.where(estimated[keep], t_estimate, np.nan)
-    # a code per chip x kind, from each column's distinct values, not per row's strings
-    hw, hw_names = _sorted_codes(results["hardware"][keep], limit=28)
-    kind, kind_names = _sorted_codes(np.asarray(kinds, dtype=object)[keep], order=KINDS)
-    pairs, group = np.unique(hw * len(kind_names) + kind, return_inverse=True)
-    nk = max(len(kind_names), 1)
-    names = tuple(f"{hw_names[p // nk]} {kind_names[p % nk]}" for p in pairs)
-    before, after = (float(e) for e in errors)
+    # a code per label, from its distinct values, not per row's strings
+    group, names = _sorted_codes(np.asarray(labels, dtype=object)[keep], (*DTYPES, *KINDS), 28)
+    said = {k: float(errors.get(k, np.nan)) for k in ERRORS}
     return CalibrationChartData(
         title=chart_text(_("Predicted against measured time") if title is None else title, 120),
-        subtitle=_subtitle(len(measured), len(names), before, after),
+        subtitle=_subtitle(len(measured), len(names), said),
         measured=measured,
         t_lower=t_lower,
         t_estimate=t_estimate,
         group=group.reshape(-1).astype(np.int64),
-        group_names=names,
-        error_before=before,
-        error_after=after,
+        group_names=tuple(names),
+        errors=said,
         not_calibrated=int((~np.isfinite(t_estimate)).sum()),
         left_out=int((~keep).sum()),
     )
+
+
+def chart_labels(results: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
+    """Each row's colour: its compute dtype ('bf16'; '' unknown), a collective's op."""
+    kinds = np.asarray(kinds, dtype=object)
+    if "compute_dtype" not in results.columns:
+        return kinds
+    dtype = results["compute_dtype"].astype(object).fillna("").astype(str).to_numpy(dtype=object)
+    return np.where(np.isin(kinds, KINDS[2:]) | (dtype == ""), kinds, dtype)
 
 
 def _floats(results: pd.DataFrame, column: str) -> np.ndarray:
@@ -130,14 +135,16 @@ def _sorted_codes(values, order: tuple[str, ...] = (), limit: int = 20) -> tuple
     return remap[codes], [names[i] for i in by]
 
 
-def _subtitle(points: int, groups: int, before: float, after: float) -> str:
-    rows, groups = rows_text(points, "measured row"), rows_text(groups, "group")
-    if np.isnan(after):
-        return _("{rows} in {groups} (chip × op kind); no row calibrated", rows=rows,
-                 groups=groups)  # fmt: skip
-    return _("{rows} in {groups} (chip × op kind); calibrating takes the mean |predicted / "
-             "measured − 1| from {before} to {after}", rows=rows, groups=groups,
-             before=fmt.percent(before), after=fmt.percent(after))  # fmt: skip
+def _subtitle(points: int, colours: int, errors: dict[str, float]) -> str:
+    rows = rows_text(points, "measured row")
+    if np.isnan(errors["heldout_median"]):
+        return _("{rows}; no row calibrated", rows=rows)
+    return _("{rows}; calibrating takes the median error max(t/m, m/t) − 1 from {before} to "
+             "{after} held out (p90 {before_p90} to {after_p90})", rows=rows,
+             before=fmt.percent(errors["floor_median"]),
+             after=fmt.percent(errors["heldout_median"]),
+             before_p90=fmt.percent(errors["floor_p90"]),
+             after_p90=fmt.percent(errors["heldout_p90"]))  # fmt: skip
 
 
 @in_chart_fonts
@@ -244,19 +251,25 @@ def _time_axes(ax, low: float, high: float) -> None:
 
 
 def _error_line(data: CalibrationChartData, after: bool) -> str:
-    """A panel's subtitle: its mean error ('mean error 34.0%'), both over the calibrated
-    rows; when some are not, before says over which rows, after how many it leaves out."""
-    error = data.error_after if after else data.error_before
-    if np.isnan(error):
+    """A panel's subtitle: its error's median and p90 ('median 34.0%, p90 120%'), both
+    over the calibrated rows; the estimate's fitted and held out, and the rows left out."""
+    e = data.errors
+    if np.isnan(e["heldout_median"]):
         return _("no row calibrated")
-    error = fmt.percent(error)
-    if not data.not_calibrated:
-        return _("mean error {error}", error=error)
-    if after:
-        rows = rows_text(data.not_calibrated)
-        return _("mean error {error}; {rows} not calibrated", error=error, rows=rows)
-    n = fmt.count(int(data.calibrated.sum()))
-    return _("mean error {error} over the {n} calibrated rows", error=error, n=n)
+    if not after:
+        said = _("median {median}, p90 {p90}", median=fmt.percent(e["floor_median"]),
+                 p90=fmt.percent(e["floor_p90"]))  # fmt: skip
+        if data.not_calibrated:
+            n = fmt.count(int(data.calibrated.sum()))
+            said += " " + _("over the {n} calibrated rows", n=n)
+        return said
+    said = _("median {median}, p90 {p90} (held out {heldout}, {heldout_p90})",
+             median=fmt.percent(e["median"]), p90=fmt.percent(e["p90"]),
+             heldout=fmt.percent(e["heldout_median"]),
+             heldout_p90=fmt.percent(e["heldout_p90"]))  # fmt: skip
+    if data.not_calibrated:
+        said += "; " + _("{rows} not calibrated", rows=rows_text(data.not_calibrated))
+    return said
 
 
 def _handles(data: CalibrationChartData, shown: np.ndarray) -> list:

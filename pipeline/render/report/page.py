@@ -73,7 +73,7 @@ def _png_record(chart: Chart, data: bytes) -> dict:
 
 def _findings(analysis: Record) -> dict:
     found = dict(analysis.summary.findings)
-    for key in ("slowest", "comm", "nofit", "measured_off"):
+    for key in ("slowest", "comm", "nofit", "measured_off", "measured_below"):
         found[key] = records(found[key])
     found["comm_none"] = _no_comm(analysis.summary.scenarios, int(found["collective_rows"]))
     return found

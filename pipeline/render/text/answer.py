@@ -164,7 +164,8 @@ def _estimate(line: Mapping, t_min: float, t_max: float) -> dict:
 def calibration_sentence(calibration) -> str | None:
     """Which calibration a run applied and how far off it is, in one sentence (None without
     one): 'Times are floor → estimate: calibration cal.toml 1a2b (2026-11-25, fitted to
-    meas.csv): held-out error 2.5% (the floor's 47%); h100 custom not calibrated.'"""
+    meas.csv): error 2.5% / 9.0% held out (the floor's 47% / 250%), median / p90; not used:
+    h100 custom (every dtype). ...'"""
     if not calibration:
         return None
     source = Path(calibration["source"]).name if calibration["source"] else _("its measurements")
@@ -175,7 +176,12 @@ def calibration_sentence(calibration) -> str | None:
             "No estimate: calibration {label} ({created}, fitted to {source}) fits none of this "
             "run's chips and op kinds (it fits {fitted}), so the times are the roofline's floor "
             "(t_lower).",
-            fitted=", ".join(f"{g['hardware']} {g['kind']}" for g in calibration["groups"]),
+            fitted=", ".join(
+                " ".join(
+                    str(g[k]) for k in ("hardware", "kind", "dtype", "link", "chips") if g.get(k)
+                )
+                for g in calibration["groups"]
+            ),
             **values,
         )
     if not calibration["groups"]:  # nothing fitted: the times are the floor's alone
@@ -186,21 +192,22 @@ def calibration_sentence(calibration) -> str | None:
             unfitted=", ".join(unfitted) or _("none"),
             **values,
         )
-    values["error"] = fmt.percent(calibration["heldout_error"])
-    values["before"] = fmt.percent(calibration["error_before"])
+    for key, which in (("error", "heldout_"), ("before", "floor_")):  # median / p90
+        values[key] = " / ".join(fmt.percent(calibration[which + q]) for q in ("median", "p90"))
     if unfitted:
         return _(
             "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
-            "calibration {label} ({created}, fitted to {source}): held-out error {error} (the "
-            "floor's {before}); not calibrated: {unfitted}. Errors are the mean "
-            "|time / measured - 1|.",
+            "calibration {label} ({created}, fitted to {source}): error {error} held out (the "
+            "floor's {before}), median / p90; not used: {unfitted}. The error is "
+            "max(time / measured, measured / time) - 1.",
             unfitted=", ".join(unfitted),
             **values,
         )
     return _(
         "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
-        "calibration {label} ({created}, fitted to {source}): held-out error {error} (the "
-        "floor's {before}). Errors are the mean |time / measured - 1|.",
+        "calibration {label} ({created}, fitted to {source}): error {error} held out (the "
+        "floor's {before}), median / p90. The error is max(time / measured, measured / time) "
+        "- 1.",
         **values,
     )
 

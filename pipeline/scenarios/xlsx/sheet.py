@@ -25,14 +25,20 @@ from pipeline.catalogs.hardware import EFFICIENCY_COLUMNS
 from pipeline.errors import ScenarioFileError, printable, quoted
 from pipeline.i18n import _
 from pipeline.model.ops import DIM
-from pipeline.scenarios.header import OVERRIDES, REQUIRED, normal_name, nul_message
+from pipeline.scenarios.header import (
+    MEASURED_UNITS,
+    OVERRIDES,
+    REQUIRED,
+    normal_name,
+    nul_message,
+)
 from pipeline.scenarios.problems import BOOLEAN, DATE, ERROR, FORMULA, Found
 from pipeline.scenarios.xlsx.budget import Scan, ref, scan_sheet
 from pipeline.scenarios.xlsx.package import DAMAGED, SheetEntry, open_package
 
 PREFERRED = ("Scenarios", "Inputs")  # the template's sheet, then the one `pipeline run` writes
 NUMBER_COLUMNS = frozenset(
-    ("chips", "flops", "bytes", *OVERRIDES, *EFFICIENCY_COLUMNS, "measured_seconds")
+    ("chips", "flops", "bytes", *OVERRIDES, *EFFICIENCY_COLUMNS, *MEASURED_UNITS)
 )
 # the Inputs sheet's last row when --workbook-input-rows left rows out (render.workbook.book)
 CAPPED_NOTE = "Not every input row is on this sheet"

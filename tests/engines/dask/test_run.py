@@ -318,3 +318,26 @@ def test_models_calibration_and_lang_are_given_as_analyze_takes_them(tmp_path, c
     pd.testing.assert_series_equal(rows["t_estimate"], want["t_estimate"])
     assert got.record.summary.calibration == local.summary.calibration
     assert '<html lang="ko">' in (got.folder / "report.html").read_text(encoding="utf-8")
+
+
+def test_rows_below_the_floor_are_found_across_partitions_as_locally(tmp_path, cluster):
+    """Issue 41: the measured rows under their floor, merged from partitions, with their cause."""
+    path = write_scenarios(tmp_path, "name,op,hardware,B,D,F,bytes,chips,measured_seconds\n"
+                           "l2,matmul,h100,32768,512,32|64|128,,,7.5e-6\n"
+                           "ar,all_reduce,h100,,,,32768|65536,8,1e-6\n"
+                           "math,matmul,h100,8192,8192,8192,,,2e-4\n")  # fmt: skip
+    local = pipeline.analyze(path).summary.findings
+    got = run_dask(path, tmp_path / "out", scheduler=cluster.scheduler_address, partition_rows=2,
+                   options=dask_run.Options(plots=False, workbook=False))  # fmt: skip
+    found = got.record.summary.findings
+    assert found["measured_below_total"] == local["measured_below_total"] == 6
+    text = dict.fromkeys(("name", "series", "hardware", "bound", "op", "cause"), str)
+    pd.testing.assert_frame_equal(
+        found["measured_below"].reset_index(drop=True).astype(text),
+        local["measured_below"].reset_index(drop=True).astype(text),
+        check_dtype=False,
+    )
+    assert set(found["measured_below"]["cause"]) == {"cache", "one_shot", "rates"}
+    report = (got.folder / "report.html").read_text(encoding="utf-8")
+    assert "Measured below the floor: 6 scenarios" in report
+    assert report.index("Measured below the floor") < report.index("Measured vs predicted")

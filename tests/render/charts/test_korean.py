@@ -11,11 +11,16 @@ import warnings
 import pytest
 
 import pipeline
-from pipeline.calibration.estimate import estimate, op_kinds
+from pipeline.calibration.estimate import ERRORS, estimate
 from pipeline.calibration.fit import fit
+from pipeline.calibration.groups import op_kinds
 from pipeline.i18n import current_lang, use_lang
 from pipeline.render.charts import figure, plan_charts
-from pipeline.render.charts.calibration import calibration_chart_data, calibration_figure
+from pipeline.render.charts.calibration import (
+    calibration_chart_data,
+    calibration_figure,
+    chart_labels,
+)
 from pipeline.render.charts.fonts import chart_rc
 from pipeline.render.charts.step_sweep_data import model_frame
 from pipeline.render.charts.style import png_bytes
@@ -86,11 +91,11 @@ def test_the_chips_and_calibration_charts_render_in_korean():
     measured = analyze_file(ROOT / "scenarios" / "measured.csv").results
     fitted = fit(measured)
     t_estimate, _ = estimate(measured, fitted)
-    errors = (fitted.error_before, fitted.error_after)
+    errors = {k: getattr(fitted, k) for k in ERRORS}
+    labels = chart_labels(measured, op_kinds(measured))
 
     def calibration():
-        return calibration_figure(calibration_chart_data(measured, t_estimate,
-                                                         op_kinds(measured), errors))  # fmt: skip
+        return calibration_figure(calibration_chart_data(measured, t_estimate, labels, errors))
 
     fig, png = korean_png(calibration)
     assert_png(png)

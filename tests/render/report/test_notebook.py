@@ -166,7 +166,7 @@ def test_a_calibrated_analysis_shows_floor_to_estimate_and_its_calibration(tmp_p
     from tests.helpers import measured_rows
 
     path = tmp_path / "m.csv"
-    measured_rows(20).to_csv(path, index=False)
+    measured_rows(30).to_csv(path, index=False)  # 25 rows a group at least
     pipeline.calibrate(path, tmp_path / "cal.toml")
     html = pipeline.analyze(path, calibration=tmp_path / "cal.toml")._repr_html_()
     assert "time (floor → estimate)" in html and "Times are floor → estimate" in html

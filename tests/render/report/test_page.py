@@ -635,3 +635,25 @@ def test_a_model_chart_without_sweep_charts_is_not_introduced_as_a_sweep():
     html = html_of(analysis, [(chart, tiny_png(4, 3, (10, 20, 30)))])
     section = html[html.index('id="sweeps"') : html.index('id="hardware"')]
     assert 'alt="m: tokens/s"' in section and "One line per series" not in section
+
+
+def test_rows_measured_below_the_floor_come_first_with_their_likely_cause():
+    """Issue 41: the measured findings open with the rows faster than t_lower, each with its
+    likely cause; a run with none has no such list."""
+    rows = [
+        {"name": "l2", "op": "matmul", "B": 32768, "D": 512, "F": 32, "hardware": "h100",
+         "measured_seconds": 7.5e-6},
+        {"name": "ar", "op": "all_reduce", "bytes": 32768, "chips": 8, "hardware": "h100",
+         "measured_seconds": 1e-6},
+        {"name": "math", "op": "matmul", "B": 8192, "D": 8192, "F": 8192, "hardware": "h100",
+         "measured_seconds": 2e-4},
+    ]  # fmt: skip
+    a = analyze_rows(rows)
+    page = htmllib.unescape(re.sub(r"<[^>]+>", "", render_report(a, "run")))
+    below = _text(page, "Measured below the floor: 3 scenarios", "Measured vs predicted")
+    for said in ("cache reuse (L2 holds an operand the benchmark replays)",
+                 "a one-shot all_reduce under the ring's latency floor",
+                 "check the catalog's rates"):  # fmt: skip
+        assert said in below, said
+    above = analyze_rows([{**rows[2], "measured_seconds": 1.0}])  # none under: no such list
+    assert "Measured below the floor" not in render_report(above, "run")

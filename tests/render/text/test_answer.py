@@ -70,13 +70,18 @@ def test_the_calibration_sentence_names_it_its_error_and_what_it_did_not_fit():
     from pipeline.render.text.answer import calibration_sentence
 
     about = {"label": "cal.toml 1a2b", "created": "2026-11-25", "source": "/x/measured.csv",
-             "heldout_error": 0.025, "error_before": 0.466, "unfitted": ["h100 all_gather"],
+             "heldout_median": 0.025, "heldout_p90": 0.09, "floor_median": 0.466,
+             "floor_p90": 2.5, "unfitted": ["h100 all_gather"],
              "groups": [{"hardware": "h100", "kind": "matmul"}]}  # fmt: skip
     assert calibration_sentence(about) == (
         "Times are floor → estimate: the roofline's floor (t_lower), then t_estimate with "
-        "calibration cal.toml 1a2b (2026-11-25, fitted to measured.csv): held-out error 2.5% "
-        "(the floor's 46.6%); not calibrated: h100 all_gather. Errors are the mean |time / "
-        "measured - 1|."
+        "calibration cal.toml 1a2b (2026-11-25, fitted to measured.csv): error 2.5% / 9.0% "
+        "held out (the floor's 46.6% / 250.0%), median / p90; not used: h100 all_gather. The "
+        "error is max(time / measured, measured / time) - 1."
+    )
+    assert calibration_sentence({**about, "unfitted": []}).endswith(
+        "(the floor's 46.6% / 250.0%), median / p90. The error is max(time / measured, "
+        "measured / time) - 1."
     )
     assert calibration_sentence({**about, "groups": []}).startswith(
         "No estimate: calibration cal.toml 1a2b (2026-11-25, fitted to measured.csv) fits no "
