@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_startup.py
 	$(VENV)/bin/python benchmarks/bench_pipeline.py
 	$(VENV)/bin/python benchmarks/bench_xlsx_input.py
+	$(VENV)/bin/python benchmarks/bench_trace.py
 	$(VENV)/bin/python benchmarks/bench_compare.py
 	$(VENV)/bin/python benchmarks/bench_dask.py
 	$(VENV)/bin/python benchmarks/bench_ab.py

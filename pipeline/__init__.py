@@ -39,6 +39,7 @@ from pipeline.errors import (
 )
 from pipeline.run.index import failed_entry, index_entry, write_index
 from pipeline.run.write import Written
+from pipeline.traces import import_trace
 from pipeline.version import __version__
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ __all__ = [
     "compare",
     "compare_runs",
     "failed_entry",
+    "import_trace",
     "index_entry",
     "load_hardware",
     "load_models",

@@ -5,6 +5,7 @@ frame the fault tests and the benchmarks run."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -610,3 +611,52 @@ def figure_texts(fig) -> list[str]:
     for legend in fig.legends:
         found += [t.get_text() for t in legend.get_texts()] + [legend.get_title().get_text()]
     return [t for t in found if t]
+
+
+# Small hand-made PyTorch profiler traces (Chrome trace JSON, as Kineto writes it): ops,
+# launches and the GPU work they start, for tests/traces and tests/cli/test_traces.py
+TORCH_BF16 = "c10::BFloat16"
+
+
+def trace_op(name, ts, dur, dims=None, types=None, tid=1, inputs=None) -> dict:
+    args = {"External id": 1}
+    if dims is not None:
+        args["Input Dims"] = dims
+        args["Input type"] = types if types is not None else [TORCH_BF16] * len(dims)
+    if inputs is not None:
+        args["Concrete Inputs"] = inputs
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 7, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}  # fmt: skip
+
+
+def trace_launch(ts, link, tid=1, name="cudaLaunchKernel", cat="cuda_runtime", key="correlation"):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 7, "tid": tid, "ts": ts, "dur": 1,
+            "args": {key: link}}  # fmt: skip
+
+
+def trace_kernel(link, dur, cat="kernel", device=0, key="correlation") -> dict:
+    return {"ph": "X", "cat": cat, "name": f"gemm_{link}", "pid": 0, "tid": 7, "ts": 5000 + link,
+            "dur": dur, "args": {key: link, "device": device}}  # fmt: skip
+
+
+def trace_gemm(name, ts, dims, link, dur, tid=1, types=None) -> list[dict]:
+    """One GEMM call that launches one kernel of `dur` µs."""
+    return [
+        trace_op(name, ts, 10, dims, types, tid=tid),
+        trace_launch(ts + 5, link, tid=tid),
+        trace_kernel(link, dur),
+    ]
+
+
+def write_trace(path: Path, events, device="NVIDIA H100 80GB HBM3", packed=False, **top) -> Path:
+    """The trace with `events`, its device (an id 0, or (id, name) pairs) and top-level keys."""
+    devices = [(0, device)] if isinstance(device, str) else device
+    body = {"schemaVersion": 1, "record_shapes": 1, **top,
+            "deviceProperties": [{"id": i, "name": n, "numSms": 132} for i, n in devices],
+            "traceEvents": events}  # fmt: skip
+    text = json.dumps(body, indent=1)
+    if packed:
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path

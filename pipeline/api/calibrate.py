@@ -324,6 +324,9 @@ def calibration_text(calibration: Calibration) -> str:
         if not g["fitted"] and TOO_FEW.match(g["reason"]):  # said together, below
             few.append(f"{g['name']} ({g['reason']})")
             continue
+        if not g["fitted"] and g["reason"].startswith(f"{g['rows']:,} row"):  # said there
+            lines.append("  " + _("{where}: not fitted: {reason}", **said))
+            continue
         if not g["fitted"]:
             if g["rows"] == 1:
                 text = _("{where}: not fitted ({rows} row): {reason}", **said)

@@ -23,6 +23,7 @@ from pipeline.cli.changes import compare
 from pipeline.cli.localized import LocalizedGroup, localize
 from pipeline.cli.models import models
 from pipeline.cli.running import run, validate
+from pipeline.cli.traces import import_trace
 from pipeline.i18n import _, current_lang, use_lang
 
 __all__ = ["cli"]
@@ -85,6 +86,7 @@ def cli() -> None:
     """
 
 
-for command in (run, validate, hardware, template, compare, models, calibrate, calibrations):
+for command in (run, validate, hardware, template, compare, models, calibrate, calibrations,
+                import_trace):  # fmt: skip
     cli.add_command(command)
 localize(cli)  # --help in the language of --lang or PIPELINE_LANG (pipeline/cli/localized.py)

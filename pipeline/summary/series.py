@@ -103,6 +103,10 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
         estimate = results["t_estimate"].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             table = table.assign(e_min=reduce(np.fmin, estimate), e_max=reduce(np.fmax, estimate))
+    if "measured_seconds" in results.columns:  # measured rows: the measured times' range
+        measured = results["measured_seconds"].to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            table = table.assign(m_min=reduce(np.fmin, measured), m_max=reduce(np.fmax, measured))
     return table.assign(**dim_ranges(results, reduce))
 
 
@@ -212,7 +216,7 @@ def merge_lines(tables: list[pd.DataFrame]) -> pd.DataFrame:
 
 KNEES = ("knee_min", "knee_max", "knee_chip_min", "knee_chip_max")  # chip_lines'
 # a calibrated run's t_estimate over the series' rows (e_), and KNEES: ranges to widen too
-EXTRA = ("e_min", "e_max", *KNEES)
+EXTRA = ("e_min", "e_max", "m_min", "m_max", *KNEES)
 
 
 def chip_lines(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:

@@ -88,3 +88,21 @@ def test_the_calibration_sentence_names_it_its_error_and_what_it_did_not_fit():
         "chip and op kind (h100 all_gather: too few rows"
     )
     assert calibration_sentence(None) is None
+
+
+def test_a_measured_series_says_its_measured_time_beside_floor_and_estimate():
+    rows = [
+        {"name": "m", "op": "matmul", "hardware": "h100", "B": 4096, "D": 4096, "F": 4096,
+         "measured_seconds": 2.0e-3},
+        {"name": "s", "op": "matmul", "hardware": "h100", "B": "1024|2048", "D": 4096,
+         "F": 4096, "measured_seconds": 1.0e-3},
+        {"name": "u", "op": "matmul", "hardware": "h100", "B": 8, "D": 64, "F": 64},
+    ]  # fmt: skip
+    plain = {r["series"]: r for r in series_rows(pipeline.analyze(rows))}
+    assert plain["m"]["time"] == "139 µs; measured 2.00 ms"
+    assert plain["s"]["time"].endswith("; measured 1.00 ms")  # both points measured alike
+    assert "measured" not in plain["u"]["time"]  # no measured row: the floor alone
+    said = {r["series"]: r for r in series_rows(pipeline.analyze(rows, calibration="published"))}
+    assert said["m"]["floor_estimate"].startswith("139 µs → ")
+    assert said["m"]["floor_estimate"].endswith("; measured 2.00 ms")
+    assert "measured" not in said["m"]["estimate"]
