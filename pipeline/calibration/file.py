@@ -305,10 +305,11 @@ def calibration_from(given) -> tuple[Calibration, tuple[Path, ...]]:
 def _merged(read: list[tuple[Calibration, tuple[Path, ...]]]) -> Calibration:
     """One Calibration of several whose groups differ (InvalidCalibrationFile naming a group
     two hold, and both): the groups together, the sources and labels joined."""
-    seen: dict[tuple, str] = {}
+    seen: dict[tuple, str] = {}  # the used groups: one file's each (an unused one gives way)
     for cal, paths in read:
         named = ", ".join(printable(p) for p in paths) or cal.label or "a Calibration"
-        for key in cal.groups[list(NAMED)].itertuples(index=False, name=None):
+        used = cal.groups[cal.groups["used"].astype(bool)]
+        for key in used[list(NAMED)].itertuples(index=False, name=None):
             if key in seen:
                 group = dict(zip(NAMED, key, strict=True))
                 raise InvalidCalibrationFile(
@@ -320,6 +321,9 @@ def _merged(read: list[tuple[Calibration, tuple[Path, ...]]]) -> Calibration:
     cals = [cal for cal, _ in read]
     frames = [c.groups for c in cals if len(c.groups)]
     records = pd.concat(frames, ignore_index=True) if frames else cals[0].groups
+    # a key another file uses: its used group alone; a key no file uses: the first file's
+    records = records.sort_values("used", ascending=False, kind="stable")
+    records = records.drop_duplicates(list(NAMED)).sort_index()
     sources = dict.fromkeys(c.source for c in cals if c.source)
     versions = dict.fromkeys(c.version for c in cals)
     return Calibration(

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.model.dtypes import DTYPES
+
 # the op kinds a calibration tells apart: einsums (matmul, dot, any einsum string), custom
 # ops (given FLOPs and bytes) and each collective row
 KINDS = ("matmul", "custom", "all_gather", "reduce_scatter", "all_reduce", "all_to_all")
@@ -64,12 +66,22 @@ def _text(results: pd.DataFrame, column: str) -> tuple[np.ndarray, list]:
     return np.where(codes < 0, len(values) - 1, codes).astype(np.int64), values
 
 
+def _families(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Compute dtypes as the group key has them: each dtype's peak family (`fp8_e4m3` and
+    `fp8_e5m2` are fp8: one tensor-core rate), "" still last."""
+    family = [DTYPES[v][2] if v in DTYPES else v for v in values[:-1]]
+    named = list(dict.fromkeys(family))
+    at = np.array([named.index(f) for f in family] + [len(named)], dtype=np.int64)
+    return at[codes], [*named, ""]
+
+
 def row_keys(results: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
     """Each row's group (codes into the frame returned: one row per distinct key, KEYS'
     columns, `kind` as KINDS' names)."""
     kind = kind_codes(results).astype(np.int64)
     collective = kind >= 2
     parts = [_text(results, c) for c in ("hardware", "compute_dtype", "link")]
+    parts[1] = _families(*parts[1])
     chips = (
         results["chips"].to_numpy(dtype=float, na_value=0.0)
         if "chips" in results.columns

@@ -165,9 +165,13 @@ def below_causes(rows: pd.DataFrame, collective: np.ndarray, bound: np.ndarray,
     "cache" for a memory-bound op whose bytes not read from HBM fit a cache (CACHE_BYTES),
     "one_shot" for a collective under its latency floor (`floor`), else "rates" (the
     catalog's rates are to check)."""
-    hbm = rows["hbm_bytes"].to_numpy(dtype=float, na_value=np.nan)
+    # a row's bytes and measured time are n ops' for a `count` of n: per op, as a cache and a
+    # latency floor are
+    count = (rows["count"].to_numpy(dtype=float, na_value=1.0) if "count" in rows.columns
+             else np.ones(len(rows)))  # fmt: skip
+    hbm = rows["hbm_bytes"].to_numpy(dtype=float, na_value=np.nan) / count
     cache = ~collective & (bound == 1) & (hbm * (1 - ratio) <= CACHE_BYTES)
-    measured = rows["measured_seconds"].to_numpy(dtype=float, na_value=np.nan)
+    measured = rows["measured_seconds"].to_numpy(dtype=float, na_value=np.nan) / count
     floor = np.full(len(rows), np.nan) if floor is None else floor  # NaN: none, never under
     one_shot = collective & (measured < floor)
     return np.where(cache, "cache", np.where(one_shot, "one_shot", "rates")).astype(object)

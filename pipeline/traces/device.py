@@ -9,17 +9,32 @@ import re
 from pipeline.catalogs.hardware import Catalog
 from pipeline.errors import UnknownHardware, printable
 
+OTHER_FORMS = {"pcie", "nvl"}  # words naming a variant the catalog's SXM/OAM parts are not
+
 
 def chip_of(name: str, catalog: Catalog) -> str | None:
-    """The catalog chip a device name is, or None."""
+    """The catalog chip a device name is, or None: also None when the name's other words say
+    it is another variant of that chip (`NVIDIA H100 PCIe`, `A100-SXM4-40GB` against an 80 GB
+    catalog part), whose rates differ."""
     words = re.findall(r"[a-z0-9]+", name.lower())
     for size in range(len(words), 0, -1):
         for start in range(len(words) - size + 1):
             part = words[start : start + size]
             for spelled in ("-".join(part), "".join(part), " ".join(part)):
                 if (chip := catalog.resolve(spelled)) is not None:
-                    return chip
+                    rest = words[:start] + words[start + size :]
+                    return None if _another_variant(rest, catalog, chip) else chip
     return None
+
+
+def _another_variant(words: list[str], catalog: Catalog, chip: str) -> bool:
+    """Whether words beside a chip's name make it another part: a form factor the catalog's
+    is not, or a memory size other than the catalog part's HBM capacity."""
+    if OTHER_FORMS & set(words):
+        return True
+    capacity = catalog.chips.loc[chip, "hbm_capacity"]
+    sizes = [int(w[:-2]) for w in words if re.fullmatch(r"\d+gb", w)]
+    return bool(sizes) and capacity == capacity and round(capacity / 1e9) not in sizes
 
 
 def trace_chip(devices: list[tuple[object, str]], used: set, catalog: Catalog) -> str:

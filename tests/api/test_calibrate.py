@@ -291,3 +291,16 @@ def test_a_llama3_8b_decode_step_on_h100_gets_an_estimate_from_the_published_cal
         r["calibration"].astype(str).str.contains("(borrowed: h100 matmul bf16)", regex=False)
     )
     assert borrowed.any() and not borrowed.all()  # attention and norms borrow; GEMMs fit
+
+
+def test_a_group_one_file_does_not_use_gives_way_to_the_file_that_uses_it(tmp_path):
+    """Found by a review: every file lists its unfitted and unused groups too, so merging a
+    trace's small fit with another file was refused over a group the small fit did not use."""
+    text = PUBLISHED.read_text()
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(text)
+    b.write_text(text.replace("used = true", "used = false"))  # the same groups, none used
+    alone = pipeline.analyze([MATMUL], calibration=a).results["t_estimate"]
+    for order in ([a, b], [b, a]):
+        merged = pipeline.analyze([MATMUL], calibration=order).results["t_estimate"]
+        assert merged.tolist() == alone.tolist() and merged.notna().all()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import pipeline
 from pipeline.calibration.groups import group_name, resolve, row_keys
 from tests.helpers import analyze_rows
 
@@ -77,3 +78,14 @@ def test_a_missing_text_and_an_empty_one_are_one_key():
     results.loc[0, "link"], results.loc[1, "link"] = None, ""
     codes, keys = row_keys(results)
     assert list(codes) == [0, 0] and list(keys["link"]) == [""]
+
+
+def test_fp8_spelled_e4m3_or_e5m2_is_the_fp8_group():
+    """Found by a review: a trace's `c10::Float8_e4m3fn` rows (fp8_e4m3) got no estimate from
+    the published fp8 groups, keyed by the dtype's exact name."""
+    row = {"op": "matmul", "hardware": "h100", "B": 64, "D": 4096, "F": 4096,
+           "x_dtype": "bf16", "out_dtype": "bf16"}  # fmt: skip
+    rows = [{**row, "name": d, "y_dtype": d, "compute_dtype": d}
+            for d in ("fp8", "fp8_e4m3", "fp8_e5m2")]  # fmt: skip
+    r = pipeline.analyze(rows, calibration="published").results
+    assert r["t_estimate"].notna().all() and r["t_estimate"].nunique() == 1

@@ -129,3 +129,18 @@ def test_rows_below_the_floor_are_listed_deepest_first_with_their_likely_cause(t
     assert ratio == pytest.approx(
         t.loc[below["name"], "measured_over_predicted"].to_numpy(), rel=1e-12
     )
+
+
+def test_a_row_of_n_ops_below_the_floor_has_the_cause_of_one_op(tmp_path):
+    """Found by a review: a row with a `count` compared n ops' bytes with one op's cache and
+    n ops' measured time with one op's latency floor, so its cause became "rates"."""
+    text = """
+name,op,bytes,B,D,F,chips,hardware,link,count,measured_seconds
+ar1,all_reduce,1024,,,,8,h100,nvlink,1,3e-06
+ar100,all_reduce,1024,,,,8,h100,nvlink,100,3e-04
+mm1,matmul,,32768,512,32,,h100,,1,7.4368e-06
+mm100,matmul,,32768,512,32,,h100,,100,7.4368e-04
+"""
+    below = pipeline.analyze(write_scenarios(tmp_path, text)).summary.findings["measured_below"]
+    causes = dict(zip(below["name"], below["cause"], strict=True))
+    assert causes == {"ar1": "one_shot", "ar100": "one_shot", "mm1": "cache", "mm100": "cache"}
