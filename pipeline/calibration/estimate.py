@@ -321,10 +321,14 @@ def _estimate(
     slowdown[lent, 1], per_op[lent] = slow[borrowed[lent], 1], overhead[borrowed[lent]]
     times, count = roofline_times(results)
     form = groups["form"].to_numpy(dtype=object)
+    knee = (facts if facts is not None else results).get("latency_knee")
     beta = (at >= 0) & (np.append(form, "")[at] == "alpha_beta")
     if beta.any():
-        knee = (facts if facts is not None else results).get("latency_knee")
         times[beta, 2] = bandwidth_times(results, count, knee)[beta]
+    # a sharded matmul that ends in an AllReduce: its GEMM by its own group, its AllReduce
+    # by the chip's collective group (the GEMM's has no network fit), the larger of the two
+    sends, net = _collective_terms(results, groups, at, count, knee)
+    times[sends, 2] = 0.0
     with np.errstate(invalid="ignore", over="ignore"):
         t, bound = apply_parameters(times, count, slowdown, per_op)
         shaped = np.flatnonzero(form == "roofline+shape")
@@ -333,7 +337,44 @@ def _estimate(
             rows = at == g
             if rows.any():
                 t[rows] *= shape_factor(logs[rows], load_shape(groups["shape"].iat[g]))
+        if sends.any():
+            talk = net > t[sends]
+            t[sends] = np.maximum(t[sends], net)
+            bound[sends] = np.where(talk, 2, bound[sends])
     usable = ((at >= 0) | lent) & np.isfinite(t)  # past float64: no estimate, never inf
     t = np.where(usable, t, np.nan)
     codes = np.where(usable, bound, -1).astype(np.int8)
     return t, pd.Categorical.from_codes(codes, categories=list(BOUNDS)), borrowed
+
+
+def _collective_terms(results: pd.DataFrame, groups: pd.DataFrame, at: np.ndarray,
+                      count: np.ndarray, knee) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The rows of matmul groups that end in an AllReduce with a used collective group of
+    their chip, link and chip count (a mask) and that AllReduce's estimate per such row (its
+    group's alpha + bandwidth time / efficiency, or its roofline form's)."""
+    n = len(results)
+    none = np.zeros(n, dtype=bool), np.zeros(0)
+    if "collective" not in results.columns or not (at >= 0).any():
+        return none
+    talks = (
+        (results["collective"].astype(str) == "all_reduce").to_numpy(dtype=bool)
+        & (kind_codes(results) == KINDS.index("matmul"))
+        & (at >= 0)
+        & (results["t_network"].to_numpy(dtype=float) > 0)
+    )
+    if not talks.any():
+        return none
+    sub = results[talks].assign(einsum="")  # as the collective row it ends in
+    codes, keys = row_keys(sub)
+    group = resolve(keys, groups)[0][codes]
+    rows = np.flatnonzero(talks)[group >= 0]
+    group = group[group >= 0]
+    sends = np.zeros(n, dtype=bool)
+    sends[rows] = True
+    efficiency = groups["network_efficiency"].to_numpy(dtype=float)[group]
+    alpha = groups["overhead_seconds"].to_numpy(dtype=float)[group] * count[rows]
+    beta = groups["form"].to_numpy(dtype=object)[group] == "alpha_beta"
+    t_net = results["t_network"].to_numpy(dtype=float)[rows]
+    t_bw = bandwidth_times(results, count, knee)[rows]
+    with np.errstate(divide="ignore", over="ignore"):
+        return sends, alpha + np.where(beta, t_bw, t_net) / efficiency

@@ -53,7 +53,13 @@ def import_trace(trace: Path, output: Path, chip: str | None, force: bool) -> No
                                     "and kernels in the trace; nothing written")  # fmt: skip
         _write(rows, output, trace, force)
         chip = ", ".join(rows["hardware"].unique())
-        said = _("{path}: {rows} rows ({chip})", path=printable(output), rows=len(rows), chip=chip)
+        said = (
+            _("{path}: {rows} row ({chip})", path=printable(output), rows=1, chip=chip)
+            if len(rows) == 1
+            else _(
+                "{path}: {rows} rows ({chip})", path=printable(output), rows=len(rows), chip=chip
+            )
+        )
         click.echo(escaped(said))
         click.echo(_closing(rows.attrs["unmodelled"]))
     sys.exit(1 if failed else 0)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pipeline
 from pipeline.calibration.estimate import (
     EFFICIENCIES,
     GROUP_COLUMNS,
@@ -286,3 +287,23 @@ def test_the_summary_says_the_used_groups_and_names_the_others(results):
         "(fitted: h100 matmul bf16, h100 all_reduce nvlink 8); the times are the floor "
         "(t_lower) alone"
     )
+
+
+def test_a_sharded_matmuls_allreduce_is_estimated_by_the_collective_group():
+    """Found by a review: a matmul ending in an AllReduce took its network term from the
+    GEMM's group (network efficiency 1, never fitted: GEMM tables have no network part), so a
+    tensor-parallel step's AllReduces stayed at the floor under a calibration."""
+    from pipeline.calibration.file import PUBLISHED_PATH, read_calibration
+
+    cal = read_calibration(PUBLISHED_PATH)
+    step = {"name": "d", "op": "transformer", "model": "llama3-8b", "hardware": "h100",
+            "dtype": "bf16", "chips": 8, "shard": "N", "B": 8, "T": 1, "S": 4096}  # fmt: skip
+    r = pipeline.analyze([step], calibration=cal).results.set_index("name")
+    o_proj = r.loc["d/o_proj"]
+    assert o_proj["collective"] == "all_reduce" and o_proj["t_network"] > 0
+    group = cal.group("h100", "all_reduce", chips=8, link="nvlink")
+    alpha = group["overhead_seconds"] * o_proj["count"]
+    assert o_proj["t_estimate"] >= alpha  # at least its α per op (the GEMM fit gave 0.25 ms)
+    assert o_proj["estimate_bound"] == "network"  # 32 AllReduces outweigh the small GEMMs
+    gemm = r.loc["d/q_proj"]  # no AllReduce: its GEMM group's estimate, as before
+    assert gemm["estimate_bound"] == "memory"

@@ -19,6 +19,7 @@ def test_rows_are_written_and_run_as_they_are(tmp_path):
     rows = pd.read_csv(tmp_path / "rows.csv")
     assert rows[["name", "op", "hardware", "count"]].values.tolist() == [
         ["mm_64x128x256_bf16", "matmul", "h100", 1]]  # fmt: skip
+    assert said.stdout.splitlines()[0].endswith("rows.csv: 1 row (h100)")  # not "1 rows"
     assert said.stdout.splitlines()[-1] == (
         "not modelled: 0.004 ms of 0.008 ms GPU time (50.0%); 1 kernels (0.004 ms) without a "
         "launch in the window; 0 CUDA-graph replays (0 ms) without shapes"

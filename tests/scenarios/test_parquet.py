@@ -78,3 +78,21 @@ def test_calibrate_reads_a_measured_parquet(tmp_path):
     })  # fmt: skip
     done = pipeline.calibrate(path)
     assert len(done.rows) == rows
+
+
+def test_decimal_and_date_columns_read_as_the_text_they_print_as(tmp_path, catalog):
+    """Found by a review: a decimal `measured_us` or an extra timestamp column refused the
+    whole file, where the same columns in a CSV are a number and text."""
+    from datetime import datetime
+    from decimal import Decimal
+
+    path = tmp_path / "s.parquet"
+    write_parquet(path, {"name": ["a"], "op": ["matmul"], "B": [4096], "D": [4096],
+                         "F": [4096], "hardware": ["h100"],
+                         "measured_us": pa.array([Decimal("250.5")], pa.decimal128(6, 1)),
+                         "user_when": pa.array([datetime(2026, 11, 28, 7, 0)],
+                                               pa.timestamp("s"))})  # fmt: skip
+    loaded = load_scenarios(path, catalog)
+    assert not loaded.problems
+    assert loaded.frame["measured_seconds"].iat[0] == pytest.approx(250.5e-6)
+    assert str(loaded.frame["user_when"].iat[0]).startswith("2026-11-28 07:00:00")
