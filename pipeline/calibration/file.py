@@ -36,6 +36,7 @@ catalog does not know is allowed: a user's chip.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import math
 import os
@@ -297,6 +298,11 @@ def calibration_from(given) -> tuple[Calibration, tuple[Path, ...]]:
             )
         given = PUBLISHED_PATH
     path = Path(os.path.abspath(given))
+    if not path.exists() and difflib.get_close_matches(str(given).lower(), [PUBLISHED]):
+        raise InvalidCalibrationFile(
+            f"{printable(path)}: no such file; did you mean {PUBLISHED!r} (the calibration that "
+            "ships)?"
+        )
     cal = read_calibration(path)
     label = f"{path.name} {hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
     return replace(cal, label=label), (path,)

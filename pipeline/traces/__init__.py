@@ -29,8 +29,10 @@ def import_trace(trace: str | Path, *, hardware: str | None = None,
     chips = catalog_from(catalog)
     if hardware is not None:
         if (chip := chips.resolve(hardware)) is None:
-            raise UnknownHardware(f"--hardware {printable(hardware)}: not a chip of the catalog "
-                                  "(`pipeline hardware` lists them)")  # fmt: skip
+            near = chips.suggest(hardware)
+            hint = f"; did you mean {near}?" if near else ""
+            raise UnknownHardware(f"--hardware {printable(hardware)}: not a chip of the catalog"
+                                  f"{hint} (`pipeline hardware` lists them)")  # fmt: skip
     else:
         chip = trace_chip(events.devices, events.used, chips)
     calls = ops[ops["name"].isin([*GEMMS, *ATTENTION])].reset_index(drop=True)

@@ -18,7 +18,7 @@ import pipeline
 from pipeline.api.calibrate import calibration_text
 from pipeline.calibration.file import read_calibration
 from pipeline.changes.compare import compare_results
-from pipeline.errors import InvalidResults
+from pipeline.errors import InvalidCalibrationFile, InvalidResults
 from tests.helpers import TRUE_CALIBRATION as TRUE
 from tests.helpers import invoke, measured_rows
 
@@ -304,3 +304,8 @@ def test_a_group_one_file_does_not_use_gives_way_to_the_file_that_uses_it(tmp_pa
     for order in ([a, b], [b, a]):
         merged = pipeline.analyze([MATMUL], calibration=order).results["t_estimate"]
         assert merged.tolist() == alone.tolist() and merged.notna().all()
+
+
+def test_a_misspelled_published_is_a_did_you_mean():
+    with pytest.raises(InvalidCalibrationFile, match=r"no such file; did you mean 'published'"):
+        pipeline.analyze([MATMUL], calibration="publishd")

@@ -82,3 +82,9 @@ def test_a_trace_without_a_gemm_writes_nothing_and_says_why(tmp_path):
     said = invoke("import-trace", trace, "-o", tmp_path / "r.csv")
     assert said.exit_code == 1 and "no GEMM or attention call" in said.stderr
     assert "(100.0%)" in said.stdout and not (tmp_path / "r.csv").exists()
+
+
+def test_a_misspelled_hardware_is_a_did_you_mean(tmp_path):
+    trace = write_trace(tmp_path / "t.json", trace_gemm("aten::mm", 0, MM, 1, 4.0))
+    said = invoke("import-trace", trace, "-o", tmp_path / "r.csv", "--hardware", "h10")
+    assert said.exit_code == 1 and "not a chip of the catalog; did you mean h100?" in said.stderr

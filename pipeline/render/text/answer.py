@@ -174,6 +174,14 @@ def _measured(line: Mapping, times: dict) -> dict:
                 else v) for k, v in times.items()}  # fmt: skip
 
 
+def _source_name(source: str) -> str:
+    """What a calibration was fitted to, short: a file's name, or a repository's address and
+    commit (the published calibration's source is an address, not a path)."""
+    if "://" in source:
+        return source.split(" (", 1)[0].split("://", 1)[1]
+    return Path(source).name if source else ""
+
+
 def calibration_sentence(calibration) -> str | None:
     """Which calibration a run applied and how far off it is, in one sentence (None without
     one): 'Times are floor → estimate: calibration cal.toml 1a2b (2026-11-25, fitted to
@@ -181,7 +189,7 @@ def calibration_sentence(calibration) -> str | None:
     h100 custom (every dtype). ...'"""
     if not calibration:
         return None
-    source = Path(calibration["source"]).name if calibration["source"] else _("its measurements")
+    source = _source_name(calibration["source"]) or _("its measurements")
     unfitted = calibration["unfitted"]
     values = {"label": calibration["label"], "created": calibration["created"], "source": source}
     if calibration["groups"] and not calibration.get("estimated", True):

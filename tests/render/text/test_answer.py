@@ -9,6 +9,7 @@ import pipeline
 from pipeline.render.text.answer import (
     bottom_line,
     bound_text,
+    calibration_sentence,
     critical_text,
     fits_text,
     meaning,
@@ -106,3 +107,14 @@ def test_a_measured_series_says_its_measured_time_beside_floor_and_estimate():
     assert said["m"]["floor_estimate"].startswith("139 µs → ")
     assert said["m"]["floor_estimate"].endswith("; measured 2.00 ms")
     assert "measured" not in said["m"]["estimate"]
+
+
+def test_the_published_calibration_is_said_fitted_to_its_repository_and_commit():
+    """Found walking the workbook: the sentence took the address's last path part, so the
+    published calibration read as 'fitted to published_calibration.py'."""
+    said = calibration_sentence(
+        pipeline.analyze(
+            ROOT / "scenarios" / "q1-q5.csv", calibration="published"
+        ).summary.calibration
+    )
+    assert "fitted to github.com/ai-dynamo/aiconfigurator commit " in said
