@@ -21,7 +21,7 @@ run: $(RUN_STAMP)
 	mkdir -p output
 	$(VENV)/bin/pipeline calibrate scenarios/measured.csv -o output/calibration.toml --force
 	$(VENV)/bin/pipeline run scenarios/measured.csv --calibration output/calibration.toml
-	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv scenarios/models.csv
+	$(VENV)/bin/pipeline run scenarios/q1-q5.csv scenarios/collectives.csv scenarios/models.csv scenarios/training.csv scenarios/serving.csv
 	@echo
 	@echo "Open output/index.html in a browser: it links every report above and the calibration."
 
@@ -33,7 +33,7 @@ test: $(STAMP)
 
 soak: $(STAMP)
 	HYPOTHESIS_PROFILE=explore $(VENV)/bin/pytest -m soak
-	HYPOTHESIS_PROFILE=explore FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py tests/test_fuzz_workbooks.py tests/test_fuzz_compare.py
+	HYPOTHESIS_PROFILE=explore FUZZ_EXAMPLES=1000 $(VENV)/bin/pytest tests/test_fuzz.py tests/test_fuzz_workbooks.py tests/test_fuzz_compare.py tests/test_engines_agree.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

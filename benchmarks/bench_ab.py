@@ -8,7 +8,8 @@ checked out into a temporary git worktree and run with this environment's Python
 (`python -m pipeline run FILE -o OUT -q` with the worktree as the working folder, so its
 own `pipeline` package is the one imported); the checkout itself runs as `HEAD+work`.
 The runs alternate (A B C A B C ...) so a busy machine slows them alike; the fastest of each
-is reported in seconds, scenarios per second and as a ratio to this checkout's.
+is reported in seconds, scenarios per second and as a ratio to this checkout's, with
+the CPU seconds of the run's processes (steadier than wall time on a shared machine).
 
 Each round also times the bare floors of the same work, in a process of their own: pandas
 reading the file (pyarrow engine), pyarrow writing the results as CSV and as Parquet, and
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,14 +44,21 @@ def worktree(ref: str, where: Path) -> Path:
     return where
 
 
-def run_once(folder: Path, scenarios: Path, out: Path) -> float:
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (and theirs)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def run_once(folder: Path, scenarios: Path, out: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (the run's processes, its output workers included) of one run."""
     shutil.rmtree(out, ignore_errors=True)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     done = subprocess.run(
         [sys.executable, "-m", "pipeline", "run", str(scenarios), "-o", str(out), "-q"],
         cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
     )  # fmt: skip
-    took = time.perf_counter() - start
+    took = time.perf_counter() - start, _children_cpu() - cpu
     if done.returncode not in (0, 1):
         raise SystemExit(f"{folder}: exit {done.returncode}\n{done.stderr[-2000:]}")
     return took
@@ -95,12 +104,15 @@ def main() -> None:
             for ref in args.refs:
                 folders[ref] = worktree(ref, tmp / f"wt-{len(folders)}")
             times: dict[str, list[float]] = {name: [] for name in folders}
+            cpus: dict[str, list[float]] = {name: [] for name in folders}
             bare: list[list[float]] = []
             for round_ in range(args.repeat):
                 for name, folder in folders.items():
-                    took = run_once(folder, scenarios, tmp / "out")
+                    took, cpu = run_once(folder, scenarios, tmp / "out")
                     times[name].append(took)
-                    print(f"round {round_ + 1}: {name:>12} {took:6.2f} s", flush=True)
+                    cpus[name].append(cpu)
+                    print(f"round {round_ + 1}: {name:>12} {took:6.2f} s (CPU {cpu:6.2f} s)",
+                          flush=True)  # fmt: skip
                     if name == "HEAD+work":
                         results = tmp / "out" / "nightly" / "results.parquet"
                         shutil.copy(results, tmp / "results.parquet")
@@ -111,12 +123,14 @@ def main() -> None:
                 if folder != ROOT:
                     subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                                     str(folder)], check=False)  # fmt: skip
-        here = min(times["HEAD+work"])
+        here, here_cpu = min(times["HEAD+work"]), min(cpus["HEAD+work"])
         print(f"\n{args.rows:,} scenarios, every output, fastest of {args.repeat}:")
         for name, got in times.items():
             best = min(got)
+            cpu = min(cpus[name])
             print(f"  {name:>12}: {best:6.2f} s, {args.rows / best:10,.0f} scenarios/s, "
-                  f"{best / here:4.2f} x this checkout")  # fmt: skip
+                  f"{best / here:4.2f} x this checkout; CPU {cpu:6.2f} s, "
+                  f"{cpu / here_cpu:4.2f} x")  # fmt: skip
         parts = [min(b[k] for b in bare) for k in range(4)]
         named = ", ".join(f"{n} {v:.2f} s" for n, v in
                           zip(("read", "csv", "parquet", "xlsx"), parts, strict=True))  # fmt: skip

@@ -25,10 +25,12 @@ from pipeline.api.analyze import (
 )
 from pipeline.api.compare import Comparison, RunsComparison, compare, compare_runs
 from pipeline.catalogs.llms import ModelCatalog, load_models, models
+from pipeline.catalogs.prices import price_template
 from pipeline.errors import (
     InvalidCalibrationFile,
     InvalidHardwareFile,
     InvalidModelFile,
+    InvalidPriceFile,
     InvalidResults,
     InvalidScenarios,
     OutputError,
@@ -84,6 +86,7 @@ __all__ = [
     "InvalidCalibrationFile",
     "InvalidHardwareFile",
     "InvalidModelFile",
+    "InvalidPriceFile",
     "InvalidResults",
     "InvalidScenarios",
     "ModelCatalog",
@@ -108,6 +111,7 @@ __all__ = [
     "load_hardware",
     "load_models",
     "models",
+    "price_template",
     "run_dask",
     "write_index",
     "write_template",

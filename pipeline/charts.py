@@ -25,13 +25,18 @@ from pipeline.render.charts.fleet_data import fleet_data, fleet_series
 from pipeline.render.charts.grid import with_grid
 from pipeline.render.charts.labels import rows_text
 from pipeline.render.charts.plan import plan_charts
+from pipeline.render.charts.serving_data import priced, serving_data, serving_series
 from pipeline.render.charts.step_sweep_data import model_frame, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import pages, sweep_data
+from pipeline.render.charts.training_data import training_data
 from pipeline.summary.grids import chart_frame
 from pipeline.summary.turns import sweep_lines
 
-__all__ = ["chips", "fleet", "model", "network", "planned", "roofline", "summary", "sweep"]
+__all__ = [
+    "chips", "fleet", "model", "network", "planned", "roofline", "serving", "summary", "sweep",
+    "training",
+]  # fmt: skip
 
 
 def summary(analysis: Analysis, *, lang: str | None = None) -> Figure:
@@ -113,12 +118,8 @@ def fleet(analysis: Analysis, series: str, *, lang: str | None = None) -> Figure
     its fleet axes as bars of its ranking."""
     with use_lang(lang):
         s = _analysis(analysis).summary
-        if not isinstance(series, str):
-            raise TypeError(f"series must be a series' name (str), not {described(series)}")
-        names = fleet_series(s.fleet)
-        listed = f"fleet series: {', '.join(names)}" if names else "there is no fleet series"
         what = "a fleet series (a row listing several chips, dtypes or chip counts)"
-        _one_of(analysis, series, names, what, listed)
+        _one_of(analysis, series, fleet_series(s.fleet), what, "fleet series")
         return figure(fleet_data(s.fleet, s.fleet_curves, series))
 
 
@@ -128,21 +129,55 @@ def model(analysis: Analysis, series: str, *, lang: str | None = None) -> Figure
     marked."""
     with use_lang(lang):
         _analysis(analysis)
-        if not isinstance(series, str):
-            raise TypeError(f"series must be a series' name (str), not {described(series)}")
+        _named(series)
         steps = model_frame(analysis)
-        names = model_series(steps)
-        listed = f"swept steps: {', '.join(names)}" if names else "there is no swept step"
         what = "a transformer step swept over B or S (a row of op transformer with a B or S sweep)"
-        _one_of(analysis, series, names, what, listed)
+        _one_of(analysis, series, model_series(steps), what, "swept steps", "swept step")
         return figure(model_sweep_data(steps, series))
 
 
-def _one_of(analysis: Analysis, series: str, names: list[str], what: str, listed: str) -> None:
-    """UnknownSeries unless `series` is one of `names`: another series of the analysis is
-    not `what`; a name it does not have gets the nearest one. `listed` names the right ones."""
+def serving(
+    analysis: Analysis, series: str, *, cost: bool = False, lang: str | None = None
+) -> Figure:
+    """A serve series' configurations as lines over B: tokens/s per chip against tokens/s per
+    user, the TPOT target drawn and the front of the points meeting the targets marked;
+    `cost`: dollars per million tokens in place of tokens/s per chip (a run with prices)."""
+    with use_lang(lang):
+        s = _analysis(analysis).summary
+        what = "a serve series (a row of op serve)"
+        _one_of(analysis, series, serving_series(s.serving), what, "serve series")
+        if cost and not priced(s.serving_curves):
+            raise ValueError("cost=True needs prices: analyze(..., prices=FILE) or --prices")
+        return figure(serving_data(s.serving, s.serving_curves, series, cost=cost))
+
+
+def training(analysis: Analysis, series: str, *, lang: str | None = None) -> Figure:
+    """A train series' step time against the chip count (or the tokens a step, whichever it
+    sweeps), a line per configuration (chip, precision, parallelism), each line's compute-bound
+    threshold marked: where its tokens a chip equal the batch its communication needs."""
+    with use_lang(lang):
+        s = _analysis(analysis).summary
+        names = list(dict.fromkeys(s.training["series"].astype(str)))
+        _one_of(analysis, series, names, "a train series (a row of op train)", "train series")
+        return figure(training_data(s.training, series))
+
+
+def _named(series) -> None:
+    """TypeError unless `series` is a series' name."""
+    if not isinstance(series, str):
+        raise TypeError(f"series must be a series' name (str), not {described(series)}")
+
+
+def _one_of(
+    analysis: Analysis, series, names: list[str], what: str, kind: str, one: str | None = None
+) -> None:
+    """TypeError unless `series` is a name; UnknownSeries unless it is one of `names`: another
+    series of the analysis is not `what`; a name it does not have gets the nearest one. The
+    message lists `names` as `kind` ("serve series: a, b"), or says there is no `one` (`kind`)."""
+    _named(series)
     if series in names:
         return
+    listed = f"{kind}: {', '.join(names)}" if names else f"there is no {one or kind}"
     summary = analysis.summary
     used = set(chart_frame(analysis)["series"].astype(str)) if summary.scenarios else set()
     if series in used:
@@ -176,7 +211,8 @@ def planned(analysis: Analysis, *, every: bool = False, lang: str | None = None)
         found = plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides,
                             grids=s.grids, fleet=s.fleet, curves=s.fleet_curves,
                             steps=model_frame(analysis), every=every, roofs=s.roofs,
-                            lines=sweep_lines(frame))  # fmt: skip
+                            lines=sweep_lines(frame), serving=s.serving,
+                            serving_curves=s.serving_curves, training=s.training)  # fmt: skip
         return [p.chart for p in found]
 
 

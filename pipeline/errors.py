@@ -64,6 +64,10 @@ class BrokenInstall(PipelineError):
         super().__init__(f"{message}; a file roofline-pipeline ships: reinstall it")
 
 
+class InvalidPriceFile(PipelineError):
+    """A price file (--prices, prices=) cannot be read, or holds a wrong cell."""
+
+
 class InvalidResults(PipelineError):
     """Results to compare cannot be used (missing, unreadable, a name twice)."""
 

@@ -129,6 +129,8 @@ class Record:
     # sample of them only (the Dask engine's, engines.dask.sample) rather than every one
     rows_in: str = field(default="results.csv", repr=False)
     sampled: bool = field(default=False, repr=False)
+    # the price file read (--prices: its path, "<prices>" for a DataFrame, and SHA-256), if any
+    prices: tuple[str, str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # what the attributes reach is read-only too: a record or a count changed in a

@@ -11,7 +11,7 @@ from hypothesis import settings
 
 from pipeline.api.analyze import Analysis
 from pipeline.catalogs.hardware import Catalog, load_catalog
-from tests.helpers import BIG, BOOK_SCENARIOS, DATA, MIX, analyze_file, analyze_rows
+from tests.helpers import BIG, BOOK_SCENARIOS, DATA, MIX, TRAINING, analyze_file, analyze_rows
 
 # make test and CI: the same examples on every run, so a pass count is the same twice and a
 # failure found once is found again; make soak explores (HYPOTHESIS_PROFILE=explore)
@@ -50,6 +50,14 @@ def mix() -> Analysis:
     analysis = analyze_rows(MIX)
     assert not analysis.problem_list
     return analysis
+
+
+@pytest.fixture(scope="session")
+def training(tmp_path_factory) -> Analysis:
+    """Train rows (TRAINING): 6 points of a pure-FSDP fleet over chips, 2 of FSDP x TP."""
+    path = tmp_path_factory.mktemp("training") / "training.csv"
+    path.write_text(TRAINING, encoding="utf-8")
+    return analyze_file(path)
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import posixpath
+import re
 import struct
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 import zlib
 from dataclasses import replace
+from html import unescape
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +38,12 @@ HEAD = "name,op,B,D,F,hardware"  # the header of a matmul scenario file
 FAST = ("--no-plots", "--no-workbook", "--no-report")  # `pipeline run`: the tables only
 FAST_WRITE = {"plots": False, "workbook": False, "report": False}  # the same for write()
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=1>')  # text a page must escape
+# train rows (issue 45): a fleet over chips and chips where the smaller counts do not fit,
+# and a tensor-parallel series over chips only (the `training` fixture)
+TRAINING = """name,op,model,hardware,dtype,chips,tokens,train_tokens,parallel,compute_efficiency
+fsdp,train,llama3-70b,h100|tpu-v5p,bf16,256|1024|4096,16e6,15e12,,0.45
+tp,train,llama3-70b,h100|b200,bf16,4096,4e6,15e12,fsdp=512 tp=8,0.45
+"""
 EXTERNAL = ("http://", "https://", 'src="//', "@import", "<link")  # what a page must not load
 
 # ---------------------------------------------------------------- analyses
@@ -660,3 +668,132 @@ def write_trace(path: Path, events, device="NVIDIA H100 80GB HBM3", packed=False
     else:
         path.write_text(text)
     return path
+
+
+# ---------------------------------------------------------------- the serving answer
+
+# per chip: HBM bandwidth (B/s), HBM capacity (B), bf16 peak (FLOP/s); fp8 doubles the peak
+SERVING_CHIPS = {"h100": (3.35e12, 80e9, 989e12), "h200": (4.8e12, 141e9, 989e12),
+                 "b200": (8e12, 180e9, 2.25e15), "mi300x": (5.3e12, 192e9, 1.307e15)}  # fmt: skip
+MISSES = ("ttft", "tpot", "memory")  # a serve point's `miss` codes, in their order
+# per model: parameters, KV cache elements per token (2·L·K·H)
+SERVING_MODELS = {"llama3-70b": (70.6e9, 163_840), "mixtral-8x7b": (46.7e9, 65_536)}
+
+
+def serving_frames(
+    batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+    tpot_target=0.015,
+    ttft_target=0.06,
+    prices: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(Summary.serving, Summary.serving_curves) as the contract of issue 43 lays them out,
+    for a serve series per model (isl 2,048, osl 256) over 4 chips × bf16|fp8 × 4|8 chips and
+    a B sweep, timed by the book's decode bound (max((weights + B·KV)/BW, 2·B·params/FLOPs)
+    per chip); `prices` (chip -> USD per chip-hour) adds issue 44's cost columns."""
+    isl, osl = 2048, 256
+    grid = pd.MultiIndex.from_product(
+        [list(SERVING_MODELS), list(SERVING_CHIPS), ["bf16", "fp8"], [4, 8], list(batches)],
+        names=["series", "hardware", "dtype", "chips", "B"],
+    ).to_frame(index=False)
+    params = grid["series"].map(lambda m: SERVING_MODELS[m][0])
+    kv = grid["series"].map(lambda m: SERVING_MODELS[m][1])
+    bw, cap, peak = (grid["hardware"].map(lambda h, i=i: SERVING_CHIPS[h][i]) for i in range(3))
+    width = np.where(grid["dtype"] == "fp8", 1.0, 2.0)
+    peak = peak * (2.0 / width)
+    weights, chips, b = params * width, grid["chips"], grid["B"]
+    s = isl + osl // 2
+    tpot = np.maximum(
+        (weights + b * kv * width * s) / (chips * bw), 2 * b * params / (chips * peak)
+    )
+    ttft = np.maximum(2 * params * isl / (chips * peak), weights / (chips * bw))
+    fits = (weights + b * kv * width * (isl + osl)) / chips <= cap
+    frame = grid.assign(
+        model=grid["series"], kv_dtype=grid["dtype"], isl=isl, osl=osl, ttft=ttft, tpot=tpot,
+        request_latency=ttft + (osl - 1) * tpot, tokens_per_second_per_chip=b / (tpot * chips),
+        tokens_per_second_per_user=1 / tpot, ttft_target=ttft_target, tpot_target=tpot_target,
+        fits=fits, time_basis="floor",
+    )  # fmt: skip
+    frame["config"] = frame["hardware"] + " " + frame["dtype"] + " ×" + frame["chips"].astype(str)
+    slow = frame["tpot"] > tpot_target
+    late = frame["ttft"] > ttft_target
+    frame["meets_target"] = ~slow & ~late & frame["fits"]
+    flags = zip(late, slow, ~frame["fits"], strict=True)
+    frame["miss"] = [", ".join(c for c, on in zip(MISSES, f, strict=True) if on) for f in flags]
+    if prices:
+        hour = frame["hardware"].map(prices)
+        per_chip = frame["tokens_per_second_per_chip"]
+        frame["usd_per_million_tokens"] = hour / 3600 / per_chip * 1e6
+        tdp = frame["hardware"].map({"h100": 700, "h200": 700, "b200": 1000, "mi300x": 750})
+        frame["tokens_per_joule"] = per_chip / tdp
+    curves = frame[["series", "config", "B", "tokens_per_second_per_chip",
+                    "tokens_per_second_per_user", "ttft", "tpot", "meets_target", "fits",
+                    *(["usd_per_million_tokens"] if prices else [])]].copy()  # fmt: skip
+    key = ["series", "config"]
+    # a configuration's best point: the most tokens/s per chip meeting; else the nearest miss
+    # (its smallest B)
+    met = frame[frame["meets_target"]].sort_values(
+        "tokens_per_second_per_chip", ascending=False, kind="stable"
+    )  # ties: file order
+    best = met.drop_duplicates(key)
+    missed = frame[~frame.set_index(key).index.isin(best.set_index(key).index)]
+    nearest = missed.sort_values("B", kind="stable").drop_duplicates(key)
+    best = best.sort_values(
+        ["series", "tokens_per_second_per_chip"], ascending=[True, False], kind="stable"
+    )
+    best["rank"] = best.groupby("series").cumcount() + 1
+    nearest = nearest.assign(rank=pd.NA)
+    serving = pd.concat([best, nearest]).sort_values(
+        ["series", "rank"], kind="stable", na_position="last"
+    )
+    serving = serving.sort_values("series", kind="stable").reset_index(drop=True)
+    serving["rank"] = serving["rank"].astype("Int64")
+    serving["meets_target"] = serving["meets_target"].astype("boolean")
+    columns = ["series", "rank", "config", "model", "hardware", "dtype", "kv_dtype", "chips", "B",
+               "isl", "osl", "ttft", "tpot", "request_latency", "tokens_per_second_per_chip",
+               "tokens_per_second_per_user", "ttft_target", "tpot_target", "meets_target",
+               "miss", "time_basis"]  # fmt: skip
+    if prices:
+        serving["cost_rank"] = serving.groupby("series")["usd_per_million_tokens"].rank(
+            method="min").where(serving["rank"].notna()).astype("Int64")  # fmt: skip
+        serving["energy_rank"] = serving.groupby("series")["tokens_per_joule"].rank(
+            method="min", ascending=False).where(serving["rank"].notna()).astype("Int64")  # fmt: skip
+        columns += ["usd_per_million_tokens", "tokens_per_joule", "cost_rank", "energy_rank"]
+    return serving[columns], curves.reset_index(drop=True)
+
+
+def report_section(name: str, html: str) -> str:
+    """The report's section `<div class="{name}" id="{name}">` (Serving, Training)."""
+    found = re.search(rf'<div class="{name}" id="{name}">.*?\n</div>\n', html, re.S)
+    assert found, f"no {name} section"
+    return found.group(0)
+
+
+def row_cells(row: str) -> list[str]:
+    """A report table row's cells as their text."""
+    return [unescape(re.sub(r"<[^>]+>", "", c)).strip()
+            for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]  # fmt: skip
+
+
+def sheet_alone(folder: Path, write, name: str, frame: pd.DataFrame, lang=None):
+    """The sheet `name` that `write(sheet, styles, frame)` writes (Serving, Training), alone in
+    a workbook in `folder`, read back with openpyxl."""
+    import openpyxl
+
+    from pipeline.i18n import use_lang
+    from pipeline.render.workbook.cells import FittedSheet
+    from pipeline.render.workbook.styles import Styles
+    from pipeline.render.workbook.xlsx_backend import rx
+
+    path = folder / f"{name}.xlsx"
+    book = rx.Workbook(str(path))
+    with use_lang(lang):
+        write(FittedSheet(book.add_worksheet(name)), Styles(), frame)
+    book.close()
+    return openpyxl.load_workbook(path)[name]
+
+
+def header_and_lines(sheet, header_row: int) -> tuple[list[str], list[dict]]:
+    """A table sheet's header (0-based `header_row`) and its lines as {header: cell}."""
+    rows = list(sheet.iter_rows(min_row=header_row + 1))
+    head = [c.value for c in rows[0]]
+    return head, [dict(zip(head, r, strict=True)) for r in rows[1:]]

@@ -3,12 +3,16 @@ by any alias, and what is missing said when a chart cannot be drawn."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from matplotlib.figure import Figure
 
 import pipeline
 from pipeline.errors import UnknownSeries
-from tests.helpers import analyze_rows
+from pipeline.render.charts import png
+from pipeline.render.charts.serving_data import serving_data
+from tests.helpers import ROOT, analyze_file, analyze_rows, assert_png, serving_frames
 
 
 def test_chart_functions_return_figures(book):
@@ -144,3 +148,60 @@ def test_a_run_writes_a_model_chart_per_swept_step(models_analysis, tmp_path):
     ]
     folder = models_analysis.write(tmp_path / "m", workbook=False, report=False).folder
     assert_png((folder / "plots/model-llama3_8b_decode_sweep.png").read_bytes(), (1400, 700))
+
+
+def test_serving_chart_of_a_serve_series_and_what_is_missing(book):
+    serving, curves = serving_frames(prices={"h100": 2.5, "h200": 3.5, "b200": 5.0,
+                                             "mi300x": 3.0})  # fmt: skip
+    summary = dataclasses.replace(book.summary._summary, serving=serving, serving_curves=curves)
+    served = dataclasses.replace(book, summary=summary)
+    fig = pipeline.charts.serving(served, "llama3-70b")
+    assert isinstance(fig, Figure) and fig.get_axes()
+    assert fig.texts[0].get_text() == "llama3-70b: tokens/s per chip against tokens/s per user"
+    cost = pipeline.charts.serving(served, "llama3-70b", cost=True)
+    assert cost.axes[0].get_ylabel() == "USD per million tokens (cheaper below)"
+    with pytest.raises(UnknownSeries, match=r"no series 'llama3-7b' \(did you mean 'llama3-70b'"
+                       r"\?\); serve series: llama3-70b, mixtral-8x7b"):  # fmt: skip
+        pipeline.charts.serving(served, "llama3-7b")
+    with pytest.raises(UnknownSeries, match="'q3_D1024' is not a serve series .*there is no serve"):
+        pipeline.charts.serving(book, "q3_D1024")
+    unpriced = dataclasses.replace(
+        book, summary=dataclasses.replace(summary, serving_curves=curves.iloc[:, :9])
+    )
+    with pytest.raises(ValueError, match="cost=True needs prices"):
+        pipeline.charts.serving(unpriced, "llama3-70b", cost=True)
+    assert [c.path for c in pipeline.charts.planned(served) if c.kind == "serving"][:2] == [
+        "plots/serving-llama3-70b.png", "plots/serving-cost-llama3-70b.png"
+    ]  # fmt: skip
+
+
+def test_a_serve_run_draws_a_serving_chart_per_serve_series():
+    a = analyze_file(ROOT / "scenarios" / "serving.csv")
+    charts = [c for c in pipeline.charts.planned(a) if c.kind == "serving"]
+    assert [c.path for c in charts] == ["plots/serving-llama3-70b.png",
+                                        "plots/serving-mixtral-8x7b.png",
+                                        "plots/serving-llama3-70b-by-batch.png"]  # fmt: skip
+    fig = pipeline.charts.serving(a, "mixtral-8x7b")
+    (ax,) = fig.axes
+    lines = [ln for ln in ax.get_lines() if ln.get_label().split(". ")[0].isdigit()]
+    assert len(lines) == len(a.summary.serving.query("series == 'mixtral-8x7b'"))
+    s = a.summary
+    assert_png(png(serving_data(s.serving, s.serving_curves, "llama3-70b")))
+
+
+def test_training_chart_of_a_train_series_and_what_is_missing(training, book):
+    fig = pipeline.charts.training(training, "fsdp")
+    assert isinstance(fig, Figure) and fig.get_axes()
+    assert fig.texts[0].get_text() == "fsdp: step time against chips"
+    assert pipeline.charts.training(training, "tp").axes[0].get_xlabel() == "Chips"
+    with pytest.raises(UnknownSeries, match=r"no series 'fsd' \(did you mean 'fsdp'\?\); "
+                       r"train series: fsdp, tp"):  # fmt: skip
+        pipeline.charts.training(training, "fsd")
+    with pytest.raises(UnknownSeries, match="'q3_D1024' is not a train series .*there is no train"):
+        pipeline.charts.training(book, "q3_D1024")
+    for chart in (pipeline.charts.training, pipeline.charts.serving):
+        with pytest.raises(TypeError, match="series must be a series' name"):
+            chart(training, 5)
+    assert [c.path for c in pipeline.charts.planned(training) if c.kind == "training"] == [
+        "plots/training-fsdp.png"
+    ]

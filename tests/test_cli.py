@@ -15,6 +15,7 @@ from tests.helpers import (
     BOOK_SCENARIOS,
     FAST,
     HEAD,
+    ROOT,
     invoke,
     sheet_images,
     write_scenarios,
@@ -645,3 +646,17 @@ def test_run_and_validate_take_models_files_for_transformer_rows(tmp_path):
     results = pd.read_parquet(tmp_path / "out" / "s" / "results.parquet")
     assert results["name"].tolist()[:2] == ["t", "t/q_proj"]
     assert results.set_index("name").loc["t/q_proj", "count"] == 4
+
+
+def test_models_rows_sets_the_models_tables_cap(tmp_path):
+    """`run --models-rows N`: the report's Models table lists N steps, saying how many there
+    are; 0 is a usage error; --help says what it lists."""
+    models = ROOT / "scenarios" / "models.csv"
+    out = tmp_path / "out"
+    result = invoke("run", models, "-o", out, "--no-plots", "--no-workbook", "--models-rows", 3)
+    assert result.exit_code == 0, result.output
+    html = (out / "models" / "report.html").read_text(encoding="utf-8")
+    assert "The 3 slowest of 20 steps, with each fleet point's best" in html
+    assert invoke("run", models, "-o", out, *FAST, "--models-rows", 0).exit_code == 2
+    help_text = " ".join(invoke("run", "--help").stdout.split())
+    assert "--models-rows INTEGER RANGE Steps of the Models table" in help_text

@@ -26,11 +26,11 @@ from pipeline.scenarios import load_scenarios
 from pipeline.scenarios.refused import with_problems
 from pipeline.summary.finish import finish
 from pipeline.summary.partial import chips_counted, computed, merge
-from tests.helpers import measured_rows
+from tests.helpers import TRAINING, measured_rows
 
 TINY = "name,peak_bf16,hbm_bandwidth,hbm_capacity\ntiny,1e-320,1e12,1e10\n"  # underflows
 HEADER = "name,op,hardware,dtype,chips,B,D,F,N,bytes,hbm_efficiency,measured_seconds"
-MANY = int(os.environ.get("FUZZ_EXAMPLES", "40"))
+MANY = int(os.environ.get("FUZZ_EXAMPLES", "20"))  # make soak: 1000
 
 chips = st.sampled_from(["h100", "tpu-v5e", "b200", "h100|tiny", "h100|tpu-v5e|b200", "h10",
                          "tiny", "mi300x|h100"])  # fmt: skip
@@ -87,7 +87,8 @@ def same_summary(a, b) -> None:
                   "not_fitting", "overrides", "bottom"):  # fmt: skip
         assert getattr(a, field) == getattr(b, field), field
     for field in ("per_hardware", "per_op", "critical_batches", "derated", "chips", "lines",
-                  "chip_lines", "series", "fleet", "fleet_curves"):  # fmt: skip
+                  "chip_lines", "series", "fleet", "fleet_curves", "serving",
+                  "serving_curves", "training"):  # fmt: skip
         pd.testing.assert_frame_equal(text(getattr(a, field)), text(getattr(b, field)),
                                       check_dtype=False, obj=field)  # fmt: skip
     assert set(a.findings) == set(b.findings)
@@ -101,16 +102,17 @@ def same_summary(a, b) -> None:
             assert got == want, key
 
 
-def cut_run(path, catalog, cuts: list[float], cal=None):
+def cut_run(path, catalog, cuts: list[float], cal=None, prices=None):
     """The Dask engine's statistics without Dask: the plan cut at `cuts` (fractions), each
     partition computed and reduced as a worker does, the client's merge and finish (`cal`:
-    the run's calibration)."""
+    the run's calibration; `prices`: its USD per chip-hour by chip)."""
     loaded = load_scenarios(path, catalog, planned=True)
     plan = loaded.planned
     at = plan.snapped(sorted({0, plan.total, *(int(c * plan.total) for c in cuts)})).tolist()
-    parts = [computed(plan.rows(lo, hi), calibration=cal)
+    given = dict(calibration=cal, prices=prices)
+    parts = [computed(plan.rows(lo, hi), **given)
              for lo, hi in zip(at[:-1], at[1:], strict=True)]  # fmt: skip
-    parts = parts or [computed(plan.rows(0, 0), calibration=cal)]
+    parts = parts or [computed(plan.rows(0, 0), **given)]
     merged = merge([p[2] for p in parts])
     problems = with_problems(loaded.problems, refused_problems(loaded.source, merged.refused))
     records = list(catalog_records(catalog, chips_counted(merged)))
@@ -153,7 +155,7 @@ SHARED = ("tool", "input_path", "input_sha256", "tool_version", "catalog_version
 
 
 @settings(
-    max_examples=max(3, MANY // 8),
+    max_examples=max(5, MANY // 8),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -268,3 +270,59 @@ def test_transformer_steps_cut_anywhere_are_the_local_ones(tmp_path):
     )
     path, catalog, local = local_run(tmp_path, scenario)
     cuts_agree(path, catalog, local, ([0.5], [0.1, 0.33, 0.9]))
+
+
+def test_serve_rows_cut_anywhere_are_the_local_ones(tmp_path):
+    """Issue 43: a serve row is one scenario of the plan, expanded into its steps (and its
+    blank B found) inside each partition, so a partition holds whole serve rows; cut
+    between them, the results, the serving answer and every statistic are the local ones."""
+    scenario = (
+        "name,op,model,hardware,dtype,chips,shard,B,D,F,isl,osl,tpot_target,draft_tokens,"
+        "acceptance,draft_model,notes\n"
+        "s,serve,llama3-70b,h100|b200,bf16|fp8,8,N,,,,2048,256,0.03,,,,target\n"
+        "b,serve,mixtral-8x7b,h100,,4,N,8|64,,,1024,128,,,,,swept\n"
+        "m,matmul,,h100,,,,8..64*2,4096,4096,,,,,,,a plain row between\n"
+        "k,serve,llama3-70b,h100,,8,N,16,,,1024,128,,4,0.7,llama3-8b,speculative\n"
+    )
+    path, catalog, local = local_run(tmp_path, scenario)
+    assert (local.results["op"].astype(str) == "serve").sum() == 4 + 2 + 1
+    results, _, summary = cut_run(path, catalog, [0.05, 0.5, 0.8])
+    pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
+    same_summary(local.summary, summary)
+    pd.testing.assert_frame_equal(text(summary.serving), text(local.summary.serving),
+                                  check_dtype=False)  # fmt: skip
+
+
+def test_serve_rows_with_prices_cut_anywhere_are_the_local_ones(tmp_path):
+    """Issue 44: each partition prices its own rows (the prices sent with them), so cut
+    between serve rows the cost columns, the serving answer's cost and energy ranks and the
+    fleet's cheapest are the local ones."""
+    scenario = (
+        "name,op,model,hardware,dtype,chips,shard,B,isl,osl,tpot_target\n"
+        "s,serve,llama3-70b,h100|b200|mi300x,bf16|fp8,8,N,,2048,256,0.03\n"
+        "b,serve,mixtral-8x7b,h100|b200,,4,N,8|64,1024,128,\n"
+    )
+    prices = tmp_path / "p.csv"
+    prices.write_text("hardware,usd_per_chip_hour,source,date\nh100,2.5,q,2026-11-01\n"
+                      "b200,6,q,2026-11-01\n", encoding="utf-8")  # fmt: skip
+    path = tmp_path / "s.csv"
+    path.write_text(scenario)
+    catalog = load_catalog()
+    local = pipeline.analyze(path, hardware=catalog, prices=prices)
+    assert local.summary.serving["cost_rank"].notna().any()
+    usd = {"h100": 2.5, "b200": 6.0}
+    for cuts in ([0.5], [0.1, 0.4, 0.8]):
+        results, _, summary = cut_run(path, catalog, cuts, prices=usd)
+        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
+        same_summary(local.summary, summary)
+
+
+def test_train_rows_cut_anywhere_are_the_local_ones(tmp_path):
+    """Issue 45: a train row is one scenario and one result row; cut anywhere, the results,
+    the training answer and every statistic are the local ones."""
+    path, catalog, local = local_run(tmp_path, TRAINING)
+    assert len(local.summary.training) == 8
+    for cuts in ([0.5], [0.2, 0.4, 0.9]):
+        results, _, summary = cut_run(path, catalog, cuts)
+        pd.testing.assert_frame_equal(text(results), text(local.results), check_dtype=False)
+        same_summary(local.summary, summary)

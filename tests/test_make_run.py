@@ -50,6 +50,8 @@ def test_make_run_ends_with_the_page_to_open_and_it_links_everything(tmp_path):
         "q1-q5/report.html",
         "collectives/report.html",
         "models/report.html",
+        "serving/report.html",
+        "training/report.html",
         "measured/report.html",
         "calibration.html",
     ):

@@ -307,10 +307,12 @@ def _fleet_table(html: str, series: str) -> dict[str, str]:
 
 def test_the_fits_column_says_over_what_in_the_report(not_fitting):
     html = render_report(not_fitting, "run")
-    assert _fleet_table(html, "f") == {"b200": "up to B = 16", "mi300x": "up to B = 16",
-                                       "h200": "at no point", "h100": "at no point"}  # fmt: skip
+    # model steps: their largest batch that fits (max_batch, issue 43), not the swept ones'
+    assert _fleet_table(html, "f") == {"b200": "up to B = 28", "mi300x": "up to B = 37",
+                                       "h200": "at no batch", "h100": "at no batch"}  # fmt: skip
     assert set(_fleet_table(html, "small").values()) == {"at every point"}
-    assert "Fits in HBM: over the points of its sweep shown" in _text(html)
+    assert "Fits in HBM: for model steps, the largest batch that fits" in _text(html)
+    assert "else over the points of its sweep shown" in _text(html)
 
 
 def test_the_fits_column_says_over_what_in_the_workbook(not_fitting, tmp_path):
@@ -322,11 +324,11 @@ def test_the_fits_column_says_over_what_in_the_workbook(not_fitting, tmp_path):
     last = {
         r[0]: r[-1] for r in rows[start:end] if r and r[0] in ("b200", "mi300x", "h100", "h200")
     }
-    assert last == {"b200": "up to B = 16", "mi300x": "up to B = 16", "h200": "at no point",
-                    "h100": "at no point"}  # fmt: skip
+    assert last == {"b200": "up to B = 28", "mi300x": "up to B = 37", "h200": "at no batch",
+                    "h100": "at no batch"}  # fmt: skip
     assert {r[-1] for r in rows[end:] if r and r[0] in ("b200", "h100")} == {"at every point"}
     cells = sheet_text(sheet)
-    assert any(c.startswith("fits in HBM: over the points of its sweep shown") for c in cells)
+    assert any(c.startswith("fits in HBM: for model steps, the largest batch") for c in cells)
     said = [c for c in cells if c.startswith("At B = 1 the fastest is b200")]
     assert said and said[0].endswith("h200 and h100 do not fit in HBM at B = 1."), said
 
@@ -339,7 +341,7 @@ def test_the_fits_column_and_the_sentence_in_korean(not_fitting):
         html = render_report(not_fitting, "run")
     assert said["f"].endswith("h200, h100: B = 1에서 HBM에 맞지 않음."), said["f"]
     table = _fleet_table(html, "f")
-    assert table["b200"] == "B = 16까지" and table["h100"] == "어느 지점에서도 맞지 않음"
+    assert table["b200"] == "B = 28까지" and table["h100"] == "어떤 배치에서도 맞지 않음"
 
 
 def test_the_fleet_chart_says_its_hollow_marks_are_at_ranked_points(not_fitting):
@@ -442,14 +444,14 @@ def test_the_models_table_wraps_between_words_to_fit_1300_px(model_steps, lang):
     rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
     cells = [re.findall(r"<td([^>]*)>(.*?)</td>", r, re.S) for r in rows]
     assert len(cells) == 3
-    step, model, fit, top = (cells[0][i] for i in (0, 1, 13, 15))
+    step, model, fit, top = (cells[0][i] for i in (0, 1, 14, 16))  # Dtypes after Hardware
     assert step[1] == "llama3_<wbr>8b_<wbr>decode_<wbr>sweep_<wbr>long", step
     assert "nw" not in model[0] and "nw" not in fit[0] and "nw" not in top[0], cells[0]
     word, _, sizes = fit[1].partition("<br>")
     sizes = _text(sizes)
     assert _text(word) == ("no" if lang == "en" else "아니요"), fit
     assert sizes == ("24.7 GB of 16.0 GB" if lang == "en" else "24.7 GB / 16.0 GB"), fit
-    tops = [c[15][1] for c in cells]  # an op's name wraps after its underscores too
+    tops = [c[16][1] for c in cells]  # an op's name wraps after its underscores too
     assert all(t.count("<wbr>") == _text(t).count("_") for t in tops), tops
     css = " ".join(re.findall(r"table\.models[^{]*\{([^}]*)\}", html))
     assert "white-space: normal" in css and "padding" in css, css

@@ -22,6 +22,7 @@ from pipeline.calibration.file import calibration_from
 from pipeline.catalogs.chips import chips as chips_table
 from pipeline.catalogs.hardware import Catalog, Hardware, catalog_frame, catalog_from
 from pipeline.catalogs.llms import models_from
+from pipeline.catalogs.prices import load_prices, price_files, price_warnings
 from pipeline.errors import InvalidScenarios, OutputError, described, printable, quoted, text_list
 from pipeline.i18n import _, use_lang
 from pipeline.limits import (
@@ -33,6 +34,7 @@ from pipeline.limits import (
     MAX_ROWS_LIMIT,
 )
 from pipeline.model.overflow import refused_problems
+from pipeline.model.step_totals import STEP_ROWS
 from pipeline.names import FOLDER_BYTES, fit_bytes, folder_name
 from pipeline.record import Record, record_of
 from pipeline.render.format import count, counted, plural
@@ -46,7 +48,7 @@ from pipeline.run.write import Options, Written, write_outputs
 from pipeline.scenarios import load_records, load_scenarios
 from pipeline.scenarios.refused import refuse_rows
 from pipeline.scenarios.xlsx.package import RUN_WORKBOOK, recorded_run_name
-from pipeline.summary.partial import computed, merge
+from pipeline.summary.partial import chips_counted, computed, merge
 from pipeline.textfile import atomic_file, check_file_place, refuse_existing
 
 Source = str | Path | pd.DataFrame | Sequence[dict]
@@ -151,6 +153,8 @@ def analyze(
     keep_columns: str | Sequence[str] = (),
     models=None,
     calibration=None,
+    prices=None,
+    models_rows: int = STEP_ROWS,
 ) -> Analysis:
     """Check and compute every scenario of `source`: a path to a scenario CSV or .xlsx
     workbook, a pandas DataFrame or a list of dicts with the same columns (docs/input.md).
@@ -166,7 +170,10 @@ def analyze(
     pipeline.models() takes them). `calibration`: a calibration file (pipeline.calibrate
     writes one), "published" (the one that ships), a Calibration, or a list of these whose
     groups differ (merged): the results gain t_estimate, estimate_bound and
-    calibration (docs/model.md#calibration)."""
+    calibration (docs/model.md#calibration). `prices`: a price file (CSV or Parquet: hardware,
+    usd_per_chip_hour, source, date) or a DataFrame of those columns: the results gain
+    usd_per_chip_hour and cost (docs/input.md#prices). `models_rows`: the most steps the Models
+    table lists (the slowest, every fleet point's best among them; docs/outputs.md)."""
     if isinstance(max_rows, bool) or not isinstance(max_rows, Integral):
         raise TypeError(
             f"max_rows must be a whole number (int) from 1 to {MAX_ROWS_LIMIT:,}, "
@@ -175,12 +182,14 @@ def analyze(
     if not 1 <= max_rows <= MAX_ROWS_LIMIT:
         raise ValueError(f"max_rows must be 1 to {MAX_ROWS_LIMIT:,}, not {max_rows:,}")
     check_arguments(dict(strict=strict), dict(name=name, sheet=sheet, encoding=encoding))
+    check_models_rows(models_rows)
     keep = kept_columns(keep_columns)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     catalog = catalog_from(hardware)
     models = None if models is None else models_from(models, strict=True)  # user models added
     cal, cal_files = (None, ()) if calibration is None else calibration_from(calibration)
+    priced = None if prices is None else load_prices(prices, catalog)
     read: tuple[Path, ...] = ()
     if isinstance(source, str | Path):
         read = (Path(os.path.abspath(source)),)
@@ -194,14 +203,19 @@ def analyze(
             models=models,
         )  # fmt: skip
     t1 = time.perf_counter()
-    results, facts, part, keep = computed(loaded.frame, grids=True, calibration=cal)
+    results, facts, part, keep = computed(
+        loaded.frame, grids=True, calibration=cal, models_rows=models_rows,
+        prices=None if priced is None else priced.usd_per_chip_hour,
+    )  # fmt: skip
     loaded = refuse_rows(loaded, keep, refused_problems(loaded.source, part.refused))
     if strict and loaded.problems:
         raise strict_refusal(loaded, catalog)
     return record_of(
-        Analysis, merge([part]), loaded, catalog, cal, (*catalog.warnings, *loaded.warnings),
+        Analysis, merge([part]), loaded, catalog, cal,
+        (*catalog.warnings, *loaded.warnings, *price_warnings(priced, chips_counted(part))),
         started=started, timings={"load": t1 - t0, "compute": time.perf_counter() - t1},
-        _read=(*read, *catalog.files, *cal_files), _results=results,
+        _read=(*read, *catalog.files, *cal_files, *price_files(priced)), _results=results,
+        prices=None if priced is None else (str(priced.path or priced.label), priced.sha256),
         _facts=facts,
     )  # fmt: skip
 
@@ -220,6 +234,15 @@ def check_arguments(flags: dict, texts: dict) -> None:
             codecs.lookup(encoding)
         except LookupError:
             raise ValueError(f"unknown encoding {quoted(encoding)} (e.g. cp1252, utf-16)") from None
+
+
+def check_models_rows(models_rows) -> None:
+    """analyze()'s and run_dask()'s `models_rows` checked: a whole number, 1 or more."""
+    if isinstance(models_rows, bool) or not isinstance(models_rows, Integral):
+        raise TypeError(f"models_rows must be a whole number (int) of 1 or more, not "
+                        f"{described(models_rows)}")  # fmt: skip
+    if models_rows < 1:
+        raise ValueError(f"models_rows must be 1 or more, not {models_rows:,}")
 
 
 def kept_columns(keep_columns) -> tuple[str, ...]:

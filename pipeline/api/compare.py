@@ -142,6 +142,8 @@ def _kind_count(kind: str, n: int) -> str:
         "critical_batch": _("critical_batch {n}"),
         "t_lower": _("t_lower {n}"),
         "t_estimate": _("t_estimate {n}"),
+        "cost": _("cost {n}"),
+        "energy": _("energy {n}"),
         "added": _("added {n}"),
         "removed": _("removed {n}"),
     }

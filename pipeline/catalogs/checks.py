@@ -1,9 +1,9 @@
 """The traps in chip figures, as checks that return problems: a sparse peak taken for a dense
 one (x2), GiB taken for GB (+7 %), a bidirectional link figure taken for one-way (x2), a peak
 for units the chip does not have, a unit slip (x1000) in a peak or a bandwidth, a link without
-a reach. The shipped catalog's tests run them over every chip (and check each figure against
-its sources row, pipeline/data/sources/); a user's hardware file gets the same checks as warnings
-(docs/model.md#the-hardware-catalog)."""
+a reach, a system's power taken for one chip's. The shipped catalog's tests run them over
+every chip (and check each figure against its sources row, pipeline/data/sources/); a user's
+hardware file gets the same checks as warnings (docs/model.md#the-hardware-catalog)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,10 @@ RIDGE_RANGE: dict[str, tuple[float, float]] = {
     "int4": (10.0, 40000.0),
     "fp4": (100.0, 50000.0),
 }
+# One chip's board power (W): the fleet runs from 350 (L40S) to 1,400 (MI355X, GB300); a
+# GB200 superchip (two GPUs and a CPU) is 2,700. A whole system's (DGX H100: 10.2 kW for 8
+# GPUs) or a kW figure taken for W falls outside; so would an edge chip under 10 W.
+TDP_RANGE = (10.0, 5000.0)
 TOLERANCE = 0.005  # a catalog value and its sources row agree within 0.5 %
 # a figure off the one it should be by a factor: which trap it looks like (pattern, factor,
 # tolerance, relation, what the reference is, the question); vendors round a figure and its
@@ -140,13 +144,29 @@ def reach_problems(
     return problems
 
 
+def power_problems(name: str, row: pd.Series, fields: tuple[str, ...] | None = None) -> list[str]:
+    """Chip `name`'s board power (tdp, when in `fields` or no fields given) within TDP_RANGE:
+    one chip's, not a system's, in W (blank: the vendor prints none, no problem)."""
+    tdp = row.get("tdp")
+    if _blank(tdp) or (fields is not None and "tdp" not in fields):
+        return []
+    low, high = TDP_RANGE
+    if low <= float(tdp) <= high:
+        return []
+    return [
+        f"tdp = {_num(tdp)} W on {name}, outside {_num(low)} to {_num(high)} W for one chip's "
+        "board: a whole system's power (an 8-GPU box), or kW taken for W?"
+    ]
+
+
 def user_chip_warnings(
     user: pd.DataFrame, catalog_chips: pd.DataFrame, where: dict[str, str]
 ) -> list[str]:
     """Doubts about the chips a user file adds or overrides (`user`: by name, blank fields NaN
     or ''), each at its FILE:LINE (`where`): the figures compared with the catalog chip of the
     same name or alias, else the one whose name is the longest prefix of the user's (sparse?
-    bidirectional? GiB?), then the catalog's own checks (units, ridge points, reach)."""
+    bidirectional? GiB?), then the catalog's own checks (units, ridge points, reach, board
+    power)."""
     names = alias_map(catalog_chips.index, catalog_chips["aliases"])
     warnings = []
     for key, user_row in user.iterrows():  # a handful of chips
@@ -166,6 +186,7 @@ def user_chip_warnings(
             problems += unit_problems(name, row, fields)
         problems += ridge_problems(name, row, fields)
         problems += reach_problems(name, row, fields, blank_ok=True)
+        problems += power_problems(name, row, fields)
         warnings += [f"{where.get(name, name)}: {p}" for p in problems]
     return warnings
 

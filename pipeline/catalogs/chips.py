@@ -20,9 +20,10 @@ LINK_ROWS = ("default_link", "link_bandwidth", "link_topology", "link_latency", 
 
 
 def chips(names: str | Iterable[str], hardware: Hardware = None) -> pd.DataFrame:
-    """The chosen chips side by side: fields as rows (vendor, architecture, HBM, peak_<dtype>
-    and ridge_<dtype> for every dtype any of them has, the default link), a column per chip
-    (its catalog name, in the order given), SI units, NaN where a chip has no value.
+    """The chosen chips side by side: fields as rows (vendor, architecture, HBM, board power
+    (tdp, W) when any of them has one, peak_<dtype> and ridge_<dtype> for every dtype any of
+    them has, the default link), a column per chip (its catalog name, in the order given), SI
+    units, NaN where a chip has no value.
     `hardware`: files, frames or a Catalog adding or overriding chips, as for analyze()."""
     catalog = catalog_from(hardware)
     return chip_table(catalog, resolve_chips(catalog, names))
@@ -57,6 +58,8 @@ def chip_table(catalog: Catalog, names: list[str]) -> pd.DataFrame:
     fields: dict[str, np.ndarray] = {k: rows[k].to_numpy(dtype=object) for k in TEXT_ROWS}
     fields["hbm_capacity"] = rows["hbm_capacity"].to_numpy(dtype=float)
     fields["hbm_bandwidth"] = bandwidth
+    if rows["tdp"].notna().any():  # board power (W), where a chosen chip's vendor prints one
+        fields["tdp"] = rows["tdp"].to_numpy(dtype=float)
     for f in peaks:
         fields[f"peak_{f}"] = rows[f"peak_{f}"].to_numpy(dtype=float)
     for f in peaks:  # the book's critical intensity: where the HBM slope meets the peak

@@ -46,6 +46,7 @@ NUMERIC_COLUMNS = (
     *PEAK_COLUMNS,
     "hbm_capacity",
     "hbm_bandwidth",
+    "tdp",
     *(f"{link}_{f}" for link in LINKS for f in ("bandwidth", "latency", "reach")),
     *EFFICIENCY_COLUMNS,
 )
@@ -66,6 +67,9 @@ COLUMNS = (
     *PEAK_COLUMNS,
     "hbm_capacity",
     "hbm_bandwidth",
+    # board power (W) of the form factor the entry is (SXM, OAM, ...), as its vendor prints
+    # it; blank where none is printed (docs/model.md#the-hardware-catalog)
+    "tdp",
     "default_link",
     *LINK_COLUMNS,
     *EFFICIENCY_COLUMNS,

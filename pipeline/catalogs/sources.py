@@ -31,6 +31,7 @@ BASES = {
     "as-printed": 1.0,
     "assumed": 1.0,
     "text": None,  # topology, default_link, architecture: words, no number
+    "unpublished": None,  # the vendor prints no such figure: the field is blank, said so
 }
 
 

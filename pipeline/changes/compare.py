@@ -25,6 +25,7 @@ from pipeline.changes.values import (
     calibrated_alike,
     exact_texts,
     plain_text,
+    priced_alike,
     same_values,
     text_differs,
     typed_results,
@@ -33,13 +34,18 @@ from pipeline.changes.values import (
 from pipeline.errors import InvalidResults, described, printable, quoted
 from pipeline.model.groups import TOTAL_OPS
 
-KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower", "t_estimate")
+KINDS = ("added", "removed", "bound", "fits", "critical_batch", "t_lower", "t_estimate", "cost",
+         "energy")  # fmt: skip
+# what a row spends: a change is a rise past the threshold (or one run without it), so that
+# --fail-on cost fails a nightly whose rows got dearer, never one whose rows got cheaper; an
+# energy rise only at a new TDP (one its time explains is that time's change)
+RISES = ("cost", "energy")
 # `series`: the source row a scenario came from (its name when the results have no series)
 COLUMNS = ("name", "hardware", "change", "old", "new", "ratio", "causes", "series")
 DEFAULT_THRESHOLD = 0.05
 _DIM = re.compile(r"^[A-Z]$")
 # t_estimate: compared when both runs have one (a calibrated run: calibration.estimate)
-COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower", "t_estimate")
+COMPARED = ("hardware", "bound", "fits", "critical_batch", "t_lower", "t_estimate", *RISES)
 # the results a change is found in: a run without one cannot be compared with one that has it
 RESULTS = ("bound", "fits", "critical_batch", "t_lower")
 
@@ -109,7 +115,7 @@ def compare_results(
     old = typed_results(_checked(old, "baseline"), _rows_of("the baseline results"))
     new = typed_results(_checked(new, "new"), _rows_of("the new results"))
     _check_one_sided(old, new)
-    old, new = calibrated_alike(old, new)
+    old, new = priced_alike(*calibrated_alike(old, new))
     one_sided = set(compared_columns(old.columns)) ^ set(compared_columns(new.columns))
     skipped = tuple(sorted(one_sided - {"series"}))  # read to group by, never compared
     old_names = old["name"].astype(str).to_numpy(dtype=object)
@@ -146,6 +152,19 @@ def compare_results(
         at = np.flatnonzero(~same_values(a, b) & ~(np.abs(ratio - 1) <= threshold))
         text_a, text_b = exact_texts(a[at]), exact_texts(b[at])
         parts[time] = _part(new, new_i[at], time, text_a, text_b, ratio[at], causes, at)
+        places.append(new_i[at])
+    for kind in RISES:  # a rise: new/old above 1 + threshold, or one side without a value
+        if kind not in both:
+            continue
+        a, b = values_at(old[kind], old_i), values_at(new[kind], new_i)
+        ratio = _ratio(a, b)
+        rose = ~same_values(a, b) & ~(ratio <= 1 + threshold)
+        if kind == "energy":  # at the same TDP, energy follows the time: no change of its own
+            rose &= "tdp" in both and ~same_values(values_at(old["tdp"], old_i),
+                                                   values_at(new["tdp"], new_i))  # fmt: skip
+        at = np.flatnonzero(rose)
+        text_a, text_b = exact_texts(a[at]), exact_texts(b[at])
+        parts[kind] = _part(new, new_i[at], kind, text_a, text_b, ratio[at], causes, at)
         places.append(new_i[at])
     table = pd.concat(parts.values(), ignore_index=True)
     table = table.astype({c: "str" for c in COLUMNS if c != "ratio"} | {"ratio": float})

@@ -22,15 +22,16 @@ import pandas as pd
 from pipeline.changes.values import CAUSES, exact
 
 # a group's origin, in reading order: the scenario file's own edits come first
-ORIGINS = ("edit", "catalog", "calibration", "model", "added", "removed")
+ORIGINS = ("edit", "catalog", "prices", "calibration", "model", "added", "removed")
 # the inputs a chip gives every row on it (its catalog entry or a --hardware file); a row's
 # own override of one reads the same in the results, so it counts as the hardware's too
 HARDWARE_NUMBERS = (
     "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
-    "compute_efficiency", "hbm_efficiency", "network_efficiency",
+    "compute_efficiency", "hbm_efficiency", "network_efficiency", "tdp", "usd_per_chip_hour",
 )  # fmt: skip
 # the parts of a group in reading order: what the bound and the fit did, then the time
-READING = ("bound", "fits", "t_lower", "t_estimate", "critical_batch", "added", "removed")
+READING = ("bound", "fits", "t_lower", "t_estimate", "cost", "energy", "critical_batch", "added",
+           "removed")  # fmt: skip
 STATES = ("bound", "fits")  # a part per old → new value; the numbers' parts give their ranges
 GROUP_COLUMNS = (
     "input", "origin", "causes", "hardware", "chips_named", "series", "series_named",
@@ -38,7 +39,8 @@ GROUP_COLUMNS = (
 )  # fmt: skip
 # the origins whose cause is a chip's: a block per chip and cause (a calibration's values are
 # a chip's too, per op kind)
-PER_CHIP = ("catalog", "calibration")
+PER_CHIP = ("catalog", "prices", "calibration")
+WHOLE = ("prices", "calibration")  # the origins whose line per chip holds every series moved
 PART_COLUMNS = (
     "group", "change", "old", "new", "scenarios", "span", "example",
     "old_min", "old_max", "new_min", "new_max", "ratio_min", "ratio_max",
@@ -71,21 +73,25 @@ class ChangeGroups:
 def origins(change: pd.Series, causes: pd.Series) -> np.ndarray:
     """Each change's origin (ORIGINS): added or removed; 'edit' when an input of its own row
     differs (a dim, op, dtype, chips, hardware, ...); 'catalog' when only hardware numbers
-    differ; 'calibration' when only the calibration does; 'model' when nothing does. Each
+    differ; 'prices' when only the price file's do (usd_per_chip_hour: --prices); 'calibration'
+    when only the calibration does; 'model' when nothing does. Each
     distinct cause is read once."""
     codes, uniques = pd.factorize(causes.astype(str).to_numpy(dtype=object))
     named = pd.Series(uniques, dtype=object).str.extractall(_NAMED)[0]
     own = (~named.isin((*HARDWARE_NUMBERS, "calibration"))).groupby(level=0).any()
     edited = uniques != ""  # a cause naming no known input: shown first, not buried
     edited[own.index.to_numpy(dtype=np.int64)] = own.to_numpy(dtype=bool)
+    priced = np.zeros(len(uniques), dtype=bool)
+    only_price = (named == "usd_per_chip_hour").groupby(level=0).all()
+    priced[only_price.index.to_numpy(dtype=np.int64)] = only_price.to_numpy(dtype=bool)
     calibrated = np.zeros(len(uniques), dtype=bool)
     only = (named == "calibration").groupby(level=0).all()
     calibrated[only.index.to_numpy(dtype=np.int64)] = only.to_numpy(dtype=bool)
     kind = change.astype(str).to_numpy(dtype=object)
     chosen = np.select(
         [kind == "added", kind == "removed", uniques[codes] == "", edited[codes],
-         calibrated[codes]],
-        ["added", "removed", "model", "edit", "calibration"],
+         calibrated[codes], priced[codes]],
+        ["added", "removed", "model", "edit", "calibration", "prices"],
         "catalog",
     )  # fmt: skip
     return chosen.astype(object)
@@ -101,8 +107,9 @@ def group_changes(table: pd.DataFrame, points: pd.DataFrame) -> ChangeGroups:
     chip = np.where(np.isin(origin, PER_CHIP), hardware, "")  # a chip's numbers: its own cause
     series = table["series"] if "series" in table else table["name"]
     series_text = series.astype(str).to_numpy(dtype=object)
-    # a calibration moves the estimates of every series on a chip alike: one line holds them
-    whole = origin == "calibration"
+    # a calibration moves the estimates of every series on a chip alike, a price the cost of
+    # every row on the chip: one line holds them
+    whole = np.isin(origin, WHOLE)
     inputs = table["input"] if "input" in table else pd.Series("", index=table.index)
     keys = pd.DataFrame(
         {
@@ -140,7 +147,7 @@ def group_changes(table: pd.DataFrame, points: pd.DataFrame) -> ChangeGroups:
     )
     groups, rank = _in_reading_order(groups)
     parts = _parts(table, rank[group], position, axes)
-    several = (groups["origin"] == "calibration").to_numpy()  # lines of several series
+    several = groups["origin"].isin(WHOLE).to_numpy()  # lines of several series
     parts.loc[several[parts["group"].to_numpy()], "span"] = ""
     reading = pd.Categorical(table["change"], categories=READING).codes
     order = np.lexsort((position, reading, rank[group]))

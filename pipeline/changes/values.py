@@ -23,15 +23,19 @@ CAUSES = (
     "chips", "shard", "link",
     "compute_efficiency", "hbm_efficiency", "network_efficiency",
     "peak_flops", "hbm_bandwidth", "link_bandwidth", "link_latency",
+    "tdp", "usd_per_chip_hour",
 )  # fmt: skip
-NUMBERS = ("critical_batch", "t_lower", "t_estimate")  # compared as numbers
+NUMBERS = ("critical_batch", "t_lower", "t_estimate", "cost", "energy")  # compared as numbers
 # what a missing cell may read as (Arrow's CSV reader takes the same texts for a null)
 _MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
             "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null")  # fmt: skip
 _FLAGS = {"true": True, "false": False}
 _KIND = {"fits": ("True or False", "True, False or empty"),
          "t_lower": ("a number", "a time in seconds, or empty"),
-         "critical_batch": ("a number", "a batch size, or empty")}  # fmt: skip
+         "critical_batch": ("a number", "a batch size, or empty"),
+         "t_estimate": ("a number", "a time in seconds, or empty"),
+         "cost": ("a number", "US dollars, or empty"),
+         "energy": ("a number", "joules, or empty")}  # fmt: skip
 
 
 def exact(value) -> str:
@@ -116,6 +120,17 @@ def calibrated_alike(old: pd.DataFrame, new: pd.DataFrame):
     if has[0] == has[1]:
         return old, new
     nothing = {"t_estimate": np.nan, "calibration": "none"}
+    return (old, new.assign(**nothing)) if has[0] else (old.assign(**nothing), new)
+
+
+def priced_alike(old: pd.DataFrame, new: pd.DataFrame):
+    """A run with prices against one without: the other gets an empty cost and price, so
+    losing (or gaining) the prices is a cost change of each row, caused by the price (a
+    nightly job that forgot --prices fails --fail-on cost)."""
+    has = ["cost" in f.columns for f in (old, new)]
+    if has[0] == has[1]:
+        return old, new
+    nothing = {"cost": np.nan, "usd_per_chip_hour": np.nan}
     return (old, new.assign(**nothing)) if has[0] else (old.assign(**nothing), new)
 
 

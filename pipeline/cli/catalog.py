@@ -10,6 +10,7 @@ import click
 
 import pipeline
 from pipeline.catalogs.chips import peak_dtype
+from pipeline.catalogs.prices import PRICES_PATH, write_prices_template
 from pipeline.cli.calibrations import chip_line
 from pipeline.cli.lines import escaped
 from pipeline.cli.options import (
@@ -96,15 +97,30 @@ def _template_path(ctx, param, value: str) -> Path:
 @click.command()
 @click.argument("path", default="scenarios.xlsx", callback=_template_path)
 @click.option("--force", is_flag=True, help="Replace PATH when it exists.")
+@click.option("--prices", is_flag=True, help="Write a starter price file instead (default "
+              "PATH prices.csv): every catalog chip, its price left blank for you to fill "
+              "in.")  # fmt: skip
 @HARDWARE_OPTION
 @LANG_OPTION
-def template(path: Path, force: bool, hardware_files: tuple[Path, ...]) -> None:
+def template(path: Path, force: bool, prices: bool, hardware_files: tuple[Path, ...]) -> None:
     """Write a starter workbook at PATH (default scenarios.xlsx): the book's examples on its
     Scenarios sheet, drop-down lists, a note on each column, the catalog on a Hardware sheet
     (for reference: to add or change a chip, give a --hardware file).
+
+    With --prices, a starter price file for `run --prices` instead: a row per catalog chip,
+    usd_per_chip_hour and date blank, source saying where to look; no price ships.
     """
     catalog = hardware_catalog(hardware_files)
     echo_problems((), catalog.warnings)  # doubts about a user file's figures, as `run` says
+    if prices:
+        ctx = click.get_current_context()
+        if ctx.get_parameter_source("path").name == "DEFAULT":
+            path = Path(PRICES_PATH)
+        with fatal():
+            write_prices_template(path, catalog, force=force)
+        click.echo(_("{path}: written; fill in the prices you pay, then give it to run --prices",
+                     path=printable(path)))  # fmt: skip
+        return
     with fatal():
         pipeline.write_template(path, force=force, hardware=catalog)
     click.echo(_("{path}: written; fill in its Scenarios sheet, then run it", path=printable(path)))

@@ -20,7 +20,8 @@ from pipeline.errors import InvalidResults, printable
 @click.option("--threshold", type=Fraction(DEFAULT_THRESHOLD),
               default=DEFAULT_THRESHOLD, show_default=True,
               help="A t_lower change is new/old outside 1 ± this.")  # fmt: skip
-@click.option("--fail-on", help="Kinds that count for the exit status, e.g. bound,fits.")
+@click.option("--fail-on", help="Kinds that count for the exit status, e.g. bound,fits "
+              "(cost: a row's cost rose).")  # fmt: skip
 @LANG_OPTION
 def compare(baseline: Path, new: Path, output_dir: Path, threshold: float, fail_on) -> None:
     """Diff runs BASELINE and NEW (folders or results files): exit 0 same, 1 changed, 2 error.

@@ -16,6 +16,8 @@ from pipeline.i18n import _
 from pipeline.model.roofline import BOUNDS
 from pipeline.render import format as fmt
 from pipeline.render.format import counted
+from pipeline.render.text.serving import serving_sentences
+from pipeline.render.text.training import training_sentences
 
 
 def partly_rejected(problems, lines: np.ndarray) -> int:
@@ -123,11 +125,21 @@ def summary_lines(path: Path, analysis, written, verbose: bool) -> list[str]:
     partly = partly_rejected(analysis.problem_list, analysis._loaded.frame["line"].to_numpy())
     lines = [input_line(analysis.source, s.scenarios, s.bounds, s.rejected_rows, folder, files,
                         partly=partly)]  # fmt: skip
+    lines += answer_lines(s.serving, s.training)
     lines += [_("  note: {notice}", notice=printable(notice)) for notice in written.notices]
     if verbose:
         timings = ", ".join(f"{k} {fmt.fixed(v, decimals=2)} s" for k, v in written.timings.items())
         lines.append(_("  seconds: {timings}", timings=timings))
     return lines
+
+
+def answer_lines(serving, training=None) -> list[str]:
+    """The serving answer `pipeline run` prints under an input's line, on either engine: a
+    line per serve series and model (render.text.serving, from Summary.serving); none without
+    serve rows; then the training answer, a line per train series (render.text.training, from
+    Summary.training)."""
+    said = serving_sentences(serving) + training_sentences(training)
+    return [_("  answer: {sentence}", sentence=printable(s)) for s in said]
 
 
 def index_line(runs: int, index: str) -> str:

@@ -9,10 +9,12 @@ import click
 
 import pipeline
 from pipeline.api.analyze import output_names
+from pipeline.catalogs.prices import load_prices
 from pipeline.cli import progress
 from pipeline.cli.lines import (
     Checked,
     added_line,
+    answer_lines,
     fail_status,
     failed_line,
     index_line,
@@ -52,6 +54,7 @@ from pipeline.limits import (
     DEFAULT_WORKBOOK_INPUT_ROWS,
     DEFAULT_WORKBOOK_ROWS,
 )
+from pipeline.model.step_totals import STEP_ROWS
 from pipeline.run.baseline import baseline_folders, chosen_baseline, removed_runs
 from pipeline.run.children import sigterm_as_interrupt
 from pipeline.run.write import Options, Written
@@ -70,6 +73,10 @@ from pipeline.run.write import Options, Written
 @HARDWARE_OPTION
 @MODELS_OPTION
 @CALIBRATION_OPTION
+@click.option("--prices", "prices_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A price file (CSV or Parquet: hardware, usd_per_chip_hour, source, date; "
+              "`pipeline template --prices` writes a starter): results gain usd_per_chip_hour "
+              "and cost (USD) beside energy.")  # fmt: skip
 @LANG_OPTION
 @SHEET_OPTION
 @ENCODING_OPTION
@@ -106,12 +113,17 @@ from pipeline.run.write import Options, Written
 @click.option("--report-rows", type=click.IntRange(min=0), default=DEFAULT_TABLE_ROWS,
               show_default=True, help="Rows of each per-hardware table in report.html; "
               "results.csv always has all.")  # fmt: skip
+@click.option("--models-rows", type=click.IntRange(min=1), default=STEP_ROWS, show_default=True,
+              help="Steps of the Models table (report.html, workbook.xlsx): the slowest, and "
+              "every fleet point's best among them (a swept row's most tokens/s that fits); "
+              "results.csv always has every step.")  # fmt: skip
 @click.option("--baseline", metavar="DIR|latest", help="An earlier run's OUTPUT_DIR: compare "
               "each input with its own run there (paired by the input's name). `latest`: the "
               "newest finished run beside OUTPUT_DIR, by start time (nightly/<date> folders; "
               "none yet is a note, not an error).")  # fmt: skip
 @click.option("--fail-on", metavar="KINDS", help="With --baseline: exit 1 when an input has "
-              "a change of these kinds (e.g. bound,fits), after writing everything.")  # fmt: skip
+              "a change of these kinds (e.g. bound,fits; cost: a row's cost rose, with "
+              "--prices), after writing everything.")  # fmt: skip
 @engine_options
 def run(
     scenarios,
@@ -119,6 +131,7 @@ def run(
     hardware_files,
     models_files,
     calibration_file,
+    prices_file,
     sheet,
     encoding,
     keep_columns,
@@ -134,6 +147,7 @@ def run(
     workbook_rows,
     workbook_input_rows,
     report_rows,
+    models_rows,
     baseline,
     fail_on,
     **engine,
@@ -171,6 +185,10 @@ def run(
             kinds = None if fail_on is None else change_kinds(fail_on)
         catalog = hardware_catalog(hardware_files)
         catalogs = model_inputs(models_files, calibration_file)
+        if prices_file is not None:  # read once here: a wrong file stops before any input
+            with fatal():
+                load_prices(prices_file, catalog)
+            catalogs["prices"] = prices_file
         names = output_names(paths)
         with (
             fatal()
@@ -180,8 +198,10 @@ def run(
             if note and not quiet:
                 click.echo(note, err=True)
             baselines = baseline_folders(baseline, paths, names)
-        protect = (*paths, *hardware_files)  # an output folder holding one is never replaced
-        read = dict(sheet=sheet, encoding=encoding, keep_columns=keep_columns)
+        protect = (*paths, *hardware_files, *([prices_file] if prices_file else []))
+        # (an output folder holding one of `protect` is never replaced)
+        read = dict(sheet=sheet, encoding=encoding, keep_columns=keep_columns,
+                    models_rows=models_rows)  # fmt: skip
         options = Options(plots=not no_plots, workbook=not no_workbook, report=not no_report,
                           max_charts=max_charts, workbook_rows=workbook_rows,
                           workbook_input_rows=workbook_input_rows, report_rows=report_rows,
@@ -212,6 +232,7 @@ def run(
                     lines = [input_line(record.source, got.scenarios, record.summary.bounds,
                                         got.rejected_rows, got.folder, written_files(got.files),
                                         got.partitions)]  # fmt: skip
+                    lines += answer_lines(record.summary.serving, record.summary.training)
                     echo_problems(problems, () if quiet else warnings)
                 else:
                     record = pipeline.analyze(

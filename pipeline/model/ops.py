@@ -29,6 +29,8 @@ def is_dim(column: object) -> bool:
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
 TRANSFORMER = "transformer"  # one step of a decoder-only model (model.transformer)
+SERVE = "serve"  # requests served by a decoder-only model: its prefill and decode (model.serve)
+TRAIN = "train"  # a training step of a decoder-only model, one row (model.train)
 
 # '→' too: spreadsheets' autocorrect turns a typed '->' into it (LibreOffice does)
 _EINSUM = re.compile(r"^\s*([A-Za-z]*)\s*,\s*([A-Za-z]*)\s*(?:->|→)\s*([A-Za-z]*)\s*$")
@@ -87,6 +89,10 @@ def parse_op(text: str) -> OpSignature:
             return OpSignature(op=name, einsum="")
     if squashed == TRANSFORMER:  # a model's step: B sequences, T new tokens, S positions
         return OpSignature(op=TRANSFORMER, einsum="", x="BTS")
+    if squashed == SERVE:  # its batch B is optional, its steps' T and S come from isl, osl
+        return OpSignature(op=SERVE, einsum="")
+    if squashed == TRAIN:  # its dims come from `model`, its batch from `tokens`
+        return OpSignature(op=TRAIN, einsum="")
     if low in NAMED_OPS:
         return _from_einsum(low, NAMED_OPS[low])
     if "->" not in key and "," not in key:
@@ -115,4 +121,4 @@ def _from_einsum(name: str | None, spec: str) -> OpSignature:
 
 def known_op_names() -> list[str]:
     """Named ops, for did-you-mean messages."""
-    return [*NAMED_OPS, CUSTOM, *COLLECTIVES, TRANSFORMER]
+    return [*NAMED_OPS, CUSTOM, *COLLECTIVES, TRANSFORMER, SERVE, TRAIN]

@@ -22,20 +22,21 @@ from pipeline.model.collectives import (
 from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES, TENSOR_DTYPES
 from pipeline.model.ops import is_dim, parse_op
 from pipeline.model.roofs import ridge_point
+from pipeline.model.serve import DRAFT_COLUMNS
 
 EFFICIENCIES = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
 BOUNDS = ("compute", "memory", "network")
 # what the critical batch is, as every output says it (critical_batch() computes it)
 CRITICAL_BATCH = "the smallest batch at which the op is compute-bound, everything else fixed"
-# results.csv's fixed leading columns (docs/outputs.md#resultscsv); dims, measured_*, notes and
-# extras follow
+# results.csv's fixed leading columns (docs/outputs.md#resultscsv; tdp and energy after the
+# step columns, from model.cost); dims, measured_*, notes and extras follow
 RESULT_COLUMNS = (
     "name", "series", "op", "einsum", "hardware", "chips", "shard", "link", *DTYPE_COLUMNS,
     "flops", "flops_per_chip", "bytes_read",
     "bytes_written", "hbm_bytes", "network_bytes", "collective", "peak_flops", "hbm_bandwidth",
     "link_bandwidth", "intensity", "critical_intensity", "t_math", "t_hbm", "t_network",
     "t_lower", "t_upper", "bound", "attainable_flops", "peak_fraction", "critical_batch",
-    "memory_footprint", "hbm_capacity", "fits", *EFFICIENCIES,
+    "memory_footprint", "hbm_capacity", "fits", *EFFICIENCIES, "tdp", "energy",
 )  # fmt: skip
 KINDS_OF_OP = ("einsum", "custom", "collective")  # an einsum includes matmul, dot, ...
 # the facts, row for row beside the results (docs/api.md#facts): internal, not results.csv's
@@ -52,7 +53,8 @@ INTERNAL = frozenset(
         "hbm_capacity", "link_bandwidth", "link_topology", "link_latency", "flops", "bytes",
         "measured_seconds", "notes", "own_numbers", "given", "swept", "marks", "count",
         "step_of", "block_of", "in_step", "moe_k", "moe_width", "op_total_flops",
-        *EFFICIENCIES,
+        *EFFICIENCIES, "tdp",
+        "isl", "osl", "ttft_target", "tpot_target", "batch_at_target", *DRAFT_COLUMNS,  # serve
     }
 )  # fmt: skip
 

@@ -21,8 +21,8 @@ SUMMED = ("flops", "flops_per_chip", "bytes_read", "bytes_written", "hbm_bytes",
 # the total row's own columns (NaN on every other row), in this order after `fits`
 STEP_COLUMNS = ("tokens_per_second", "time_per_token", *(f"{b}_share" for b in BOUNDS),
                 "weight_bytes", "kv_cache_bytes", "max_batch")  # fmt: skip
-STEP_ROWS = 50  # the steps (total rows) the Summary keeps whole, first in file order
-# what the Summary keeps of them (summary.partial.step_table), the optional columns if given
+STEP_ROWS = 50  # the steps (total rows) the Models table lists by default (summary.steps)
+# what the Summary keeps of them (summary.steps.step_table), the optional columns if given
 STEP_FIELDS = ("name", "model", "hardware", "chips", "B", "T", "S", "count", "t_lower", "bound",
                *(f"{b}_share" for b in BOUNDS), "fits", "memory_footprint", "hbm_capacity",
                "time_per_token", "tokens_per_second", "weight_bytes", "kv_cache_bytes",
@@ -258,3 +258,18 @@ def _op_totals(out: pd.DataFrame, frame: pd.DataFrame, ops: np.ndarray) -> np.nd
 def _bytes(column: pd.Series) -> np.ndarray:
     codes, names = pd.factorize(column.astype(str))
     return np.asarray([dtype_bytes(n) for n in names], dtype=float)[codes]
+
+
+def step_memory(steps: pd.DataFrame, largest: np.ndarray) -> dict[str, np.ndarray]:
+    """Transformer steps' memory by their total rows' own formulas, for step rows `steps` of
+    the frame (at any B and S) whose largest op writes `largest` bytes: `weight_bytes`,
+    `kv_cache_bytes`, the `footprint` on the busiest chip and what max_batch takes (its
+    `weights_per_chip`, `per_unit`, `unit`): model.serve_totals asks them at another S."""
+    figures = _step_figures(steps, np.ones(len(steps)), largest)
+    return {k: figures[k] for k in ("weight_bytes", "kv_cache_bytes", "footprint",
+                                    "weights_per_chip", "per_unit", "unit")}  # fmt: skip
+
+
+def largest_batch(capacity, weights_pc, per_unit, unit) -> np.ndarray:
+    """The largest B whose footprint fits (0: none), as a step's `max_batch` is worked out."""
+    return _max_batch(capacity, weights_pc, per_unit, unit)

@@ -225,6 +225,13 @@ EXCEL = {
     "count": "#,##0",
     "line": "0",
     "boolean": '"TRUE";"TRUE";"FALSE"',  # Excel shows a boolean as is; LibreOffice prints 1 / 0
+    # energy and cost (docs/model.md#energy-and-cost), a training run's days
+    "watts": '#,##0" W"',
+    "energy": '[>=1000000]#,##0.00,," MJ";[>=1000]#,##0.00," kJ";##0.00E+0" J"',
+    "usd": '[>=0.01]"$"#,##0.00;"$"0.00E+0',  # a cent and more plainly, less in E notation
+    "usd_rate": '"$"#,##0.00" /h"',
+    "tokens_per_joule": '#,##0.00" tok/J"',
+    "days": '#,##0.0" days"',
 }
 
 # Times. A format cannot multiply (LibreOffice honours one % at most; Excel's trick of hiding

@@ -76,6 +76,8 @@ def write_manifest(
         "files": files,
         "timings_seconds": {k: round(v, 6) for k, v in timings.items()},
     }
+    if analysis.prices is not None:  # --prices: which file priced the rows
+        manifest["prices"] = dict(zip(("path", "sha256"), analysis.prices, strict=True))
     if changes is not None:
         manifest["changes"] = changes
     path = folder / "manifest.json"

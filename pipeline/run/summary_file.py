@@ -1,7 +1,9 @@
 """summary.json: a run's Summary (summary.finish) as JSON, one schema and one writer for both
 engines (docs/outputs.md#summaryjson). Counts are complete; the per-series tables list the
 first LISTED series in file order and say how many there are (results hold every row); the
-fleet answer, the first LISTED fleet series' ranking rows (summary.fleet)."""
+fleet answer, the first LISTED fleet series' ranking rows (summary.fleet); the serving
+answer, the first LISTED serve series' configurations, ranked (summary.serving); the training
+answer, the first LISTED train series' rows, the fewest days first (summary.training)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,10 @@ def summary_document(record: Record) -> dict:
         "critical_batches": _records(critical.head(LISTED), "series"),
         "fleet_series_total": int(s.fleet["series"].nunique()),
         "fleet": _records(_first_series(s.fleet, LISTED), None),
+        "serving_series_total": int(s.serving["series"].nunique()),
+        "serving": _by_series(_first_series(s.serving, LISTED)),
+        "training_series_total": int(s.training["series"].nunique()),
+        "training": _by_series(_first_series(s.training, LISTED)),
         "derated": _records(s.derated, None),
         "slowest": _records(found["slowest"], None),
         "findings": {k: _plain(v) for k, v in found.items() if not isinstance(v, pd.DataFrame)},
@@ -60,6 +66,16 @@ def _first_series(ranking: pd.DataFrame, n: int) -> pd.DataFrame:
     """The rows of the fleet ranking's first `n` series (summary.fleet: every row of each)."""
     names = pd.unique(ranking["series"])[:n]
     return ranking[ranking["series"].isin(names)]
+
+
+def _by_series(table: pd.DataFrame) -> dict[str, list[dict]]:
+    """A table's rows as JSON objects, listed per series in its order (the serving answer:
+    per serve series its configurations ranked, the first the best: summary.serving)."""
+    rows = _records(table, None)
+    out: dict[str, list[dict]] = {}
+    for row in rows:
+        out.setdefault(str(row["series"]), []).append(row)
+    return out
 
 
 def _counts(table: pd.DataFrame) -> dict:

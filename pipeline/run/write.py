@@ -205,7 +205,8 @@ def _charts(analysis: Record, options: Options) -> list[PlannedChart]:
     grids = getattr(s, "grids", None)  # a Dask run's: every scenario's points, binned
     return plan_charts(frame, list(analysis.hardware), s.per_hardware, s.overrides, grids=grids,
                        fleet=s.fleet, curves=s.fleet_curves, steps=model_frame(analysis),
-                       roofs=s.roofs, lines=sweep_lines(frame))  # fmt: skip
+                       roofs=s.roofs, lines=sweep_lines(frame), serving=s.serving,
+                       serving_curves=s.serving_curves, training=s.training)  # fmt: skip
 
 
 def derated_notices(summary) -> list[str]:

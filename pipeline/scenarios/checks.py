@@ -23,7 +23,7 @@ from pipeline.model.dtypes import (
     known_dtype_names,
     wider_dtype,
 )
-from pipeline.model.ops import DIM, TRANSFORMER, OpError, known_op_names, parse_op
+from pipeline.model.ops import DIM, SERVE, TRANSFORMER, OpError, known_op_names, parse_op
 from pipeline.model.overflow import BLAMED
 from pipeline.scenarios.coded import Col, combine
 from pipeline.scenarios.dims import check_bytes, check_dims, check_peak
@@ -32,8 +32,10 @@ from pipeline.scenarios.groups import grouped_rows
 from pipeline.scenarios.header import DTYPE_INPUTS, INPUTS, OVERRIDES, measured_column
 from pipeline.scenarios.links import check_collective, check_link, check_shard
 from pipeline.scenarios.lists import FleetRows, duplicate_series
+from pipeline.scenarios.numbers import parse_numbers
 from pipeline.scenarios.problems import Found, flag, flag_per_value, rejected, row_problems
-from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
+from pipeline.scenarios.serve_rows import check_serve
+from pipeline.scenarios.train_rows import dims_read, train_rows
 from pipeline.scenarios.transformer_rows import check_steps
 
 OP_CHOICES = ", ".join(known_op_names())
@@ -53,8 +55,7 @@ class Checker:
         self.n = table.num_rows
         self._names = frozenset(table.column_names)
         self._dims = [c for c in table.column_names if DIM.match(c)]
-        # (row position, column, reason); those found while reading come first
-        self.found: Found = list(problems)
+        self.found: Found = list(problems)  # (row, column, reason); the reader's first
         # every coded column at once: Arrow's hashing releases the GIL, so two threads help
         coded = [
             c
@@ -163,14 +164,17 @@ class Checker:
             self.catalog,
         )
         step = op.is_(TRANSFORMER)
+        modelled = step | (serve := op.is_(SERVE))  # a serve row: as a step for its model
         cells = {d: self.col(d) for d in dims}
-        values, sweeps, bad_dims = check_dims(sig, op, cells, step if step.any() else None)
-        steps, bad_steps = ({}, []) if not step.any() else check_steps(
-            step, self.col("model"), cells, values,
+        values, sweeps, bad_dims = check_dims(sig, op, cells, dims_read(modelled, op))
+        steps, bad_steps = ({}, []) if not modelled.any() else check_steps(
+            modelled, self.col("model"), cells, values,
             self.col("kv_dtype"), dtypes["x_dtype"].values(), shard, chips.values(),
             self.models, sweeps,
         )  # fmt: skip
-        found += bad_steps
+        found += bad_steps + check_serve(serve, self.col, self._names, values, shard, steps,
+                                         self.models)  # fmt: skip
+        steps = train_rows(self, op, steps, cells, values, dtypes, hw, chips, link)
         byte_values, sweeps["bytes"], bad_bytes = check_bytes(self.col("bytes"), collective, op)
         what = "an efficiency, 0 < e <= 1 (e.g. 0.9)"
         for c in EFFICIENCY_COLUMNS:
@@ -189,8 +193,7 @@ class Checker:
             None if self.fleet is None else self.fleet.labels, sweeps, found, hw.values(),
         )  # fmt: skip
         valid = ~rejected(found, self.n)
-        # the frame's columns in their order; a resolved value (link_bandwidth, peak_flops,
-        # hbm_*) takes the place of the value given
+        # the frame's columns in order; a resolved value (link_bandwidth, peak_flops...) in place
         out = {
             "line": self.lines,
             "name": self.names.to_pandas(),
@@ -208,13 +211,13 @@ class Checker:
             **link,
             **peaks,
             **values,
-            **steps,  # a transformer step's model, KV-cache dtype and MoE routing
+            **steps,  # a step's model, KV-cache dtype, MoE routing; a serve row's isl, osl...
             "notes": self._text("notes"),
         }
         if "count" in self._names and not self.col("count").is_("").all():  # one given: n
             # identical ops one after another (docs/model.md#count-n-identical-ops)
             out["count"] = count.derive(lambda c: 1.0 if np.isnan(c) else c, dtype=float)
-        elif step.any():  # a step's ops have theirs: every row one, in any partition
+        elif modelled.any():  # a step's ops have theirs: every row one, in any partition
             out["count"] = np.ones(self.n)
         if group is not None and (group != "").any():  # rows summed into their group's total
             out["group"] = pd.Categorical(group)
@@ -339,45 +342,6 @@ def check_dtypes(cols: dict[str, Col]) -> tuple[dict[str, Col], Found]:
         out["y_dtype"],
     )
     return out, found
-
-
-def parse_numbers(
-    col: Col, name: str, *, integer: bool = False, what: str = "a positive number", rows=True
-) -> tuple[Col, Found]:
-    """An optional numeric column parsed once per distinct value: a Col of floats, NaN for
-    blank or bad, and the bad ones' problems (in `rows` only). `integer`: whole numbers up to
-    2^53, parsed exactly."""
-    u = col.uniques
-    if integer:
-        reasons = np.array([whole_number_reason(t) for t in u], dtype=object)
-        bad = np.array([r is not None for r in reasons], dtype=bool)
-        nums = np.array(
-            [float(t) if t and not b else np.nan for t, b in zip(u, bad, strict=True)],
-            dtype=float,
-        )
-        found = (
-            flag_per_value(
-                col.per_row(bad) & rows,
-                name,
-                col,
-                lambda u: (
-                    f"{quoted(u)} "
-                    + (TOO_BIG if TOO_BIG == whole_number_reason(u) else f"is not {what}")
-                ),
-            )
-            if bad.any()
-            else []
-        )
-        return Col(col.codes, nums), found
-    nums = pd.to_numeric(pd.Series(u, dtype=object).where(u != ""), errors="coerce")
-    nums = nums.to_numpy(dtype=float)
-    bad = (u != "") & ~((nums > 0) & np.isfinite(nums))
-    found = (
-        flag_per_value(col.per_row(bad) & rows, name, col, lambda u: f"{quoted(u)} is not {what}")
-        if bad.any()
-        else []
-    )
-    return Col(col.codes, np.where(bad, np.nan, nums)), found
 
 
 def check_custom(

@@ -213,6 +213,9 @@ def check_peak(
     for name in ("hbm_bandwidth", "hbm_capacity"):
         cat = hw.derive(lambda c, n=name: chips[n].get(c, np.nan), dtype=float).values()
         out[name] = np.where(np.isnan(given[name]), cat, given[name])
+    # the chip's board power (W; NaN where unpublished), for energy (model.cost)
+    tdp = chips["tdp"] if "tdp" in chips.columns else {}
+    out["tdp"] = hw.derive(lambda c: tdp.get(c, np.nan), dtype=float).values()
     found += flag(
         ~hw.is_("") & np.isnan(out["hbm_bandwidth"]),
         "hbm_bandwidth",

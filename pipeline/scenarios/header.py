@@ -17,8 +17,11 @@ import pyarrow.compute as pc
 from pipeline.catalogs.hardware import EFFICIENCY_COLUMNS, did_you_mean
 from pipeline.errors import ScenarioFileError, printable, quoted
 from pipeline.i18n import _
+from pipeline.model.cost import PRICE_COLUMNS, TOKEN_COLUMNS
 from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.roofline import RESULT_COLUMNS
+from pipeline.model.serve_totals import SERVE_COLUMNS
+from pipeline.model.step_totals import STEP_COLUMNS
 
 REQUIRED = ("name", "op", "hardware")
 
@@ -45,6 +48,22 @@ KNOWN = (
     "model",
     "kv_dtype",
     "group",
+    # a serve row's (scenarios.serve_rows)
+    "isl",
+    "osl",
+    "ttft_target",
+    "tpot_target",
+    "draft_tokens",
+    "acceptance",
+    "draft_model",
+    # a train row's (scenarios.train_rows)
+    "tokens",
+    "train_tokens",
+    "parallel",
+    "mesh_axes",
+    "remat",
+    "optimizer",
+    "microbatches",
 )
 INPUTS = (*KNOWN, *(c for c in MEASURED_UNITS if c not in KNOWN))  # a time's unit named
 
@@ -133,7 +152,12 @@ def nul_cells(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str, str]]]:
 
 def rename_reserved(columns: list[str], path: Path, line: int = 1) -> tuple[list[str], list[str]]:
     """Extra columns named like an output column are kept as input_<name>, with a warning."""
-    reserved = set(RESULT_COLUMNS) | {
+    reserved = {
+        *RESULT_COLUMNS,
+        *PRICE_COLUMNS,
+        *TOKEN_COLUMNS,
+        *STEP_COLUMNS,  # a step's total row's own columns
+        *SERVE_COLUMNS,  # a serve row's
         "line",
         "link_topology",
         "link_latency",

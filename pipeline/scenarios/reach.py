@@ -38,7 +38,7 @@ def reach_warnings(
         over = chips > reach
     if not over.any():
         return []
-    over[over] = _communicates(frame[over])
+    over[over] = _communicates(frame[["op", "einsum", "shard", "chips"]][over])  # (not all)
     if not over.any():
         return []
     codes = hw * len(link_names) + link
@@ -110,11 +110,20 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
 def _communicates(frame: pd.DataFrame) -> np.ndarray:
     """Rows that move data between chips: collectives, and ops sharded on a dim they contract
     (each distinct einsum parsed once)."""
-    collective = frame["op"].astype(str).isin(COLLECTIVES).to_numpy(dtype=bool)
-    key = frame["einsum"].astype(str) + "|" + frame["shard"].astype(str)
-    codes, uniques = pd.factorize(key)
-    contracted = np.array([_contracts(k) for k in uniques], dtype=bool)
+    op, ops = _named_codes(frame["op"])
+    collective = np.isin(op, [i for i, name in enumerate(ops) if name in COLLECTIVES])
+    einsum, einsums = _named_codes(frame["einsum"])
+    shard, shards = _named_codes(frame["shard"])
+    codes, uniques = pd.factorize(einsum * len(shards) + shard)  # each pair's codes, no text
+    contracted = np.array([_contracts(f"{einsums[k // len(shards)]}|{shards[k % len(shards)]}")
+                           for k in uniques], dtype=bool)  # fmt: skip
     return collective | (contracted[codes] & (frame["chips"].to_numpy(dtype=float) > 1))
+
+
+def _named_codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """_codes, a missing value (-1) named as its text is ('nan')."""
+    codes, names = _codes(column)
+    return np.where(codes < 0, len(names), codes), [*names, "nan"]
 
 
 def _contracts(key: str) -> bool:

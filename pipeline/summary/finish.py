@@ -27,6 +27,9 @@ from pipeline.summary.grids import Grids
 from pipeline.summary.idle import idle_lines
 from pipeline.summary.partial import Partial
 from pipeline.summary.series import bottom_line, finished_lines
+from pipeline.summary.serving import serving_answer
+from pipeline.summary.steps import ranked_steps
+from pipeline.summary.training import training_answer
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,12 +68,19 @@ class Summary:
     # fleet points (chip x precision x chip count) fastest first, and each one's curve
     fleet: pd.DataFrame = field(repr=False)
     fleet_curves: pd.DataFrame = field(repr=False)
-    # the first STEP_ROWS steps and group totals (summary.partial.step_table: their numbers and
-    # each one's top op) and how many there are in all
+    # the Models table's steps and group totals, slowest first with every configuration's best
+    # (summary.steps: their numbers and each one's top op) and how many there are in all
     steps: pd.DataFrame = field(repr=False)
     steps_total: int
     # per input line whose rows split a dim over more chips than it has (summary.idle)
     idle: pd.DataFrame = field(repr=False)
+    # the serving answer (summary.serving): per serve series and model, each configuration at
+    # its best point, those meeting the targets ranked first; and every serve point, for charts
+    serving: pd.DataFrame = field(repr=False)
+    serving_curves: pd.DataFrame = field(repr=False)
+    # the training answer (summary.training): per train series its train rows, the fewest days
+    # first, those that do not fit after
+    training: pd.DataFrame = field(repr=False)
     # every scenario's points binned, for charts drawn from a sample of the rows (summary.grids)
     grids: Grids | None = field(default=None, repr=False)
     # per chip used: the roofs its charts are drawn against, of every row (model.roofs)
@@ -103,6 +113,7 @@ def finish(
     overrides = counts.groupby("hardware")["own"].sum()
     findings = {k: v for k, v in merged.findings.items() if k not in PARTIAL_KEYS}
     fleet, curves = fleet_answer(merged.fleet)
+    serving, serving_curves = serving_answer(merged.serving)
     per_op = bound_table(counts, "op")
     return Summary(
         scenarios=merged.scenarios,
@@ -124,9 +135,12 @@ def finish(
         bottom=bottom_line(merged.lines, merged.scenarios),
         fleet=fleet,
         fleet_curves=curves,
-        steps=merged.steps,
+        steps=ranked_steps(merged.steps, merged.models_rows),
         steps_total=int(per_op["total"].reindex(list(TOTAL_OPS)).fillna(0).sum()),
         idle=idle_lines(merged.idle),
+        serving=serving,
+        serving_curves=serving_curves,
+        training=training_answer(merged.training),
         grids=merged.grids,
         roofs=roofs_of(merged.grids, hardware),
         calibration=calibration_summary(calibration, merged.lines),

@@ -19,6 +19,7 @@ from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.groups import TOTAL_OPS
 from pipeline.model.ops import FLEET, parse_op
 from pipeline.model.roofline import BOUNDS
+from pipeline.model.serve import of_serve
 from pipeline.scenarios.marks import FIRST, FLEET_POINT, LAST, LINE_DIMS
 from pipeline.summary.codes import bound_codes_of, fits
 from pipeline.words import dtype_labels
@@ -26,31 +27,44 @@ from pipeline.words import dtype_labels
 POINT = ["model", "hardware", "dtype", "chips"]  # a fleet point: model, chip, precision, chips
 ROW_COLUMNS = [
     "series", *POINT, "at", "line_dim", "line_value", "first", "last",
-    "t_lower", "bound", "fits", "critical_batch",
+    "t_lower", "bound", "fits", "critical_batch", "max_batch",
 ]  # fmt: skip
 # the chosen points of a sweep, in the order the answer gives them ("only": a series that
 # sweeps nothing but its fleet axes has one point)
 CHOSEN = ("first", "critical batch", "last", "only")
 RANKING_COLUMNS = [
     "series", "point", "at", "rank", *POINT, "t_lower", "ratio", "bound", "fits",
-    "critical_batch", "fits_where", "fits_up_to",
+    "critical_batch", "fits_where", "fits_up_to", "max_batch",
 ]  # fmt: skip
 # where a fleet point fits in HBM, over the points of its sweep the answer keeps (its chosen
 # points and its line): at every one, at none, up to a value of its line (`fits_up_to`,
-# 'B=16': at that value and below, at none above), or at some (none of those)
+# 'B=16': at that value and below, at none above), or at some (none of those); and for a fleet
+# point of model steps its largest batch that fits (`max_batch`: model.step_totals, the same on
+# each of its steps, at their context S; NaN for plain ops, or where it differs between steps)
 CURVE_COLUMNS = ["series", *POINT, "line_dim", "line_value", "t_lower", "bound"]
+# with prices (issue 44): each point's cost (USD) and energy (J), and among the points that fit
+# at a chosen point the rank of each, the cheapest and the least energy (most tokens per joule)
+# first; after RANKING_COLUMNS
+COST_COLUMNS = ["cost", "energy"]
+COST_RANKING = ["cost", "cost_rank", "energy", "energy_rank"]
 
 
 def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     """The rows of fleet series that may be chosen points (ROW_COLUMNS, in file order): first,
     last, or on the line along the series' batch dim (its first swept dim when it sweeps no
-    batch dim), with the swept values as text (`at`: 'B=64', 'B=1, D=8192'; '' for none)."""
+    batch dim), with the swept values as text (`at`: 'B=64', 'B=1, D=8192'; '' for none);
+    serve rows and their steps left out (summary.serving ranks them, by tokens per chip), and
+    train rows (summary.training ranks them, by days)."""
     marks = facts["marks"].to_numpy(dtype=np.int16) if len(facts) else np.empty(0, np.int16)
     fleet = (marks & FLEET_POINT) != 0
     inside = facts["in_step"].to_numpy(dtype=bool) if "in_step" in facts.columns else None
     if inside is not None and inside.any():  # of a step or a group, its total alone
         op = (~results["op"].astype(str).isin(TOTAL_OPS)).to_numpy(dtype=bool)
         fleet &= ~(inside & op)
+        if fleet.any():  # the serving answer ranks serve rows and their steps
+            fleet &= ~of_serve(results, fleet)
+    if fleet.any() and "mfu" in results.columns:  # the training answer ranks train rows by days
+        fleet &= (results["op"].astype(str) != "train").to_numpy(dtype=bool)
     take = np.flatnonzero(fleet)
     if not len(take):
         return _empty(ROW_COLUMNS)
@@ -91,8 +105,14 @@ def fleet_rows(results: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
             "bound": np.asarray(BOUNDS, dtype=object)[bound_codes_of(rows)],
             "fits": fits(rows),
             "critical_batch": rows["critical_batch"].to_numpy(dtype=float, na_value=np.nan),
+            "max_batch": rows["max_batch"].to_numpy(dtype=float, na_value=np.nan)
+            if "max_batch" in rows.columns
+            else np.full(len(rows), np.nan),
         }
     )
+    if "cost" in rows.columns:  # a run with prices
+        for c in COST_COLUMNS:
+            table[c] = rows[c].to_numpy(dtype=float, na_value=np.nan)
     return table[keep].reset_index(drop=True)
 
 
@@ -151,7 +171,16 @@ def fleet_answer(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     where, up_to = _fits_where(rows, point, line)
     chosen["fits_where"] = where[chosen["fleet_point"].to_numpy()]
     chosen["fits_up_to"] = up_to[chosen["fleet_point"].to_numpy()]
-    ranking = chosen[RANKING_COLUMNS].reset_index(drop=True)
+    chosen["max_batch"] = _largest_batch(rows, point)[chosen["fleet_point"].to_numpy()]
+    columns = RANKING_COLUMNS
+    if "cost" in chosen.columns:  # with prices: the cheapest and the least energy that fit
+        fit = chosen["fits"].to_numpy(dtype=bool)
+        for c in COST_COLUMNS:
+            value = chosen[c].where(fit)
+            ranks = value.groupby([chosen["order"], chosen["kind"]]).rank(method="min")
+            chosen[f"{c}_rank"] = ranks.astype("Int64")
+        columns = RANKING_COLUMNS + COST_RANKING
+    ranking = chosen[columns].reset_index(drop=True)
     curves = rows.loc[line, CURVE_COLUMNS].reset_index(drop=True)
     return ranking, curves
 
@@ -196,6 +225,19 @@ def _fits_where(
         digits = pd.Series(largest[up_to].astype(np.int64), index=dim.index).astype(str)
         text[up_to] = (dim + "=" + digits).to_numpy(dtype=object)
     return where, text
+
+
+def _largest_batch(rows: pd.DataFrame, point: np.ndarray) -> np.ndarray:
+    """Per fleet point (codes `point`), the largest batch that fits in HBM: its steps'
+    max_batch where every one of its rows has the same (one context S), else NaN."""
+    n = int(point.max()) + 1 if len(point) else 0
+    value = rows["max_batch"].to_numpy(dtype=float)
+    known = ~np.isnan(value)
+    low, high = np.full(n, np.inf), np.full(n, -np.inf)
+    np.minimum.at(low, point[known], value[known])
+    np.maximum.at(high, point[known], value[known])
+    every = np.bincount(point[known], minlength=n) == np.bincount(point, minlength=n)
+    return np.where(every & (low == high), high, np.nan)
 
 
 def _nearest_critical(rows: pd.DataFrame, series: np.ndarray, line: np.ndarray) -> np.ndarray:

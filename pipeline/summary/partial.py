@@ -16,13 +16,16 @@ import numpy as np
 import pandas as pd
 
 from pipeline.calibration.estimate import with_estimate
+from pipeline.model.cost import with_costs
 from pipeline.model.dtypes import DTYPE_COLUMNS, DTYPES
 from pipeline.model.groups import BLOCK, STEP_OF, expand_groups
-from pipeline.model.ops import TRANSFORMER
 from pipeline.model.overflow import merge_refused, refusals
 from pipeline.model.roofline import BOUNDS, EFFICIENCIES, compute_record
 from pipeline.model.roofs import RATE_KEYS
-from pipeline.model.step_totals import STEP_FIELDS, STEP_ROWS, is_total, top_rows, with_step_totals
+from pipeline.model.serve import expand_serve
+from pipeline.model.serve_totals import with_serve_totals
+from pipeline.model.step_totals import STEP_ROWS, top_rows, with_step_totals
+from pipeline.model.train import with_training
 from pipeline.model.transformer import expand_steps
 from pipeline.summary.codes import bound_codes_of, column_codes, fits
 from pipeline.summary.findings import merge_findings, partial_findings
@@ -30,6 +33,10 @@ from pipeline.summary.fleet import fleet_rows, merge_fleet
 from pipeline.summary.grids import Grids, chart_grids
 from pipeline.summary.idle import idle_chips, merge_idle
 from pipeline.summary.series import chip_lines, merge_chip_lines, merge_lines, series_lines
+from pipeline.summary.serve_batch import with_serve_batch
+from pipeline.summary.serving import merge_serving, serving_rows
+from pipeline.summary.steps import merge_steps, step_table
+from pipeline.summary.training import merge_training, training_rows
 from pipeline.words import dtype_labels
 
 COUNT_KEYS = ["hardware", "op", "bound", "fits"]
@@ -51,21 +58,35 @@ class Partial:
     refused: pd.DataFrame  # per input line: model.overflow.refusals' table
     fleet: pd.DataFrame  # fleet series' rows at their chosen points (summary.fleet)
     rates: pd.DataFrame  # distinct (chip, peak family or link) pairs: rate_pairs
-    steps: pd.DataFrame  # the first STEP_ROWS total rows, each with its top op: step_table
+    steps: pd.DataFrame  # the Models table's candidate total rows: summary.steps.step_table
     idle: pd.DataFrame  # per input line: its idle chips and rows (summary.idle.idle_chips)
+    serving: pd.DataFrame  # per serve point: its configuration and figures (summary.serving)
+    training: pd.DataFrame  # per train row: its configuration and figures (summary.training)
     grids: Grids | None = None  # the charts' binned points (only when asked: summary.grids)
+    models_rows: int = STEP_ROWS  # the most steps the Models table lists (summary.steps)
 
 
-def computed(frame: pd.DataFrame, *, grids: bool = False, calibration=None):
+def computed(
+    frame: pd.DataFrame,
+    *,
+    grids: bool = False,
+    calibration=None,
+    models_rows: int = STEP_ROWS,
+    prices=None,
+):
     """The results and facts of scenario rows `frame` (the rows the model refuses left out),
     their Partial and which of `frame`'s rows they keep; `grids`: bin the points for charts
     drawn from a sample; `calibration` (calibration.estimate.Calibration): add each row's
-    estimate."""
+    estimate; `models_rows`: the most steps the Models table lists (summary.steps);
+    `prices` (USD per chip-hour by chip, catalogs.prices): add each row's cost."""
     given = frame
     frame = expand_groups(frame)  # a group: per point its total row, then its rows
+    frame = expand_serve(with_serve_batch(frame, calibration))  # a serve row: its B, steps
     frame = expand_steps(frame)  # a transformer step: its total row, then its ops' rows
-    results, facts = compute_record(frame)
+    results, facts = with_training(*compute_record(frame), frame)  # a train row: its step
     results = with_step_totals(with_estimate(results, calibration, facts), frame)
+    results = with_serve_totals(results, frame)  # a serve row: TTFT, TPOT, tokens/s
+    results = with_costs(results, frame, prices)  # energy and cost at each row's time
     top = top_rows(results, frame)
     keep, refused = refusals(frame, results)
     if frame is not given:  # a step or group point with a refused row is refused whole
@@ -82,7 +103,8 @@ def computed(frame: pd.DataFrame, *, grids: bool = False, calibration=None):
         own = own[keep]
         if top is not None:  # a step or group is kept whole: its top row with it
             top = np.where(top >= 0, (np.cumsum(keep) - 1)[np.maximum(top, 0)], -1)[keep]
-    part = partial(results, facts, own, refused, grids=grids, top=top, idle=idle_chips(given))
+    part = partial(results, facts, own, refused, grids=grids, top=top, idle=idle_chips(given),
+                   models_rows=models_rows)  # fmt: skip
     return results, facts, part, given_keep
 
 
@@ -95,10 +117,12 @@ def partial(
     grids: bool = False,
     top: np.ndarray | None = None,
     idle: pd.DataFrame | None = None,
+    models_rows: int = STEP_ROWS,
 ) -> Partial:
     """The Partial of one frame of results and its facts (row for row); `own` marks the
     rows giving their own peak, HBM or link numbers, `refused` the frame's refused rows,
-    `top` each total's top row (model.step_totals.top_rows), `idle` the frame's idle chips."""
+    `top` each total's top row (model.step_totals.top_rows), `idle` the frame's idle chips,
+    `models_rows` the most steps the Models table lists."""
     collective = (facts["kind"] == "collective").to_numpy(dtype=bool)
     series = pd.factorize(results["series"].astype(str))  # once for every statistic
     floor = facts["latency_floor"].to_numpy(dtype=float)  # a collective's (the findings')
@@ -113,9 +137,12 @@ def partial(
         refused=refused,
         fleet=fleet_rows(results, facts),
         rates=rate_pairs(results),
-        steps=step_table(results, top),
+        steps=step_table(results, top, models_rows),
         idle=idle_chips(pd.DataFrame()) if idle is None else idle,
+        serving=serving_rows(results),
+        training=training_rows(results, series),
         grids=chart_grids(pd.concat([results, facts], axis=1)) if grids else None,
+        models_rows=models_rows,
     )
 
 
@@ -132,6 +159,7 @@ def merge(parts: list[Partial]) -> Partial:
     if len(parts) == 1:
         return parts[0]
     grids = [p.grids for p in parts if p.grids is not None]
+    models_rows = max(p.models_rows for p in parts)
     return Partial(
         scenarios=sum(p.scenarios for p in parts),
         counts=_sum([p.counts for p in parts], COUNT_KEYS, ["scenarios", "own"]),
@@ -143,9 +171,12 @@ def merge(parts: list[Partial]) -> Partial:
         refused=merge_refused([p.refused for p in parts]),
         fleet=merge_fleet([p.fleet for p in parts]),
         rates=pd.concat([p.rates for p in parts], ignore_index=True).drop_duplicates(),
-        steps=_first_steps([p.steps for p in parts]),
+        steps=merge_steps([p.steps for p in parts], [p.scenarios for p in parts], models_rows),
         idle=merge_idle([p.idle for p in parts]),
+        serving=merge_serving([p.serving for p in parts]),
+        training=merge_training([p.training for p in parts]),
         grids=sum(grids[1:], grids[0]) if grids else None,
+        models_rows=models_rows,
     )
 
 
@@ -301,30 +332,3 @@ def rate_pairs(results: pd.DataFrame) -> pd.DataFrame:
         columns=RATE_KEYS,
     )
     return table.drop_duplicates(ignore_index=True)
-
-
-def step_table(results: pd.DataFrame, top: np.ndarray | None) -> pd.DataFrame:
-    """The first STEP_ROWS total rows (a step's or a group's), in order: their STEP_FIELDS
-    and the op taking the most time among the rows summed into each (a step's op by its
-    name after the step's, a group's row by its series; '' and NaN without one)."""
-    fields = [c for c in STEP_FIELDS if c in results.columns]
-    totals = np.flatnonzero(is_total(results))[:STEP_ROWS] if top is not None else []
-    table = results.iloc[totals][fields].reset_index(drop=True)
-    at = top[totals] if len(totals) else np.array([], np.int64)
-    label = np.full(len(totals), "", dtype=object)
-    time = np.full(len(totals), np.nan)
-    got = at >= 0
-    if got.any():
-        rows = results.iloc[at[got]]
-        step = (results["op"].iloc[totals[got]] == TRANSFORMER).to_numpy(dtype=bool)
-        name = rows["name"].astype(str).str.rpartition("/")[2].to_numpy(dtype=object)
-        label[got] = np.where(step, name, rows["series"].astype(str).to_numpy(dtype=object))
-        time[got] = rows["t_lower"].to_numpy(dtype=float)
-    return table.assign(top_op=label, top_time=time)
-
-
-def _first_steps(tables: list[pd.DataFrame]) -> pd.DataFrame:
-    """step_table of consecutive frames as that of all their rows."""
-    tables = [t for t in tables if len(t)] or tables[:1]
-    both = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
-    return both.head(STEP_ROWS)

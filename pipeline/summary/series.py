@@ -51,7 +51,9 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
         first = order[starts]  # each series' first row
 
     def reduce(ufunc, values: np.ndarray) -> np.ndarray:
-        return values[order] if n == len(values) else ufunc.reduceat(values[order], starts)
+        if n == len(values):  # a row per series, in order: its values as they are
+            return values
+        return ufunc.reduceat(values[order], starts)
 
     t = results["t_lower"].to_numpy(dtype=float)
     dtypes = pd.Series(dtype_labels(*(results[c] for c in DTYPE_COLUMNS)))
@@ -94,6 +96,7 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
             **sizes,
         },
         index=pd.Index(names, name="series"),
+        copy=False,  # not stacked into blocks (a copy of each column)
     )
     dim, at = change_points(table)
     table.insert(table.columns.get_loc("critical_min"), "change_dim", dim)
@@ -107,17 +110,25 @@ def series_lines(results: pd.DataFrame, facts: pd.DataFrame, series=None) -> pd.
         measured = results["measured_seconds"].to_numpy(dtype=float, na_value=np.nan)
         with np.errstate(invalid="ignore"):
             table = table.assign(m_min=reduce(np.fmin, measured), m_max=reduce(np.fmax, measured))
-    return table.assign(**dim_ranges(results, reduce))
+    ranges = pd.DataFrame(dim_ranges(results, reduce, n == len(results)), index=table.index,
+                          copy=False)  # fmt: skip
+    return pd.concat([table, ranges], axis=1)  # not assign: it copies each new column
 
 
-def dim_ranges(results: pd.DataFrame, reduce) -> dict[str, pd.api.extensions.ExtensionArray]:
+def dim_ranges(
+    results: pd.DataFrame, reduce, single: bool = False
+) -> dict[str, pd.api.extensions.ExtensionArray]:
     """Each dim column's lowest and highest value over each series' rows (`B_min`, `B_max`),
-    reduced on whole numbers by `reduce(ufunc, values)`; NA where a series has none."""
+    reduced on whole numbers by `reduce(ufunc, values)`; NA where a series has none.
+    `single`: every series one row, in order (each range its row's value, no reduction)."""
     out = {}
     top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     for d in (c for c in results.columns if is_dim(c)):
         missing = results[d].isna().to_numpy()
         values = results[d].to_numpy(dtype=np.int64, na_value=0)
+        if single:  # the row's value, both ends (one array: the ranges are only read)
+            out[f"{d}_min"] = out[f"{d}_max"] = pd.arrays.IntegerArray(values, missing)
+            continue
         low = reduce(np.minimum, np.where(missing, top, values))
         high = reduce(np.maximum, np.where(missing, bottom, values))
         out[f"{d}_min"] = pd.arrays.IntegerArray(low, low == top)

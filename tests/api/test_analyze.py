@@ -84,6 +84,23 @@ def test_bad_sources_and_limits_are_refused(tmp_path):
         pipeline.analyze(ROWS, max_rows=0)
 
 
+STEPS = [{"name": "dec", "op": "transformer", "model": "llama3-8b", "hardware": "h100|b200",
+          "B": "1..40", "T": 1, "S": 1024}]  # fmt: skip
+
+
+def test_models_rows_caps_the_models_table_and_is_checked():
+    """The Models table lists the run's 50 slowest steps by default, `models_rows` of them when
+    asked; the Summary counts them all (docs/outputs.md)."""
+    default, more = pipeline.analyze(STEPS), pipeline.analyze(STEPS, models_rows=80)
+    assert (len(default.summary.steps), default.summary.steps_total) == (50, 80)
+    assert (len(more.summary.steps), more.summary.steps_total) == (80, 80)
+    assert len(pipeline.analyze(STEPS, models_rows=2).summary.steps) == 2
+    with pytest.raises(ValueError, match="models_rows must be 1 or more, not 0"):
+        pipeline.analyze(STEPS, models_rows=0)
+    with pytest.raises(TypeError, match="models_rows must be a whole number"):
+        pipeline.analyze(STEPS, models_rows="all")
+
+
 def test_catalog_lists_chips_with_sources_and_takes_extra_chips():
     chips = pipeline.catalog()
     assert {"tpu-v5e", "h100", "b200"} <= set(chips.index)

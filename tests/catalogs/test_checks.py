@@ -15,6 +15,7 @@ import pipeline
 from pipeline.catalogs.checks import (
     RIDGE_RANGE,
     UNITS,
+    power_problems,
     reach_problems,
     ridge_problems,
     unit_problems,
@@ -109,6 +110,30 @@ def test_ridge_points_are_within_the_range_per_dtype(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_every_link_with_a_bandwidth_has_a_reach(name):
     assert reach_problems(name, CHIPS.loc[name]) == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_board_power_is_one_boards(name):
+    assert power_problems(name, CHIPS.loc[name]) == []
+
+
+def test_a_systems_power_or_kilowatts_fails_the_board_range():
+    assert power_problems("h100", wrong("h100", tdp=10200.0)) == [
+        "tdp = 1.02e4 W on h100, outside 10 to 5000 W for one chip's board: a whole system's "
+        "power (an 8-GPU box), or kW taken for W?"
+    ]
+    assert len(power_problems("h100", wrong("h100", tdp=0.7))) == 1  # 0.7 kW
+    assert power_problems("h100", wrong("h100", tdp=float("nan"))) == []  # blank: none printed
+    assert power_problems("h100", wrong("h100", tdp=10200.0), ("hbm_bandwidth",)) == []
+
+
+def test_a_user_files_system_power_is_warned_at_its_line():
+    user = pd.DataFrame({"tdp": [14300.0, 1000.0]}, index=pd.Index(["b200", "mychip"]))
+    where = {"b200": "hw.csv:2", "mychip": "hw.csv:3"}
+    assert user_chip_warnings(user, CHIPS, where) == [
+        "hw.csv:2: tdp = 1.43e4 W on b200, outside 10 to 5000 W for one chip's board: a whole "
+        "system's power (an 8-GPU box), or kW taken for W?"
+    ]
 
 
 # ---------------------------------------------------------------- each trap on a wrong row

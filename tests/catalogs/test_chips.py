@@ -53,6 +53,13 @@ def test_a_field_a_chip_lacks_is_missing(trio):
     assert gamma[["vendor", "default_link", "link_bandwidth", "link_reach"]].isna().all()
 
 
+def test_board_power_is_a_row_when_a_chosen_chip_has_one(trio):
+    assert "tdp" not in trio.index  # none of the three has one
+    table = pipeline.chips(["h100", "tpu-v5e"])
+    assert list(table.index[2:5]) == ["hbm_capacity", "hbm_bandwidth", "tdp"]
+    assert table.at["tdp", "h100"] == 700.0 and math.isnan(table.at["tdp", "tpu-v5e"])
+
+
 def test_shipped_chips_ridges_from_the_catalog():
     table = pipeline.chips(["h100", "h200", "tpu-v6e"])
     chips = pipeline.catalog().loc[["h100", "h200", "tpu-v6e"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from pipeline.catalogs.hardware import catalog_from, load_catalog
@@ -152,3 +153,52 @@ def test_hardware_given_as_one_or_a_list_or_a_catalog_is_one_catalog(tmp_path):
     assert one.chips.at["h100", "hbm_capacity"] == listed.chips.at["h100", "hbm_capacity"] == 1e11
     with pytest.raises(TypeError, match="hardware= takes"):
         catalog_from(b"bytes")
+
+
+# the board power of the form factor each entry is (the vendors' datasheets, sources/<vendor>.csv)
+BOARD_POWER = {
+    "a100": 400.0,  # A100 80GB SXM (the PCIe card is 300 W)
+    "h100": 700.0,  # H100 SXM "up to 700W (configurable)" (the PCIe card is 350 W)
+    "h200": 700.0,  # H200 SXM (the NVL card is 600 W)
+    "b200": 1000.0,  # HGX B200 "configurable up to 1,000W" (GB200's B200 is 1,200 W)
+    "gb200": 1200.0,
+    "mi300x": 750.0,
+    "mi325x": 1000.0,
+    "mi355x": 1400.0,
+    "gaudi3": 900.0,  # HL-325L OAM
+}
+
+
+def test_board_power_is_the_form_factor_the_entry_is(catalog):
+    tdp = catalog.chips["tdp"]
+    assert tdp.dtype == float
+    for name, watts in BOARD_POWER.items():
+        assert tdp[name] == watts, name
+    for name in ("tpu-v3", "tpu-v4p", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"):
+        assert np.isnan(tdp[name]), name  # Google prints no per-chip power: blank, not guessed
+
+
+def test_a_user_file_gives_a_board_power_or_leaves_it_blank(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text(
+        "name,tdp,hbm_bandwidth,peak_bf16\nh100,650,,\nmychip,,1e12,1e14\nv5e,300,,\n",
+        encoding="utf-8",
+    )
+    chips = load_catalog([path]).chips
+    assert chips.at["h100", "tdp"] == 650.0 and chips.at["tpu-v5e", "tdp"] == 300.0
+    assert np.isnan(chips.at["mychip", "tdp"])  # blank: no figure
+    toml = tmp_path / "mine.toml"
+    toml.write_text("[h200]\ntdp = 600\n[mychip]\nhbm_bandwidth = 1e12\npeak_bf16 = 1e14\n")
+    chips = load_catalog([toml]).chips
+    assert chips.at["h200", "tdp"] == 600.0 and np.isnan(chips.at["mychip", "tdp"])
+
+
+@pytest.mark.parametrize("value", ["0", "-700", "700W", "inf"])
+def test_a_board_power_that_is_not_a_positive_number_is_refused_at_its_cell(tmp_path, value):
+    path = tmp_path / "mine.csv"
+    path.write_text(f"name,tdp\nh100,\nh200,{value}\n", encoding="utf-8")  # blank: allowed
+    with pytest.raises(InvalidHardwareFile) as err:
+        load_catalog([path])
+    assert f"mine.csv:3: column tdp: '{value}' is not a positive number (SI units)" in str(
+        err.value
+    )

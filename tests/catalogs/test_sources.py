@@ -1,7 +1,8 @@
 """Per-field sources: printed figures read into SI values, the sources files read, and the
 traps over the whole shipped catalog that compare each figure with its source (every field
 has one sources row; no peak is a sparse figure; capacities in decimal bytes as printed; link
-bandwidth one-way). Each trap is also shown failing on a deliberately wrong row."""
+bandwidth one-way; a board power as printed for the entry's form factor, or a row saying the
+vendor prints none). Each trap is also shown failing on a deliberately wrong row."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ HEADER = "name,field,printed,basis,per,source,as_of\n"
 
 # what a printed figure measures (parse_printed's unit_kind)
 FLOPS, BYTES, BYTES_PER_S, SECONDS, COUNT = "FLOP/s", "bytes", "bytes/s", "seconds", "count"
+WATTS = "watts"
 NUMBER = "number"  # a bare number (an efficiency)
 
 TEXT = "text"  # a sourced field of words (topology, default_link, architecture)
@@ -46,6 +48,7 @@ FIELD_RULES = (
     (".+_latency", SECONDS, ("as-printed", "assumed")),
     (".+_reach", COUNT, ("as-printed", "assumed")),
     (".+_efficiency", NUMBER, ("as-printed", "assumed")),
+    ("tdp", WATTS, ("as-printed", "unpublished")),  # unpublished: blank, said in its own row
     ("architecture|default_link|.+_topology", TEXT, ("text", "assumed")),
 )
 
@@ -72,6 +75,7 @@ _CASED_UNITS = {
     **{f"{p}bps": (f / 8, BYTES_PER_S) for p, f in _PREFIX.items()},
     **{"s": (1.0, SECONDS), "ms": (1e-3, SECONDS), "us": (1e-6, SECONDS)},
     **{"\u00b5s": (1e-6, SECONDS), "\u03bcs": (1e-6, SECONDS), "ns": (1e-9, SECONDS)},
+    **{"W": (1.0, WATTS), "kW": (1e3, WATTS)},
 }
 # counts (a link's reach), lower-case: matched case-insensitively (GPUs, chips)
 _COUNT_UNITS = {f"{thing}{s}" for thing in ("chip", "gpu", "tpu", "accelerator") for s in ("s", "")}
@@ -81,14 +85,14 @@ _FIGURE = re.compile(
 )
 VALID_UNITS = (
     "FLOP/s, TFLOPS, PFLOPS, TOPS, POPS; B, GB, TB, GiB, TiB; B/s, GB/s, TB/s, Gb/s, Tb/s; "
-    "s, ms, us, ns; chips, GPUs, accelerators"
+    "s, ms, us, ns; W, kW; chips, GPUs, accelerators"
 )
 
 
 def parse_printed(text: str) -> tuple[float, str]:
-    """A printed figure ("1,979 TFLOPS", "80 GB", "900 GB/s", "400 Gb/s", "1 us", "72 GPUs")
-    as (its SI value, what it measures: FLOPS, BYTES, BYTES_PER_S, SECONDS, COUNT or
-    NUMBER). GB and TB are decimal, GiB and TiB binary, bits are eighths of bytes.
+    """A printed figure ("1,979 TFLOPS", "80 GB", "900 GB/s", "400 Gb/s", "1 us", "700W",
+    "72 GPUs") as (its SI value, what it measures: FLOPS, BYTES, BYTES_PER_S, SECONDS, WATTS,
+    COUNT or NUMBER). GB and TB are decimal, GiB and TiB binary, bits are eighths of bytes.
     ValueError when the number or the unit is not one of these."""
     found = _FIGURE.fullmatch(str(text))
     if found is None:
@@ -128,10 +132,19 @@ def catalog_value(printed: str, basis: str, per: float = 1.0) -> float:
 # ---------------------------------------------------------------- the traps, against sources
 
 
+UNPUBLISHED = "unpublished"  # the basis of a row saying the vendor prints no such figure
+SAID_WHEN_BLANK = ("tdp",)  # fields whose blank is said in a sources row (never guessed)
+
+
 def sourced_fields(row: pd.Series) -> list[str]:
     """A chip's fields that need a sources row: every non-blank number, each topology, the
-    default link and the architecture."""
-    return [str(f) for f, v in row.items() if field_rule(str(f)) and not _blank(v)]
+    default link and the architecture; a board power (tdp) even when blank, its row then
+    saying the vendor publishes none."""
+    return [
+        str(f)
+        for f, v in row.items()
+        if field_rule(str(f)) and (not _blank(v) or str(f) in SAID_WHEN_BLANK)
+    ]
 
 
 # Peaks in a fixed ratio to the same chip's bf16 peak, per architecture, from the datasheets
@@ -163,7 +176,12 @@ def coverage_problems(name: str, row: pd.Series, rows: pd.DataFrame) -> list[str
     problems = []
     for field in sourced_fields(row):
         found = rows[rows["field"] == field]
-        if found.empty:
+        if found.empty and _blank(row[field]):
+            problems.append(
+                f"{name} {field} is blank and has no sources row; add one citing the figure, or "
+                f"with basis {UNPUBLISHED} and printed blank saying the vendor publishes none"
+            )
+        elif found.empty:
             problems.append(
                 f"{name} {field} = {_shown(row[field])} has no sources row; add one to "
                 "pipeline/data/sources/<vendor>.csv (name,field,printed,basis,per,source,as_of)"
@@ -189,6 +207,11 @@ def orphan_problems(chips: pd.DataFrame, sources: pd.DataFrame) -> list[str]:
     for r in sources.itertuples():
         if r.name not in needed:
             problems.append(f"{_at(r)}: no catalog chip {quoted(r.name)}")
+        elif r.basis == UNPUBLISHED and not _blank(chips.at[r.name, r.field]):
+            problems.append(
+                f"{_at(r)}: {r.name} {r.field} = {_shown(chips.at[r.name, r.field])} but its row "
+                "says the vendor publishes none; cite the figure or leave the field blank"
+            )
         elif r.field not in needed[r.name]:
             problems.append(
                 f"{_at(r)}: {r.name} has no {quoted(r.field)} in the catalog (blank, or not a "
@@ -216,7 +239,12 @@ def value_problems(
                     f"{said}: basis {quoted(r.basis)}; this field takes {' or '.join(bases)}"
                 )
                 continue
-            if kind == TEXT:
+            if r.basis == UNPUBLISHED and str(r.printed).strip():
+                problems.append(
+                    f"{said}: basis {UNPUBLISHED} but printed {quoted(r.printed)}; an unpublished "
+                    "figure is printed blank (the source text says where none is printed)"
+                )
+            if kind == TEXT or r.basis == UNPUBLISHED:
                 continue
             try:
                 printed_kind = parse_printed(r.printed)[1]
@@ -320,6 +348,9 @@ def wrong(name: str, field: str, value: float) -> pd.Series:
         ("72 GPUs", 72.0, COUNT),
         ("8,960 chips", 8960.0, COUNT),
         ("8 accelerators", 8.0, COUNT),
+        ("700W", 700.0, WATTS),
+        ("1,000 W", 1000.0, WATTS),
+        ("1.4 kW", 1400.0, WATTS),
     ],
 )
 def test_printed_figures_become_si_values(printed, value, kind):
@@ -585,3 +616,47 @@ def test_a_capacity_off_by_another_factor_is_not_called_gib():
         "b200", announced, rows(("b200", "hbm_capacity", "180 GB", "as-printed")), ("hbm_capacity",)
     )
     assert problem.endswith("gives 1.8e11")  # a wrong figure, not a GiB one
+
+
+def test_a_board_power_fails_without_its_row_or_against_a_wrong_one():
+    h100 = CHIPS.loc["h100"]
+    assert "tdp" in sourced_fields(h100)
+    printed = rows(("h100", "tdp", "700W", "as-printed"))
+    assert value_problems("h100", h100, printed, ("tdp",)) == []
+    others = rows(*(("h100", f, "as printed", "text") for f in sourced_fields(h100) if f != "tdp"))
+    assert coverage_problems("h100", h100, others) == [
+        "h100 tdp = 700 has no sources row; add one to pipeline/data/sources/<vendor>.csv "
+        "(name,field,printed,basis,per,source,as_of)"
+    ]
+    pcie = rows(("h100", "tdp", "350W", "as-printed"))  # the PCIe card's, not the SXM module's
+    assert value_problems("h100", h100, pcie, ("tdp",)) == [
+        "sources/test.csv:2: h100 tdp = 700 but '350W' (as-printed) gives 350"
+    ]
+    bidirectional = rows(("h100", "tdp", "700W", "bidirectional"))
+    assert value_problems("h100", h100, bidirectional, ("tdp",)) == [
+        "sources/test.csv:2: h100 tdp: basis 'bidirectional'; this field takes as-printed or "
+        "unpublished"
+    ]
+
+
+def test_a_blank_board_power_is_said_never_guessed():
+    v5e = CHIPS.loc["tpu-v5e"]
+    assert math.isnan(v5e["tdp"]) and "tdp" in sourced_fields(v5e)  # blank, still sourced
+    others = [("tpu-v5e", f, "as printed", "text") for f in sourced_fields(v5e) if f != "tdp"]
+    said = rows(("tpu-v5e", "tdp", "", "unpublished"), *others)
+    assert coverage_problems("tpu-v5e", v5e, said) == []
+    assert value_problems("tpu-v5e", v5e, said, ("tdp",)) == []
+    assert coverage_problems("tpu-v5e", v5e, said.iloc[1:]) == [
+        "tpu-v5e tdp is blank and has no sources row; add one citing the figure, or with basis "
+        "unpublished and printed blank saying the vendor publishes none"
+    ]
+    guessed = rows(("tpu-v5e", "tdp", "", "unpublished"), ("h100", "tdp", "", "unpublished"))
+    assert orphan_problems(CHIPS, guessed) == [
+        "sources/test.csv:3: h100 tdp = 700 but its row says the vendor publishes none; cite "
+        "the figure or leave the field blank"
+    ]
+    printed = rows(("tpu-v5e", "tdp", "200W", "unpublished"))
+    assert value_problems("tpu-v5e", v5e, printed, ("tdp",)) == [
+        "sources/test.csv:2: tpu-v5e tdp: basis unpublished but printed '200W'; an unpublished "
+        "figure is printed blank (the source text says where none is printed)"
+    ]

@@ -237,3 +237,44 @@ def test_merged_inputs_share_a_cause_and_keep_their_series_apart():
     ]  # fmt: skip
     with pytest.raises(ValueError, match="at least one"):
         merge_changes([])
+
+
+def _prices(usd: float) -> pd.DataFrame:
+    return pd.DataFrame({"hardware": ["h100"], "usd_per_chip_hour": [usd], "source": ["q"],
+                         "date": ["2026-11-01"]})  # fmt: skip
+
+
+COSTED = [dict(name="m", op="matmul", B=4096, D=8192, F=8192, hardware="h100")]
+
+
+def test_a_price_rise_is_a_cost_change_caused_by_the_price():
+    old = _results(COSTED, prices=_prices(2.0))
+    new = _results(COSTED, prices=_prices(3.0))
+    c = compare_results(old, new)
+    assert c.counts["cost"] == 1 and c.counts["t_lower"] == 0
+    row = c.table[c.table["change"] == "cost"].iloc[0]
+    assert row["causes"] == "usd_per_chip_hour 2 → 3"
+    assert row["ratio"] == pytest.approx(1.5)
+    assert c.failing(["cost"])
+    # a price cut is no cost change: --fail-on cost fails on a rise only
+    back = compare_results(new, old)
+    assert back.counts["cost"] == 0 and not back.failing(["cost"])
+
+
+def test_a_tdp_rise_is_an_energy_change_caused_by_the_tdp(catalog):
+    from dataclasses import replace
+
+    hotter = replace(catalog, chips=catalog.chips.assign(tdp=catalog.chips["tdp"] * 1.2))
+    old, new = _results(COSTED), _results(COSTED, hardware=hotter)
+    c = compare_results(old, new)
+    assert c.counts["energy"] == 1 and c.counts["cost"] == 0
+    row = c.table[c.table["change"] == "energy"].iloc[0]
+    assert row["causes"].startswith("tdp 700 → 840")
+    assert row["ratio"] == pytest.approx(1.2)
+
+
+def test_prices_given_or_left_out_are_a_cost_change_a_nightly_notices():
+    priced, bare = _results(COSTED, prices=_prices(2.0)), _results(COSTED)
+    assert compare_results(priced, bare).counts["cost"] == 1
+    assert compare_results(bare, priced).counts["cost"] == 1
+    assert compare_results(bare, bare).counts["cost"] == 0

@@ -98,6 +98,13 @@ def test_origins_edit_catalog_model_added_removed():
     ]  # fmt: skip
 
 
+def test_a_price_change_alone_is_the_prices_origin_and_with_a_catalog_change_the_catalogs():
+    causes = pd.Series(["usd_per_chip_hour 2.5 → 3", "usd_per_chip_hour 2.5 → 3; tdp 700 → 1000",
+                        "usd_per_chip_hour 2.5 → 3; B 1 → 2"])  # fmt: skip
+    change = pd.Series(["cost"] * 3)
+    assert origins(change, causes).tolist() == ["prices", "catalog", "edit"]
+
+
 def _frame(names, t, series=None, **dims) -> pd.DataFrame:
     frame = pd.DataFrame({"name": names, "hardware": "h100", "bound": "memory", "t_lower": t})
     if series is not None:

@@ -4,12 +4,15 @@ partly), escaping, the warnings in one line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from pipeline.cli.lines import (
     Checked,
+    answer_lines,
     escaped,
     input_line,
     partly_rejected,
@@ -19,6 +22,8 @@ from pipeline.cli.lines import (
 )
 from pipeline.errors import RowProblem
 from pipeline.i18n import use_lang
+from pipeline.render.text.serving import serving_sentences
+from tests.helpers import invoke, serving_frames, write_scenarios
 
 
 def _problem(line: int) -> RowProblem:
@@ -93,3 +98,39 @@ def test_the_validate_line_counts_each_row_once():
         "s.csv: 1 row read, 2,000,000 valid scenarios, 0 rejected rows: over --max-rows "
         "(1,000,000) for the local engine; valid for --engine dask"
     )
+
+
+def test_the_serving_answer_is_printed_under_the_input_line_one_per_series():
+    serving, _curves = serving_frames()
+    serving.loc[0, "config"] = "b200\x1b[31m fp8 ×4"  # a control character is escaped
+    said = answer_lines(serving)
+    assert len(said) == 2
+    assert said[0].startswith("  answer: llama3-70b, 2,048 in / 256 out, ")
+    assert "\x1b" not in said[0] and "b200\\x1b[31m fp8 ×4 at batch" in said[0]
+    assert said[1].startswith("  answer: mixtral-8x7b, ")
+    assert answer_lines(serving.iloc[:0]) == []
+    with use_lang("ko"):
+        assert answer_lines(serving)[1].startswith("  답: mixtral-8x7b, 입력 2,048 / 출력 256")
+
+
+def test_pipeline_run_prints_the_serving_answer_and_not_with_q(tmp_path):
+    path = write_scenarios(tmp_path, "name,op,model,hardware,dtype,chips,shard,isl,osl,B,"
+                           "tpot_target\nchat,serve,llama3-70b,h100|b200,fp8,8,N,2048,256,"
+                           "64|256,0.02\n")  # fmt: skip
+    out = tmp_path / "out"
+    done = invoke("run", path, "-o", out, "--no-plots", "--no-workbook", "--no-report")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    said = [line for line in lines if line.startswith("  answer: ")]
+    assert said == [f"  answer: {s}" for s in serving_sentences(pipeline_summary(out))]
+    assert said[0].startswith("  answer: chat (llama3-70b), 2,048 in / 256 out, TPOT ≤ 20.0 ms: ")
+    assert lines.index(said[0]) == 1  # right under the input's line
+    quiet = invoke("run", path, "-o", out, "--force", "--no-plots", "--no-workbook",
+                   "--no-report", "-q")  # fmt: skip
+    assert "answer:" not in quiet.output
+
+
+def pipeline_summary(out):
+    """The serving answer of a run's summary.json, as a frame (its lines, in order)."""
+    doc = json.loads((out / "s" / "summary.json").read_text(encoding="utf-8"))
+    return pd.DataFrame([line for lines in doc["serving"].values() for line in lines])

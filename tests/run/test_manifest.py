@@ -71,3 +71,28 @@ def test_a_manifest_from_before_the_tool_field_is_ours(tmp_path):
     old = {"tool_version": "0.1.0", "input_sha256": "ab", "files": []}
     (tmp_path / "manifest.json").write_text(json.dumps(old), encoding="utf-8")
     assert read_manifest(tmp_path) == old
+
+
+def test_a_run_with_prices_records_the_price_file_and_its_hash(tmp_path):
+    import pandas as pd
+
+    import pipeline
+    from tests.helpers import FAST_WRITE
+
+    prices = tmp_path / "prices.csv"
+    prices.write_text("hardware,usd_per_chip_hour,source,date\nh100,2,q,2026-11-01\n",
+                      encoding="utf-8")  # fmt: skip
+    rows = [{"name": "m", "op": "matmul", "B": 8, "D": 8, "F": 8, "hardware": "h100"}]
+    pipeline.analyze(rows, prices=prices).write(tmp_path / "out", **FAST_WRITE)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["prices"] == {
+        "path": str(prices.resolve()),
+        "sha256": hashlib.sha256(prices.read_bytes()).hexdigest(),
+    }
+    pipeline.analyze(rows).write(tmp_path / "bare", **FAST_WRITE)
+    bare = json.loads((tmp_path / "bare" / "manifest.json").read_text(encoding="utf-8"))
+    assert "prices" not in bare
+    frame = pd.read_csv(prices)
+    pipeline.analyze(rows, prices=frame).write(tmp_path / "frame", **FAST_WRITE)
+    given = json.loads((tmp_path / "frame" / "manifest.json").read_text(encoding="utf-8"))
+    assert given["prices"]["path"] == "<prices>"

@@ -3,6 +3,7 @@ full, the per-series tables listed up to LISTED with their totals, plain JSON va
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pipeline
 from pipeline.run import summary_file
 from pipeline.run.summary_file import _plain, summary_document, write_summary
-from tests.helpers import write_scenarios
+from tests.helpers import serving_frames, write_scenarios
 
 
 def test_the_book_run_in_json(book, tmp_path):
@@ -67,3 +68,47 @@ def test_values_are_plain_json():
     assert _plain(math.nan) is None and _plain(pd.NA) is None and _plain(None) is None
     assert _plain({"a": np.float64(1.5)}) == {"a": 1.5} and _plain("x") == "x"
     assert _plain(1e300) == 1e300  # a whole float past 2**53 stays a float
+
+
+def test_the_serving_answer_per_series_ranked_the_first_the_best(book, tmp_path, monkeypatch):
+    serving, curves = serving_frames(prices={"h100": 2.0, "h200": 3.0, "b200": 6.0, "mi300x": 2.0})
+    record = dataclasses.replace(
+        book,
+        summary=dataclasses.replace(book.summary._summary, serving=serving, serving_curves=curves),
+    )
+    doc = json.loads(write_summary(tmp_path, record).read_text(encoding="utf-8"))
+    assert doc["serving_series_total"] == 2
+    assert list(doc["serving"]) == ["llama3-70b", "mixtral-8x7b"]
+    llama = doc["serving"]["llama3-70b"]
+    assert len(llama) == (serving["series"] == "llama3-70b").sum() == 16
+    best = llama[0]
+    assert (best["rank"], best["config"], best["meets_target"], best["miss"]) == (
+        1, "b200 fp8 ×4", True, ""
+    )  # fmt: skip
+    first = serving.iloc[0]
+    assert best["B"] == int(first["B"]) and best["tpot"] == float(first["tpot"])
+    assert best["cost_rank"] == 6 and best["energy_rank"] == 1
+    assert [r["rank"] for r in llama[-2:]] == [None, None]  # the misses last, unranked
+    assert [r["miss"] for r in llama[-2:]] == ["ttft", "ttft"]
+    monkeypatch.setattr(summary_file, "LISTED", 1)
+    assert list(summary_document(record)["serving"]) == ["llama3-70b"]
+    assert summary_document(book)["serving"] == {}  # a run without serve rows
+    assert summary_document(book)["serving_series_total"] == 0
+
+
+def test_the_training_answer_per_series_the_fewest_days_first(training, book, tmp_path):
+    doc = json.loads(write_summary(tmp_path, training).read_text(encoding="utf-8"))
+    assert doc["training_series_total"] == 2
+    assert list(doc["training"]) == ["fsdp", "tp"]
+    fsdp = doc["training"]["fsdp"]
+    assert len(fsdp) == 6
+    best = fsdp[0]
+    assert (best["rank"], best["config"], best["fits"], best["miss"]) == (
+        1, "h100 bf16 ×4096 fsdp=4096", True, ""
+    )  # fmt: skip
+    # the book's LLaMA-3 70B on 15 T tokens at 45 % MFU on 4096 H100: about 40 days
+    assert 38 < best["days"] < 42 and abs(best["mfu"] - 0.45) < 1e-9
+    assert [r["rank"] for r in fsdp[-2:]] == [None, None]  # those not fitting last, unranked
+    assert [r["miss"] for r in fsdp[-2:]] == ["memory", "memory"]
+    assert summary_document(book)["training"] == {}  # a run without train rows
+    assert summary_document(book)["training_series_total"] == 0

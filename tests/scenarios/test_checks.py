@@ -14,12 +14,10 @@ from pipeline.scenarios.checks import (
     check_hardware,
     check_names,
     check_op,
-    parse_numbers,
     trimmed_names,
 )
 from pipeline.scenarios.coded import Col
 from pipeline.scenarios.header import DTYPE_INPUTS
-from pipeline.scenarios.sweeps import TOO_BIG
 from tests.helpers import coded
 
 NAN = np.nan
@@ -80,28 +78,6 @@ def test_check_dtypes_own_else_dtype_else_bf16_compute_the_wider():
     assert set(DTYPE_INPUTS) == set(cells)
 
 
-def test_parse_numbers_positive_floats_bad_ones_only_in_rows():
-    col = coded("1e12", "", "0", "-1", "x", "inf", "2.5")
-    rows = np.array([True, True, True, True, False, True, True])
-    nums, found = parse_numbers(col, "flops", rows=rows, what="a positive total")
-    np.testing.assert_array_equal(nums.values(), [1e12, NAN, NAN, NAN, NAN, NAN, 2.5])
-    assert found == [
-        (2, "flops", "'0' is not a positive total"),
-        (3, "flops", "'-1' is not a positive total"),
-        (5, "flops", "'inf' is not a positive total"),
-    ]  # row 4 is not among `rows`
-
-
-def test_parse_numbers_whole_numbers_exactly():
-    col = coded("4", "", "1.5", "4.0", "99999999999999999999")
-    nums, found = parse_numbers(col, "chips", integer=True, what="a whole number of chips")
-    np.testing.assert_array_equal(nums.values(), [4, NAN, NAN, 4, NAN])
-    assert found == [
-        (2, "chips", "'1.5' is not a whole number of chips"),
-        (4, "chips", f"'99999999999999999999' {TOO_BIG}"),
-    ]
-
-
 def test_check_custom_needs_totals_and_one_chip():
     op = coded("custom", "custom", "matmul", "custom")
     chips = Col(np.arange(4, dtype=np.intp), np.array([1.0, 2.0, 4.0, 1.0]))
@@ -125,7 +101,8 @@ FRAME_COLUMNS = [
     "line", "name", "series", "op", "einsum", "hardware", "x_dtype", "y_dtype", "out_dtype",
     "compute_dtype", "chips", "peak_flops", "hbm_bandwidth", "hbm_capacity", "link_bandwidth",
     "flops", "measured_seconds", "bytes", "own_numbers", "given", "shard", "link", "link_topology",
-    "link_latency", "compute_efficiency", "hbm_efficiency", "network_efficiency", "B", "D", "F",
+    "link_latency", "tdp", "compute_efficiency", "hbm_efficiency", "network_efficiency", "B", "D",
+    "F",
     "notes", "team", "swept", "marks",
 ]  # fmt: skip
 

@@ -72,3 +72,21 @@ def test_the_line_after_the_named_warnings_counts_scenarios_and_lines(tmp_path, 
     loaded = load_text(tmp_path, catalog, "name,op,hardware,chips,link,bytes\n" + rows)
     assert loaded.warnings[-1].endswith(": and 14 more scenarios on 7 lines (22, 23, 24, 25, 26, "
                                         "...) ask a link for more chips than it reaches")  # fmt: skip
+
+
+def test_a_row_without_an_einsum_is_not_taken_for_the_contracting_row_before_it():
+    """A blank einsum in a categorical column does not borrow another row's answer (the
+    pairs of einsum and shard are worded from their codes, a missing one as 'nan')."""
+    import pandas as pd
+
+    from pipeline.scenarios.reach import _communicates
+
+    rows = pd.DataFrame(
+        {
+            "op": pd.Categorical(["matmul", "matmul", "all_gather"]),
+            "einsum": pd.Categorical(["BD,DF->BF", None, None]),
+            "shard": pd.Categorical(["D", "D", ""]),
+            "chips": [1024, 1024, 1024],
+        }
+    )
+    assert _communicates(rows).tolist() == [True, False, True]

@@ -4,6 +4,7 @@ its KV-cache dtype and its parallelism, each problem said as every other row's."
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 import pipeline
 
@@ -59,6 +60,33 @@ def test_an_fp8_kv_cache_halves_the_cache_and_the_attention_bytes():
     r = a.results.set_index("name")
     assert r.loc["f", "kv_cache_bytes"] * 2 == r.loc["b", "kv_cache_bytes"]
     assert r.loc["f/attention", "hbm_bytes"] < r.loc["b/attention", "hbm_bytes"]
+
+
+def test_dtype_sets_activations_weights_and_kv_cache_and_y_dtype_kv_dtype_override_it():
+    """`dtype` on a model row is every tensor's: activations, weights (y_dtype) and, by default,
+    the KV cache (kv_dtype); y_dtype and kv_dtype override it per row (docs/input.md)."""
+    a = pipeline.analyze(pd.DataFrame([
+        {**STEP, "model": "llama3-8b", "name": "bf16"},
+        {**STEP, "model": "llama3-8b", "name": "fp8", "dtype": "fp8"},
+        {**STEP, "model": "llama3-8b", "name": "w8", "y_dtype": "fp8"},  # fp8 weights
+        {**STEP, "model": "llama3-8b", "name": "fp8_kv16", "dtype": "fp8", "kv_dtype": "bf16"},
+    ]))  # fmt: skip
+    r = a.results.set_index("name")
+    params = 8.03e9  # Llama-3-8B, with its untied embedding and head
+    kv = 8 * 2 * 1024 * 32 * 8 * 128  # B · 2 · S · L · K · H values
+    got = {}
+    for name, weight, cache in (("bf16", 2, 2), ("fp8", 1, 1), ("w8", 1, 2), ("fp8_kv16", 1, 2)):
+        got[name] = (r.loc[name, "weight_bytes"], r.loc[name, "kv_cache_bytes"])
+        assert got[name][0] == pytest.approx(params * weight, rel=0.005), name
+        assert got[name][1] == kv * cache, name
+    assert got["w8"][0] * 2 == got["bf16"][0]
+    # fp8 weights with bf16 activations: mlp_up reads its weight at 1 byte, X and its output at 2
+    d, f, tokens = 4096, 14336, 8  # B · T
+    by_hand = 32 * (d * f * 1 + tokens * d * 2 + tokens * f * 2)  # its 32 layers
+    assert r.loc["w8/mlp_up", "hbm_bytes"] == by_hand
+    assert (r.loc["w8/mlp_up", "x_dtype"], r.loc["w8/mlp_up", "y_dtype"]) == ("bf16", "fp8")
+    assert r.loc["w8/mlp_up", "compute_dtype"] == "bf16"  # the wider of X and Y
+    assert r.loc["fp8/mlp_up", "compute_dtype"] == "fp8"
 
 
 def test_moe_needs_its_models_routing_and_shared_experts_are_refused():

@@ -18,7 +18,7 @@ from pipeline.scenarios.marks import (
     line_positions,
     point_marks,
 )
-from pipeline.summary.fleet import fleet_answer, fleet_rows
+from pipeline.summary.fleet import POINT, fleet_answer, fleet_rows
 from tests.helpers import ROOT
 
 NOTEBOOK_SWEEP = pd.DataFrame(
@@ -189,3 +189,57 @@ def test_a_model_list_ranks_the_steps_totals_not_their_ops():
         keys = list(zip(group["model"], group["hardware"], strict=True))
         np.testing.assert_array_equal(group["t_lower"], table.loc[at, keys])
         assert (np.diff(group["t_lower"]) >= 0).all()
+
+
+def test_with_prices_the_cheapest_and_the_least_energy_that_fit_are_ranked_beside_the_fastest():
+    """Issue 44 item 4: at each chosen point, among the fleet points that fit in HBM, the
+    cheapest (cost, USD) and the least energy (J: the most tokens or FLOPs per joule)."""
+    a = pipeline.analyze(NOTEBOOK_SWEEP)
+    results = a.results
+    price = results["hardware"].astype(str).map({"h100": 2.0, "h200": 3.0, "b200": 6.0,
+                                                 "mi300x": 1.5, "tpu-v6e": 2.7})  # fmt: skip
+    tdp = results["hardware"].astype(str).map({"h100": 700.0, "h200": 700.0, "b200": 1000.0,
+                                               "mi300x": 750.0, "tpu-v6e": np.nan})  # fmt: skip
+    time = results["t_lower"] * results["chips"]
+    priced = results.assign(cost=price * time / 3600, energy=tdp * time)
+    unpriced = fleet_answer(fleet_rows(results.drop(columns=["cost", "energy"], errors="ignore"),
+                                       a.facts))[0]  # fmt: skip
+    assert "cost_rank" not in unpriced.columns  # a run without prices: as before
+    ranking = fleet_answer(fleet_rows(priced, a.facts))[0]
+    assert list(ranking.columns[-4:]) == ["cost", "cost_rank", "energy", "energy_rank"]
+    checked = 0
+    for (_, at), group in ranking.groupby(["series", "at"], sort=False):
+        rows = priced[(priced["series"] == "mlp") & ("B=" + priced["B"].astype(str) == at)]
+        key = rows["hardware"].astype(str) + " " + rows["x_dtype"].astype(str)
+        by_hand = dict(zip(key, rows["cost"], strict=True))
+        got = dict(zip(group["hardware"] + " " + group["dtype"], group["cost"], strict=True))
+        assert got == pytest.approx(by_hand)
+        fit = group["fits"].to_numpy(dtype=bool)
+        cheapest = group.loc[fit, "cost"].min()
+        assert group.loc[group["cost_rank"] == 1, "cost"].tolist() == [cheapest]
+        least = group.loc[fit, "energy"].min()  # tpu-v6e has no TDP: unranked
+        assert group.loc[group["energy_rank"] == 1, "energy"].tolist() == [least]
+        assert group.loc[~fit, "cost_rank"].isna().all()
+        assert group.loc[group["hardware"] == "tpu-v6e", "energy_rank"].isna().all()
+        checked += 1
+    assert checked == 3
+
+
+def test_a_fleet_of_steps_says_each_points_largest_batch_that_fits():
+    """Issue 43's walk: a fleet point of model steps fits up to its max_batch (185 on 8 H100s
+    for Llama-3-70B at 8k context, bf16), not merely at the swept batches; a fleet of plain
+    ops has no max_batch (its fit is said over its sweep: fits_where, fits_up_to)."""
+    a = pipeline.analyze([{"name": "dec", "op": "transformer", "model": "llama3-70b",
+                           "hardware": "h100|b200", "dtype": "bf16|fp8", "chips": "4|8",
+                           "shard": "N", "B": "1..256*2", "T": 1, "S": 8192}])  # fmt: skip
+    ranking = a.summary.fleet
+    largest = ranking.drop_duplicates(POINT).set_index(["hardware", "dtype", "chips"])["max_batch"]
+    assert largest[("h100", "bf16", 8)] == 185  # the walk's, by hand: (80 GB - 141/8 GB) / KV
+    steps = a.results[a.results["op"] == "transformer"]
+    by_hand = steps.groupby(["hardware", "x_dtype", "chips"], observed=True)["max_batch"].agg(
+        ["min", "max"]
+    )
+    assert (by_hand["min"] == by_hand["max"]).all()  # one context S: one max_batch per point
+    assert largest.sort_index().to_dict() == by_hand["max"].sort_index().to_dict()
+    mlp = pipeline.analyze(NOTEBOOK_SWEEP).summary.fleet
+    assert mlp["max_batch"].isna().all()

@@ -10,6 +10,7 @@ import pickle
 import socket
 from pathlib import Path
 
+from pipeline.model.step_totals import STEP_ROWS
 from pipeline.run.tables import write_csv, write_parquet
 from pipeline.scenarios.plan import Planned
 from pipeline.summary.partial import computed
@@ -25,25 +26,42 @@ def part_name(number: int) -> str:
     return f"part-{number:05d}"
 
 
-def send_part(folder: Path, number: int, part: Planned, calibration=None) -> str:
-    """Write what partition `number` needs (Planned.part's rows, the calibration) into
-    `folder`/results, a hidden file the worker reads (compute_partition given its path): the
-    task graph then holds a path, not the rows, which can be hundreds of MB (Dask warns of a
-    graph past 10 MB, and its scheduler keeps each task's graph while it runs), and a worker
-    lost midway leaves it there for the next. Written whole (a temporary name, renamed); the
-    client removes it once the partition is merged, and the manifest lists none left."""
+def send_part(
+    folder: Path,
+    number: int,
+    part: Planned,
+    calibration=None,
+    models_rows: int = STEP_ROWS,
+    prices=None,
+) -> str:
+    """Write what partition `number` needs (Planned.part's rows, the calibration, the Models
+    table's cap, the prices: USD per chip-hour by chip) into `folder`/results, a hidden file
+    the worker reads (compute_partition given its path): the task graph then holds a path,
+    not the rows, which can be hundreds of MB (Dask warns of a graph past 10 MB, and its
+    scheduler keeps each task's graph while it runs), and a worker lost midway leaves it
+    there for the next. Written whole (a temporary name, renamed); the client removes it once
+    the partition is merged, and the manifest lists none left."""
     path = Path(folder) / "results" / f".{part_name(number)}.input.pickle"
     with atomic_file(path, path.with_name(f"{path.name}.{os.getpid()}.tmp")) as tmp:
         with open(tmp, "wb") as f:
-            pickle.dump((part, calibration), f, protocol=pickle.HIGHEST_PROTOCOL)
+            sent = (part, calibration, models_rows, prices)
+            pickle.dump(sent, f, protocol=pickle.HIGHEST_PROTOCOL)
     return str(path)
 
 
 def compute_partition(
-    part: Planned | str, lo: int, hi: int, number: int, folder: str, csv: bool, calibration=None
+    part: Planned | str,
+    lo: int,
+    hi: int,
+    number: int,
+    folder: str,
+    csv: bool,
+    calibration=None,
+    models_rows: int = STEP_ROWS,
+    prices=None,
 ) -> dict:
-    """Compute scenarios lo..hi of `part` (Planned.part's, or the path send_part wrote it and
-    the calibration to), write them into `folder`/results
+    """Compute scenarios lo..hi of `part` (Planned.part's, or the path send_part wrote it, the
+    calibration and the prices to), write them into `folder`/results
     (under a temporary name, then renamed; the client lists only the files of the partitions
     it merged, and removes any other) and return its number, the files' SHA-256, the rows'
     Partial (their statistics, refusals, idle chips and chart grids). The client
@@ -56,11 +74,13 @@ def compute_partition(
     if isinstance(part, str):  # sent through the run's folder (send_part)
         try:
             with open(part, "rb") as f:
-                part, calibration = pickle.load(f)
+                part, calibration, models_rows, prices = pickle.load(f)
         except FileNotFoundError:  # the folder went since the look above: the run ended
             raise FolderUnseen(str(out), socket.gethostname()) from None
     frame = part.rows(lo, hi)
-    results, _, partial, _ = computed(frame, grids=True, calibration=calibration)
+    results, _, partial, _ = computed(
+        frame, grids=True, calibration=calibration, models_rows=models_rows, prices=prices
+    )
     files = {}
     name = part_name(number)
     writers = [(".parquet", write_parquet)] + ([(".csv", write_csv)] if csv else [])

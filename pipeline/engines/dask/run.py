@@ -19,10 +19,11 @@ from datetime import UTC, datetime
 from numbers import Integral, Real
 from pathlib import Path
 
-from pipeline.api.analyze import check_arguments, kept_columns, strict_refusal
+from pipeline.api.analyze import check_arguments, check_models_rows, kept_columns, strict_refusal
 from pipeline.calibration.file import calibration_from
 from pipeline.catalogs.hardware import Catalog, catalog_from
 from pipeline.catalogs.llms import models_from
+from pipeline.catalogs.prices import load_prices, price_files
 from pipeline.engines.dask.cluster import (
     CONNECT_TIMEOUT,
     DEFAULT_WORKER_WAIT,
@@ -38,6 +39,7 @@ from pipeline.engines.dask.partition import FolderUnseen, compute_partition, par
 from pipeline.engines.dask.views import dask_notice, dask_record
 from pipeline.errors import RowProblem, described, printable
 from pipeline.i18n import use_lang
+from pipeline.model.step_totals import STEP_ROWS
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.run.folder import OutputFolder
@@ -95,6 +97,8 @@ def run_dask(
     models=None,
     calibration=None,
     lang: str | None = None,
+    models_rows: int = STEP_ROWS,
+    prices=None,
 ) -> DaskRun:
     """Check `path`, compute its scenarios on Dask (`scheduler`: an address, else a
     LocalCluster of `workers` processes, one per core) in partitions of `partition_rows`,
@@ -105,13 +109,15 @@ def run_dask(
     `strict`: any rejected row raises InvalidScenarios, nothing computed. `worker_wait`:
     seconds with no worker before the run stops (EngineError); `progress(done, of,
     wait_left)` is called as partitions complete, and while it waits for a worker.
-    `keep_columns`, `models`, `calibration`: as for pipeline.analyze; `lang`: as for
+    `keep_columns`, `models`, `calibration`, `models_rows`, `prices`: as for pipeline.analyze
+    (the prices and the calibration travel to the workers with the rows); `lang`: as for
     Analysis.write."""
     args = dict(locals())
     _check_arguments(args)
     catalog = catalog_from(hardware)
     args["models"] = None if models is None else models_from(models, strict=True)
     args["calibration"] = None if calibration is None else calibration_from(calibration)
+    args["prices"] = None if prices is None else load_prices(prices, catalog)
     module = dask_module()
     try:
         with use_lang(lang):
@@ -149,7 +155,9 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
     merged = Merged()
     scheduler = args["scheduler"]
     cal, cal_files = args["calibration"] or (None, ())
-    inputs = [path, *catalog.files, *cal_files]
+    priced = args["prices"]  # catalogs.prices.Prices, or None
+    usd = None if priced is None else priced.usd_per_chip_hour
+    inputs = [path, *catalog.files, *cal_files, *price_files(priced)]
     with OutputFolder(target, inputs=inputs, force=args["force"]) as tmp:
         (tmp / "results").mkdir()  # before any task: a task never makes a folder (partition)
         with connected(module, scheduler, args["workers"], args["timeout"]) as client:
@@ -158,7 +166,7 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
 
             def submit(k: int, lo: int, hi: int):
                 part, a, b = plan.part(lo, hi)  # built as it is submitted, never all at once
-                sent[k] = send_part(tmp, k, part, cal)  # not in the graph
+                sent[k] = send_part(tmp, k, part, cal, args["models_rows"], usd)  # not in graph
                 return client.submit(compute_partition, sent[k], a, b, k, str(tmp), csv,
                                      key=f"roofline-{token}-{part_name(k)}", retries=RETRIES,
                                      pure=False)  # fmt: skip
@@ -181,7 +189,8 @@ def _run(module, path: Path, out_dir: Path, catalog: Catalog, args: dict) -> Das
                 ) from None
         warnings = (*catalog.warnings, *loaded.warnings)  # the idle chips': dask_record's
         timings = {"load": t_load, "compute": time.perf_counter() - t0 - t_load}
-        record, _ = dask_record(merged.partial, loaded, catalog, warnings, started, timings, cal)
+        record, _ = dask_record(merged.partial, loaded, catalog, warnings, started, timings, cal,
+                                priced)  # fmt: skip
         problems = record.problem_list
         if problems:
             write_csv(record.problems, tmp / "errors.csv")
@@ -242,6 +251,7 @@ def _check_arguments(args: dict) -> None:
         )
     if rows < 1:
         raise ValueError(f"partition_rows must be 1 or more, not {fmt.count(rows)}")
+    check_models_rows(args["models_rows"])
     texts = ("scheduler", "name", "sheet", "encoding", "lang")
     check_arguments({k: args[k] for k in ("csv", "force", "strict")}, {k: args[k] for k in texts})
     if args["options"] is not None and not isinstance(args["options"], Options):

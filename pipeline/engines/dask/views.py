@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.catalogs.hardware import Catalog
+from pipeline.catalogs.prices import Prices, price_warnings
 from pipeline.engines.dask.sample import sample_plan
 from pipeline.i18n import _
 from pipeline.model.overflow import refused_problems
@@ -18,7 +19,7 @@ from pipeline.render.text.answer import scenarios_text
 from pipeline.run.baseline import PARTS
 from pipeline.scenarios import Loaded
 from pipeline.scenarios.refused import with_problems
-from pipeline.summary.partial import Partial, computed
+from pipeline.summary.partial import Partial, chips_counted, computed
 
 ROWS_IN = f"results/{PARTS}"  # where a Dask run's every scenario is
 
@@ -31,20 +32,28 @@ def dask_record(
     started: str,
     timings: dict[str, float],
     calibration=None,
+    prices: Prices | None = None,
 ) -> tuple[Record, Partial]:
     """The record a Dask run's report, workbook and charts are drawn from (see the module),
     and the merged Partial of every partition. `partials(empty)` merges the partitions'
     Partials (engines.dask.merge.Merged.partial), `empty` for a run with none. Its problems are
-    the file's and the model's refusals, in line order. `calibration`: the run's, or None."""
+    the file's and the model's refusals, in line order. `calibration`, `prices` (its price
+    file read, catalogs.prices): the run's, or None; a chip without a price is a warning, as in
+    a local run."""
     sample = sample_plan(loaded.planned)
+    usd = None if prices is None else prices.usd_per_chip_hour
     # the workers' refusals too
-    results, facts, empty, _ = computed(sample.rows(0, sample.total), calibration=calibration)
+    results, facts, empty, _ = computed(
+        sample.rows(0, sample.total), calibration=calibration, prices=usd
+    )
     merged = partials(empty)
+    warnings = (*warnings, *price_warnings(prices, chips_counted(merged)))
     problems = with_problems(loaded.problems, refused_problems(loaded.source, merged.refused))
     record = record_of(
         Record, merged, replace(loaded, problems=problems), catalog, calibration, warnings,
         started=started, timings=timings, _results=results, _facts=facts, rows_in=ROWS_IN,
         sampled=len(results) < merged.scenarios,
+        prices=None if prices is None else (str(prices.path or prices.label), prices.sha256),
     )  # fmt: skip
     return record, merged
 

@@ -44,7 +44,7 @@ def fleet_figure(data: FleetData) -> Figure:
     return _lines(data) if data.lines else _bars(data)
 
 
-def _look(point) -> tuple[str, object]:
+def line_look(point) -> tuple[str, object]:
     """A point's colour and line style: colours first, a new style when they run out."""
     n = len(FLEET_COLORS)
     k = point.color + n * point.style  # decode_fp4: a colour per chip, a style per dtype
@@ -87,7 +87,7 @@ def _lines(data: FleetData) -> Figure:
     handles = []
     for k, ln in enumerate(data.lines):  # in ranking order: the legend's order
         p = points[ln.point]
-        color, style = _look(p)
+        color, style = line_look(p)
         head = f"{p.rank}. {p.label}"
         tail = f"  {fmt.seconds(p.t_lower)} ({fmt.ratio(p.ratio)})"
         above = 1 - k / len(data.lines)  # the fastest drawn over the lines it ties with

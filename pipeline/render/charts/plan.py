@@ -1,7 +1,9 @@
 """Which charts a run draws, in which order, under which file names: one chart per
-question (docs/outputs.md#charts): the summary, a fleet chart per fleet series (file order,
-at most FLEET_CHARTS), a model chart per swept transformer step (file order, at most
-MODEL_CHARTS), a roofline per chip (A-Z), a network roofline per chip whose rows
+question (docs/outputs.md#charts): the summary, a serving chart per serve series (file order,
+at most SERVING_CHARTS; and its cost chart when the run is priced), a training chart per
+train series sweeping chips or tokens a step (at most TRAINING_CHARTS), a fleet chart per fleet
+series (file order, at most FLEET_CHARTS), a model chart per swept transformer step (file
+order, at most MODEL_CHARTS), a roofline per chip (A-Z), a network roofline per chip whose rows
 communicate, then the sweep charts of the series no fleet or model chart draws (`every`:
 of every series, the charts a run drew before; pipeline.charts.sweep draws any of them).
 The data of a chart is built only when it is kept (`PlannedChart.build`)."""
@@ -20,30 +22,42 @@ from pipeline.names import slug
 from pipeline.render.charts.data import RooflineData, network_data, roofline_data
 from pipeline.render.charts.fleet_data import FLEET_CHARTS, fleet_data, fleet_series
 from pipeline.render.charts.grid import Grids, with_grid
+from pipeline.render.charts.serving_data import (
+    SERVING_CHARTS,
+    priced,
+    serving_data,
+    serving_series,
+)
 from pipeline.render.charts.step_sweep_data import MODEL_CHARTS, model_series, model_sweep_data
 from pipeline.render.charts.summary_data import summary_data
 from pipeline.render.charts.sweep_data import drawn_text, page_of, pages, sweep_data
+from pipeline.render.charts.training_data import (
+    TRAINING_CHARTS,
+    training_data,
+    training_series,
+    training_title,
+)
 from pipeline.summary.grids import COLUMNS, FACT_COLUMNS
 from pipeline.summary.turns import BYTES, SWEEP_COLUMN, LinePlan
 
-KIND_ORDER = ("summary", "fleet", "model", "roofline", "network", "sweep")
+KIND_ORDER = ("summary", "serving", "training", "fleet", "model", "roofline", "network", "sweep")
 # about the milliseconds of CPU a chart of each kind takes to build, draw and encode (measured:
-# a model chart 0.3-0.6 s, a fleet chart 0.1-0.5 s, a roofline 0.1-0.2 s): the workers take the
-# dearest first, so that the last chart drawn, which the workbook and the report wait for, is
-# a cheap one
-KIND_COST = {"model": 500, "fleet": 300, "roofline": 150, "network": 150, "sweep": 150,
-             "summary": 100}  # fmt: skip
+# a model chart 0.3-0.6 s, a serving chart 0.6 s, a fleet chart 0.1-0.5 s, a roofline 0.1-0.2
+# s): the workers take the dearest first, so that the last chart drawn, which the workbook and
+# the report wait for, is a cheap one
+KIND_COST = {"model": 500, "fleet": 300, "serving": 600, "roofline": 150, "network": 150,
+             "sweep": 150, "summary": 100, "training": 300}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Chart:
     """One chart of a run: what it shows and where its PNG goes."""
 
-    kind: str  # "summary" | "fleet" | "model" | "roofline" | "network" | "sweep"
+    kind: str  # "summary" | "serving" | "training" | "fleet" | "model" | "roofline" | ...
     title: str
     path: str  # relative to the run's folder, e.g. "plots/roofline-tpu-v5e.png"
     hardware: str | None = None  # canonical chip name, for per-hardware charts
-    series: tuple[str, ...] = ()  # series drawn, for sweep, fleet and model charts
+    series: tuple[str, ...] = ()  # series drawn, for sweep, serving, fleet and model charts
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,9 @@ def plan_charts(
     every: bool = False,
     roofs: Mapping[str, ChipRoofs] | None = None,
     lines: Mapping[tuple[str, str], list[LinePlan]] | None = None,
+    serving: pd.DataFrame | None = None,
+    serving_curves: pd.DataFrame | None = None,
+    training: pd.DataFrame | None = None,
 ) -> list[PlannedChart]:
     """Every chart a run could draw, in priority order, with unique sanitized file names.
     Planning only counts rows; each chart takes its rows when it is built. `results`: the
@@ -89,7 +106,10 @@ def plan_charts(
     scenario's points binned (the Dask engine's, charts.grid), when `results` is a sample;
     `fleet`, `curves`: Summary.fleet and Summary.fleet_curves (a chart per fleet series);
     `steps`: the swept transformer steps' total rows (model_sweep_data.model_frame);
-    `every`: sweep charts of every series, those a fleet or model chart draws too."""
+    `every`: sweep charts of every series, those a fleet or model chart draws too;
+    `serving`, `serving_curves`: Summary.serving and Summary.serving_curves (a chart per
+    serve series, and one of its dollars per million tokens when they are priced);
+    `training`: Summary.training (a chart per train series sweeping chips or tokens a step)."""
     if results.empty:
         return []
     records = {str(h["name"]): h for h in hardware}
@@ -113,6 +133,22 @@ def plan_charts(
 
     summary = partial(summary_data, per_hardware)
     add("summary", "summary", _("Bound per hardware"), None, summary)
+    served = serving_series(serving)[:SERVING_CHARTS]
+    curves_of = pd.DataFrame() if serving_curves is None else serving_curves
+    for name in served:  # the answer of a serve series: first after the summary
+        build = partial(serving_data, serving, curves_of, name)
+        title = _("{series}: tokens/s per chip against tokens/s per user", series=name)
+        add("serving", f"serving-{safe_stem(name)}", title, None, build, [name])
+        if priced(serving_curves):
+            build = partial(serving_data, serving, curves_of, name, cost=True)
+            title = _("{series}: dollars per million tokens against tokens/s per user",
+                      series=name)  # fmt: skip
+            add("serving", f"serving-cost-{safe_stem(name)}", title, None, build, [name])
+    trained = training_series(training)[:TRAINING_CHARTS]
+    for name in trained:  # a train series' step time over chips or tokens, after serving's
+        build = partial(training_data, training, name)
+        add("training", f"training-{safe_stem(name)}", training_title(training, name), None,
+            build, [name])  # fmt: skip
     names = fleet_series(fleet)[:FLEET_CHARTS] if fleet is not None else []
     models = model_series(steps)[:MODEL_CHARTS] if steps is not None else []
     for name in names:  # every engine's Summary holds the whole answer
@@ -136,7 +172,7 @@ def plan_charts(
                             grids)  # fmt: skip
             title = _("{chip} network roofline", chip=hw)
             add("network", f"network-{safe_stem(hw)}", title, hw, build)
-    drawn = frozenset() if every else _drawn_elsewhere(full, {*names, *models})
+    drawn = frozenset() if every else _drawn_elsewhere(full, {*names, *models, *served, *trained})
     for (hw, dim), all_lines in sorted((lines or {}).items()):
         kept = [ln for ln in all_lines if ln.series not in drawn]
         split = pages(kept) if kept else []
@@ -221,6 +257,8 @@ def _kind_count(kind: str, n: int) -> str:
     if n == 1:
         return {
             "summary": _("{n} summary chart", n=c),
+            "serving": _("{n} serving chart", n=c),
+            "training": _("{n} training chart", n=c),
             "fleet": _("{n} fleet chart", n=c),
             "model": _("{n} model chart", n=c),
             "roofline": _("{n} roofline", n=c),
@@ -229,6 +267,8 @@ def _kind_count(kind: str, n: int) -> str:
         }[kind]
     return {
         "summary": _("{n} summary charts", n=c),
+        "serving": _("{n} serving charts", n=c),
+        "training": _("{n} training charts", n=c),
         "fleet": _("{n} fleet charts", n=c),
         "model": _("{n} model charts", n=c),
         "roofline": _("{n} rooflines", n=c),

@@ -31,6 +31,7 @@ WIDTH = 11.0  # inches: two panels side by side
 PANEL_HEIGHT = 4.4  # inches of the panels, under the title and over the legend
 LEGEND_FONT = 8.5
 ROW_INCHES = 0.21  # a legend row's height at LEGEND_FONT
+LEGEND_LEFT = 0.06  # of the figure's width: the legend's left edge
 LIMIT_STYLE = (0, (4, 3))
 WRITTEN_LINES = 3  # at most this many lines get their last fitting point written out
 CALLOUT_FONT = 8.5
@@ -43,10 +44,12 @@ def model_sweep_figure(data: ModelSweepData) -> Figure:
     bounds = [b for b in BOUNDS if any(b in ln.bound for ln in lines)]
     unfit = any(not ln.fits.all() for ln in lines)
     entries = len(lines) + len(bounds) + unfit
-    ncols = min(entries, 3)
+    fig = new_figure(PANEL_HEIGHT)
+    fig.set_size_inches(WIDTH, PANEL_HEIGHT)
+    labels = [f"{ln.label}: {ln.limit_label}" if len(lines) > 1 else ln.label for ln in lines]
+    ncols = min(entries, _legend_columns(fig, labels))
     legend_in = 0.25 + ROW_INCHES * -(-entries // ncols)
     height = 0.85 + PANEL_HEIGHT + legend_in
-    fig = new_figure(height)
     fig.set_size_inches(WIDTH, height)
     left, right = fig.subplots(1, 2, sharex=True)
     fig.subplots_adjust(left=0.09, right=0.985, wspace=0.22,
@@ -64,8 +67,7 @@ def model_sweep_figure(data: ModelSweepData) -> Figure:
                 ax.axvline(ln.limit, color=color, lw=1.2, ls=LIMIT_STYLE, zorder=2)
         if np.isfinite(ln.limit) and len(lines) == 1:
             _limit_text(left, ln.limit, ln.limit_label)
-        label = f"{ln.label}: {ln.limit_label}" if len(lines) > 1 else ln.label
-        handles.append(Line2D([], [], color=color, lw=1.8, label=label))
+        handles.append(Line2D([], [], color=color, lw=1.8, label=labels[k]))
     if len(lines) <= WRITTEN_LINES:
         for ax, panel in ((left, "rate"), (right, "time")):
             _fit_texts(ax, lines, data.dim, panel)
@@ -78,11 +80,30 @@ def model_sweep_figure(data: ModelSweepData) -> Figure:
         lambda b: _("{bound} step", bound=bound_text(b)),
         _("does not fit in HBM (weights + KV cache)"),
     )
-    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.06, 0.1 / height),
+    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(LEGEND_LEFT, 0.1 / height),
                ncols=ncols, fontsize=LEGEND_FONT, frameon=False, handlelength=2.6,
                columnspacing=2.0)  # fmt: skip
     titles(fig, data.title, data.subtitle, height)
     return fig
+
+
+def _legend_columns(fig, labels: list[str], most: int = 3) -> int:
+    """The most legend columns (up to `most`) whose widest label, its line's handle and the
+    space between columns fit the figure's width from the legend's left edge (LEGEND_LEFT):
+    long labels (a fleet point's chip, dtype and chip count, and its largest batch) in two
+    columns or one, never cut at the figure's edge."""
+    if not labels:
+        return most
+    renderer = fig.canvas.get_renderer()
+    widest = 0.0
+    for label in labels:
+        text = fig.text(0, 0, label, fontsize=LEGEND_FONT)
+        widest = max(widest, text.get_window_extent(renderer).width / fig.dpi)
+        text.remove()
+    em = LEGEND_FONT / 72  # inches
+    column = widest + (2.6 + 0.8 + 2.0) * em  # handle, its pad, the space between columns
+    room = WIDTH * (1 - LEGEND_LEFT) - 0.1
+    return max(1, min(most, int(room // column)))
 
 
 def _points(ax, ln, y: np.ndarray, color: str) -> None:

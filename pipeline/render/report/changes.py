@@ -10,13 +10,17 @@ from pipeline.i18n import _
 from pipeline.render import format as fmt
 from pipeline.render.text.changes import group_lines
 
-KINDS = ("bound", "fits", "critical_batch", "t_lower", "t_estimate", "added", "removed")
+KINDS = ("bound", "fits", "critical_batch", "t_lower", "t_estimate", "cost", "energy", "added",
+         "removed")  # fmt: skip
+SOMETIMES = ("t_estimate", "cost", "energy")  # counted only when some changed
 LABELS = {
     "bound": "bound flip",
     "fits": "fit change",
     "critical_batch": "critical-batch change",
     "t_lower": "time change",
     "t_estimate": "estimate change",
+    "cost": "cost rise",
+    "energy": "energy rise",
     "added": "added",
     "removed": "removed",
 }
@@ -32,6 +36,8 @@ def count_text(kind: str, n: int) -> str:
         "critical_batch": (_("{n} critical-batch change"), _("{n} critical-batch changes")),
         "t_lower": (_("{n} time change"), _("{n} time changes")),
         "t_estimate": (_("{n} estimate change"), _("{n} estimate changes")),
+        "cost": (_("{n} cost rise"), _("{n} cost rises")),
+        "energy": (_("{n} energy rise"), _("{n} energy rises")),
         "added": (_("{n} added"),) * 2,
         "removed": (_("{n} removed"),) * 2,
     }
@@ -43,8 +49,9 @@ def changes_summary(baseline, limit: int | None = MAX_GROUPS) -> dict:
     a line of them, and the first `limit` groups (None: all) as change_lines words them."""
     changes = baseline.changes
     counts = {k: int(changes.counts.get(k, 0)) for k in KINDS}
-    if not counts["t_estimate"]:  # a run without a calibration has no estimate to change
-        del counts["t_estimate"]
+    for kind in SOMETIMES:  # a run without a calibration (prices) has no estimate (cost) to change
+        if not counts[kind]:
+            del counts[kind]
     total = sum(counts.values())
     parts = [count_text(k, n) for k, n in counts.items()]
     return {

@@ -14,6 +14,7 @@ import pandas as pd
 from pipeline.changes.compare import KINDS, Changes
 from pipeline.i18n import _
 from pipeline.render import format as fmt
+from pipeline.render.report.changes import SOMETIMES
 from pipeline.render.templates import environment
 from pipeline.render.text.answer import bound_word
 from pipeline.render.text.changes import group_lines, kind_word
@@ -75,7 +76,7 @@ def _section(frame: pd.DataFrame, times: bool = False) -> dict:
 def _counts(changes: Changes) -> list[dict]:
     return [{"kind": k, "label": kind_word(k), "n": changes.counts[k],
              "shown": fmt.count(changes.counts[k])}
-            for k in KINDS if k != "t_estimate" or changes.counts[k]]  # fmt: skip
+            for k in KINDS if k not in SOMETIMES or changes.counts[k]]  # fmt: skip
 
 
 def _detail(section: Section, order: np.ndarray) -> dict:

@@ -1,6 +1,8 @@
 """An analysis as HTML in a notebook (Jupyter shows `Analysis._repr_html_`): the bottom line
 and the series table first (render/text/answer.py, as the report and the workbook; before it the
-Models table when the run has transformer steps: render/text/steps_table.py), each fleet
+Serving table when the run has serve rows: render/text/serving_table.py, the Training table
+when it has train rows: render/text/training.py, and the Models table
+when it has transformer steps: render/text/steps_table.py), each fleet
 series' answer in one sentence (render/text/fleet.py), then the run in one line and the bound
 counts per chip, through the report's Jinja environment (autoescaped)."""
 
@@ -17,11 +19,16 @@ from pipeline.render.text.answer import (
     series_rows,
 )
 from pipeline.render.text.fleet import first_sentences
+from pipeline.render.text.serving import serving_sentences
+from pipeline.render.text.serving_table import serving_tables
 from pipeline.render.text.steps_table import models_table
+from pipeline.render.text.training import training_sentences, training_tables
 
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
 NOTEBOOK_SERIES = 20  # series lines a cell shows (the rest: .summary.lines)
 NOTEBOOK_STEPS = 20  # model steps a cell shows (the rest: .results, op transformer)
+NOTEBOOK_SERVING = (5, 10)  # serve series a cell shows, configurations each (.summary.serving)
+NOTEBOOK_TRAINING = (5, 10)  # train series a cell shows, configurations each (.summary.training)
 # the per_hardware columns shown (headings: columns())
 COLUMNS = ("compute", "memory", "network", "not_fitting", "total")
 
@@ -63,7 +70,12 @@ def notebook_data(record: Record) -> dict:
         "source": record.source,
         "answer": bottom_line(s.bottom),
         "calibration": calibration_sentence(s.calibration),  # which one, its error; or None
+        "serving_answer": serving_sentences(s.serving),  # per serve series and model
+        "training_answer": training_sentences(s.training),  # per train series
         "estimated": any(r.get("estimate") for r in lines),
+        # per serve series its configurations, before the steps
+        "serving": serving_tables(s.serving, *NOTEBOOK_SERVING),
+        "training": training_tables(s.training, *NOTEBOOK_TRAINING),  # after serving
         "models": models_table(record, NOTEBOOK_STEPS),  # per step, before the series
         "series": lines,
         "more_series": max(0, len(s.lines) - len(lines)),

@@ -2,9 +2,10 @@
 (the bottom line, one line per series, the findings), then the details (sweeps, per chip its
 numbers and its scenarios grouped by series), the method and the rejected rows.
 
-The template receives plain records and scalars built here from the analysis; the statistics
-come from its Summary, the words of the answer from render.text.answer, and human formatting (ms,
-TFLOP/s, GB, %) happens only in render.format (the template's filters). The page is
+The template receives plain records and scalars built here from the analysis (the top: the
+answer, tiles and findings, in render.report.headline); the statistics come from its Summary,
+the words of the answer from render.text.answer, and human formatting (ms, TFLOP/s, GB, %)
+happens only in render.format (the template's filters). The page is
 self-contained: inline CSS and JS, charts embedded as base64 PNG, no external URL. The output
 depends only on its inputs (no clock, no random ids), so it can be diffed and golden-tested.
 """
@@ -29,6 +30,8 @@ from pipeline.render import format as fmt
 from pipeline.render.charts import Chart
 from pipeline.render.report.changes import changes_summary
 from pipeline.render.report.fleet import fleet_context
+from pipeline.render.report.headline import answer_context, findings, tiles
+from pipeline.render.report.serving import serving_context
 from pipeline.render.report.tables import (
     chip_facts,
     chip_series,
@@ -37,10 +40,10 @@ from pipeline.render.report.tables import (
     scenario_blocks,
     shown_rows,
 )
+from pipeline.render.report.training import training_context
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 from pipeline.render.text import answer
 from pipeline.render.text.steps_table import models_table
-from pipeline.summary.turns import MIXED
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -68,99 +71,6 @@ def _png_record(chart: Chart, data: bytes) -> dict:
         "width": width,
         "height": height,
         "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
-    }
-
-
-def _findings(analysis: Record) -> dict:
-    found = dict(analysis.summary.findings)
-    for key in ("slowest", "comm", "nofit", "measured_off", "measured_below"):
-        found[key] = records(found[key])
-    found["comm_none"] = _no_comm(analysis.summary.scenarios, int(found["collective_rows"]))
-    return found
-
-
-def _no_comm(scenarios: int, collectives: int) -> str:
-    """summary.findings.no_comm_sentence (the summary's, in English) in the current language."""
-    if not scenarios:
-        return _("None: there are no scenarios.")
-    if not collectives:
-        return _("None: every scenario is compute-bound.")
-    if collectives == scenarios:
-        if scenarios == 1:
-            return _("1 collective row: network-bound by nature (no FLOPs).")
-        return _("{n} collective rows: network-bound by nature (no FLOPs).", n=fmt.count(scenarios))
-    return _(
-        "None: besides the collective rows, every other scenario ({n}) is compute-bound.",
-        n=fmt.count(scenarios - collectives),
-    )
-
-
-# ---------------------------------------------------------------- the answer
-
-
-def _tiles(analysis: Record) -> list[dict]:
-    """The headline tiles: series and scenarios apart; per bound the series it holds (the unit
-    people decide on), its scenarios secondary; series not fitting; the rejected rows. A bound
-    or misfit no series has gets no tile (the bottom line says so)."""
-    summary, bottom = analysis.summary, analysis.summary.bottom
-    n, per = summary.scenarios, bottom.get("bounds", {})
-    labels = {"compute": _("compute-bound"), "memory": _("memory-bound")}
-    labels["network"] = _("network-bound")
-    scenarios = answer.scenarios_text
-    tiles = [_tile("series", bottom.get("series", 0), _("series"), scenarios(n))]
-    for b in BOUNDS:
-        if per.get(b):
-            detail = _("series · {scenarios}", scenarios=scenarios(summary.bounds[b]))
-            tiles.append(_tile(b, per[b], labels[b], detail))
-    if per.get(MIXED):
-        if bottom.get("changing", 0) == per[MIXED]:  # each one: memory, then compute
-            label, detail = _("turn compute-bound"), _("series, as the batch grows")
-        else:
-            label, detail = _("change bound"), _("series, along their sweep")
-        tiles.append(_tile(MIXED, per[MIXED], label, detail))
-    if bottom.get("not_fitting"):
-        unfit = _("series · {scenarios}", scenarios=scenarios(summary.not_fitting))
-        tiles.append(_tile("nofit", bottom["not_fitting"], _("not fitting in HBM"), unfit))
-    rejected, rows = summary.rejected_rows, summary.source_rows
-    label = _("rejected row") if rejected == 1 else _("rejected rows")
-    if rows == 1:
-        detail = _("of {n} input row", n=fmt.count(rows))
-    else:
-        detail = _("of {n} input rows", n=fmt.count(rows))
-    tiles.append(_tile("rejected", rejected, label, detail))
-    return tiles
-
-
-def _tile(key: str, count: int, label: str, detail: str) -> dict:
-    return {"key": key, "count": count, "label": label, "detail": detail}
-
-
-def _answer(analysis: Record) -> dict:
-    """The top of the page: the bottom line, the first series, the meaning of each bound shown."""
-    rows = answer.series_rows(analysis)
-    shown = {r["bound"] for r in rows}
-    if MIXED in shown:  # a series that changes is memory- (or network-) then compute-bound
-        shown |= {b for r in rows if r["bound"] == MIXED for b in BOUNDS if b in r["bound_text"]}
-    meaning, legend = answer.meaning(), []
-    for b in BOUNDS:
-        if b in shown:  # "compute-bound: more FLOP/s helps; ..." as label and text
-            label, _colon, text = meaning[b].partition(": ")
-            legend.append({"bound": b, "label": label, "text": text})
-    return {
-        "bottom_line": answer.bottom_line(analysis.summary.bottom),
-        "calibration": answer.calibration_sentence(analysis.summary.calibration),
-        # a calibration that gives no row an estimate: a warning, said with the calibration
-        "calibration_warning": bool(unused_warnings(analysis.summary.calibration)),
-        "estimated": any(r.get("estimate") for r in rows),
-        "series": rows,
-        "series_total": len(analysis.summary.lines),
-        "has_critical": any(r["critical"] for r in rows),
-        "differing": answer.differing(rows),  # the dtype and chips columns, when they say something
-        "meaning": meaning,
-        "critical_batch": answer.critical_batch_term(),  # model.roofline.CRITICAL_BATCH
-        "words": {b: answer.bound_word(b) for b in (*BOUNDS, MIXED)},  # the bounds as shown
-        "labels": {b: answer.bound_label(b) for b in BOUNDS},  # "memory-bound"
-        "legend": legend,
     }
 
 
@@ -300,11 +210,17 @@ def report_context(
     pairs = [(c.hardware, s) for c, _rec in chart_records if c.kind == "sweep" for s in c.series]
     by_pair = chip_series(analysis, pairs)  # a sweep chart's table: its chip's lines only
     sweeps, summary_charts, other_charts, fleet_charts = [], [], [], {}
+    serving_charts: dict[str, list[dict]] = {}  # under its series' Serving table
+    training_charts: dict[str, list[dict]] = {}  # under its series' Training table
     for k, (chart, rec) in enumerate(chart_records):
         if k in placed:
             continue
         if chart.kind == "fleet" and chart.series:  # beside its series' answer
             fleet_charts[chart.series[0]] = rec
+        elif chart.kind == "serving" and chart.series:
+            serving_charts.setdefault(chart.series[0], []).append(rec)
+        elif chart.kind == "training" and chart.series:
+            training_charts.setdefault(chart.series[0], []).append(rec)
         elif chart.kind == "sweep":
             own = [by_pair[k] for s in chart.series if (k := (chart.hardware, s)) in by_pair]
             sweeps.append(_sweep(rec, own))
@@ -325,10 +241,12 @@ def report_context(
     }
     return {
         "meta": meta,
-        "answer": _answer(analysis),
+        "answer": answer_context(analysis),
         "models": models_table(analysis),  # one line per step, before the series
         "fleet": fleet_context(summary.fleet, charts=fleet_charts),  # under the series
-        "tiles": _tiles(analysis),
+        "serving": serving_context(summary.serving, serving_charts),  # before the steps
+        "training": training_context(summary.training, training_charts),  # after serving
+        "tiles": tiles(analysis),
         "notices": list(dict.fromkeys(notices)),
         # about the input; the calibration's own warning is said with it (answer.calibration)
         "warnings": [w for w in analysis.warnings if w not in calibration_said],
@@ -339,7 +257,7 @@ def report_context(
         "other_charts": other_charts,
         "collective_sweeps": any(s["collective"] for s in sweeps),
         "flop_sweeps": any(not s["collective"] for s in sweeps),
-        "findings": _findings(analysis),
+        "findings": findings(analysis),
         "errors": records(analysis.problems),
         "max_table_rows": max_table_rows,
         "rows_in": analysis.rows_in,

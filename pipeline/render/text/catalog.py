@@ -17,10 +17,11 @@ KEY_WIDTH = 17  # the field column: the shipped chips' longest field name and a 
 
 
 def catalog_lines(chips: pd.DataFrame, version: str) -> list[str]:
-    """The catalog, one chip a line: bf16 peak, HBM bandwidth and size, default link."""
+    """The catalog, one chip a line: bf16 peak, HBM bandwidth and size, board power (a dash
+    where its vendor prints none), default link."""
     lines = [
         f"{'name':<9} {'aliases':<28} {'bf16 TFLOP/s':>12} {'HBM GB/s':>9} {'HBM GB':>7}"
-        "  default link (one-way)"
+        f" {'TDP':>7}  default link (one-way)"
     ]
     for chip, row in chips.iterrows():  # a dozen chips
         aliases = printable(row["aliases"].replace(";", ", "))
@@ -29,9 +30,10 @@ def catalog_lines(chips: pd.DataFrame, version: str) -> list[str]:
         bw = row.get(f"{link}_bandwidth") if link else None
         bf16 = fmt.fixed(row["peak_bf16"], 1e12, 1) if row["peak_bf16"] > 0 else "-"
         capacity = fmt.fixed(row["hbm_capacity"], 1e9) if row["hbm_capacity"] > 0 else "-"
+        tdp = f"{fmt.fixed(row['tdp'])} W" if row.get("tdp", 0) > 0 else fmt.DASH
         lines.append(
             f"{printable(chip):<9} {aliases:<28} {bf16:>12} "
-            f"{fmt.fixed(row['hbm_bandwidth'], 1e9):>9} {capacity:>7}  {link} "
+            f"{fmt.fixed(row['hbm_bandwidth'], 1e9):>9} {capacity:>7} {tdp:>7}  {link} "
             f"{fmt.fixed(bw if bw and bw > 0 else 0, 1e9)} GB/s"
         )
     lines.append(
@@ -59,8 +61,8 @@ def chip_lines(name: str, row: pd.Series, raw: bool = False) -> list[str]:
 
 
 def with_unit(key: str, value):
-    """A catalog field as people read it: FLOP/s, bytes/s, bytes and seconds with an SI
-    prefix, efficiencies in %; text as it is (aliases comma-separated)."""
+    """A catalog field as people read it: FLOP/s, bytes/s, bytes, seconds and watts with an
+    SI prefix, efficiencies in %; text as it is (aliases comma-separated)."""
     if key == "aliases":
         return str(value).replace(";", ", ")
     if isinstance(value, str):
@@ -75,6 +77,8 @@ def with_unit(key: str, value):
         return fmt.percent(value)
     if key == "hbm_capacity":
         return fmt.size(value)
+    if key == "tdp":
+        return fmt.with_prefix(value, "W")
     return value
 
 
@@ -128,6 +132,7 @@ _COMPARED = {
     "architecture": ("architecture", None),
     "hbm_capacity": ("HBM capacity", ("GB", 1e9)),
     "hbm_bandwidth": ("HBM bandwidth", ("GB/s", 1e9)),
+    "tdp": ("board power", ("W", 1.0)),
     "peak": ("peak {} ", ("TFLOP/s", 1e12)),
     "ridge": ("ridge {} ", ("FLOP/byte", 1.0)),
     "default_link": ("default link", None),

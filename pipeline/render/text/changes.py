@@ -20,6 +20,7 @@ def origin_titles() -> dict[str, str]:
     return {
         "edit": _("Edits to the scenarios"),
         "catalog": _("Hardware numbers (the catalog or a --hardware file)"),
+        "prices": _("Prices (the --prices file): the cost only"),
         "calibration": _("The calibration (--calibration): the estimates only"),
         "model": _("No input differs (the model or its version changed)"),
         "added": _("Added"),
@@ -41,6 +42,8 @@ def kind_word(kind: str) -> str:
         "critical_batch": _("critical_batch"),
         "t_lower": _("t_lower"),
         "t_estimate": _("t_estimate"),
+        "cost": _("cost"),
+        "energy": _("energy"),
         "added": _("added"),
         "removed": _("removed"),
     }
@@ -89,7 +92,7 @@ def _block(g) -> dict:
     """A cause shared by series: what differs, on which chip (whose numbers or calibration
     moved), how many scenarios and series."""
     chip = g.hardware if g.origin in PER_CHIP else ""
-    inputs = g.causes if g.origin in ("edit", "catalog", "calibration") else ""
+    inputs = g.causes if g.origin in ("edit", "catalog", "prices", "calibration") else ""
     return {
         "block": int(g.block),
         "origin": g.origin,
@@ -154,6 +157,11 @@ def _words(p, fit: dict[str, str]) -> str:
         if p.change == "t_lower":
             return _("time {ratios}", ratios=ratios)
         return _("estimate {ratios}", ratios=ratios)
+    if p.change in ("cost", "energy"):  # a rise: its ratio ('—' where one run has none)
+        ratios = _range(p.ratio_min, p.ratio_max, fmt.ratio)
+        if p.change == "cost":
+            return _("cost {ratios}", ratios=ratios)
+        return _("energy {ratios}", ratios=ratios)
     if p.change == "critical_batch":
         old, new = _range(p.old_min, p.old_max), _range(p.new_min, p.new_max)
         return _("critical batch {old} → {new}", old=old, new=new)

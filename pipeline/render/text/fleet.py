@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.i18n import _
+from pipeline.model.step_totals import NO_LIMIT
 from pipeline.render import format as fmt
 from pipeline.render.text.answer import bound_label
 from pipeline.summary.fleet import POINT
@@ -75,7 +76,38 @@ def sentence(group: pd.DataFrame) -> str:
     if ahead.any():
         text += "; " + _ahead(group[ahead], best)
     text += _runners(group[~lead & ~ahead], best, len(group))
-    return text + _unfit(group[~fit & ~ahead], where) + "."
+    return text + _unfit(group[~fit & ~ahead], where) + _cheapest(group, group[lead]) + "."
+
+
+def _cheapest(group: pd.DataFrame, lead: pd.DataFrame) -> str:
+    """With prices (issue 44, summary.fleet's cost ranks): the cheapest point that fits and the
+    one using the least energy (the most tokens per joule), each as a factor of the fastest's
+    ('the cheapest that fits is mi300x fp8, 0.400× the fastest's cost'), or the fastest said
+    to be it; '' without prices."""
+    if "cost_rank" not in group.columns:
+        return ""
+    fastest = lead.iloc[0]
+    first = {}
+    for c in ("cost", "energy"):
+        top = group[group[f"{c}_rank"] == 1]
+        first[c] = None if top.empty else top.iloc[0]
+    same = {c: r is not None and r["label"] in set(lead["label"]) for c, r in first.items()}
+    if same["cost"] and same["energy"]:
+        return "; " + _("the fastest is also the cheapest and uses the least energy")
+    parts = []
+    if same["cost"]:
+        parts.append(_("the fastest is also the cheapest"))
+    elif first["cost"] is not None:
+        times = fmt.times(first["cost"]["cost"] / fastest["cost"])
+        parts.append(_("the cheapest that fits is {label}, {times} the fastest's cost",
+                       label=first["cost"]["label"], times=times))  # fmt: skip
+    if same["energy"]:
+        parts.append(_("the fastest uses the least energy"))
+    elif first["energy"] is not None:
+        times = fmt.times(first["energy"]["energy"] / fastest["energy"])
+        parts.append(_("the least energy, {label}, {times} the fastest's",
+                       label=first["energy"]["label"], times=times))  # fmt: skip
+    return "".join("; " + p for p in parts)
 
 
 def _unfit(rest: pd.DataFrame, where: str) -> str:
@@ -210,7 +242,10 @@ def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:
                         "chips": int(first.at[label, "chips"]),
                         "fits": first.at[label, "fits_where"] == "all",
                         "fits_text": fits_text(
-                            first.at[label, "fits_where"], first.at[label, "fits_up_to"], single
+                            first.at[label, "fits_where"],
+                            first.at[label, "fits_up_to"],
+                            single,
+                            first.at[label, "max_batch"] if "max_batch" in first.columns else None,
                         ),
                         "cells": [cells.get((k, label)) for k in range(len(columns))],
                     }
@@ -221,10 +256,17 @@ def fleet_answers(fleet: pd.DataFrame, limit: int = FLEET_SERIES) -> list[dict]:
     return answers
 
 
-def fits_text(where: str, up_to: str, single: bool = False) -> str:
-    """Where a fleet point fits in HBM over the points of its sweep shown (summary.fleet's
-    fits_where, fits_up_to): 'at every point', 'up to B = 16', 'at some points', 'at no
-    point'; 'yes' or 'no' for a series of one point."""
+def fits_text(where: str, up_to: str, single: bool = False, max_batch=None) -> str:
+    """Where a fleet point fits in HBM: a point of model steps up to its largest batch that
+    fits ('up to B = 185', summary.fleet's max_batch; 'every B (to 2^53)'; 'at no batch'); else
+    over the points of its sweep shown (fits_where, fits_up_to): 'at every point', 'up to
+    B = 16', 'at some points', 'at no point'; 'yes' or 'no' for a series of one point."""
+    if not fmt.missing(max_batch):
+        if float(max_batch) >= NO_LIMIT:
+            return _("every B (to 2^53)")
+        if float(max_batch) < 1:
+            return _("at no batch")
+        return _("up to {at}", at=f"B = {fmt.count(max_batch)}")
     if single:
         return _("yes") if where == "all" else _("no")
     if where == "up_to":
@@ -235,9 +277,10 @@ def fits_text(where: str, up_to: str, single: bool = False) -> str:
 def fits_reading() -> str:
     """What the Fits in HBM column counts, after its name in the report and the workbook."""
     return _(
-        "over the points of its sweep shown (its chosen points and the line its chart draws): "
-        "at every point; up to B = 16: at B = 16 and below, at none above; at some points; or at "
-        "no point"
+        "for model steps, the largest batch that fits (up to B = 185: their max_batch, at their "
+        "context S); else over the points of its sweep shown (its chosen points and the line its "
+        "chart draws): at every point; up to B = 16: at B = 16 and below, at none above; at some "
+        "points; or at no point"
     )
 
 

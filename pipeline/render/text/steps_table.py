@@ -1,29 +1,35 @@
-"""The Models table (docs/outputs.md): one line per transformer step, in file order, with what
-a planner asks of it: how long a step and a token take, tokens per second, what bounds it and
-by how much, the weights and the KV cache, whether they fit in HBM, the largest batch that
-does, and the op taking the most time. Plain records (SI numbers beside their words, worded by
-render.format) for the report, the workbook's Models sheet and the notebook; read from the
-Summary's first steps (summary.partial.step_table), never from the rows."""
+"""The Models table (docs/outputs.md): one line per transformer step, the slowest first and
+every fleet point's best among them (summary.steps), with what a planner asks of it: how
+long a step and a token take, tokens per second, what bounds it and by how much, the weights
+and the KV cache, whether they fit in HBM, the largest batch that does, and the op taking the
+most time. Plain records (SI numbers beside their words, worded by render.format) for the
+report, the workbook's Models sheet and the notebook; read from the Summary's ranked steps
+(summary.steps), never from the rows."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from pipeline.i18n import _
+from pipeline.model.dtypes import DTYPE_COLUMNS
 from pipeline.model.roofline import BOUNDS
-from pipeline.model.step_totals import NO_LIMIT, STEP_ROWS
+from pipeline.model.step_totals import NO_LIMIT
 from pipeline.record import Record
 from pipeline.render import format as fmt
 from pipeline.render.text.answer import bound_word
+from pipeline.words import dtype_labels
 
-MODEL_ROWS = STEP_ROWS  # steps a table shows (the rest: the total rows of results)
 
-
-def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
-    """The first `limit` steps of the run (Summary.steps, at most STEP_ROWS) as plain
-    records, how many steps there are and how many are left out; no rows when the run has
-    no step. Whole-run facts on either engine (a Dask run's sample plays no part)."""
+def models_table(record: Record, limit: int | None = None) -> dict:
+    """The run's ranked steps (Summary.steps: at most the run's `models_rows`), the first
+    `limit` of them if given, as plain records, how many steps there are and how many are
+    left out; no rows when the run has no step. Whole-run facts on either engine (a Dask
+    run's sample plays no part)."""
     summary = record.summary
-    steps = summary.steps.head(limit).to_dict("records")
-    rows = [_row(step) for step in steps]
+    steps = summary.steps if limit is None else summary.steps.head(limit)
+    labels = step_dtypes(steps)
+    rows = [_row(step, label) for step, label in zip(steps.to_dict("records"), labels, strict=True)]
     return {
         "rows": rows,
         # some step stands for n > 1 steps (`count`): the time is said as the n steps'
@@ -33,7 +39,21 @@ def models_table(record: Record, limit: int = MODEL_ROWS) -> dict:
     }
 
 
-def _row(step: dict) -> dict:
+def step_dtypes(steps: pd.DataFrame) -> np.ndarray:
+    """Each step's dtypes in words, as a fleet point says them: 'fp8'; 'bf16 × fp8 → bf16'
+    (fp8 weights); ', KV fp8' added when its KV cache is not at its activations' dtype; ''
+    for a step without dtypes."""
+    if not len(steps) or not set(DTYPE_COLUMNS) <= set(steps.columns):
+        return np.full(len(steps), "", dtype=object)
+    labels = dtype_labels(*(steps[c].astype(str) for c in DTYPE_COLUMNS))
+    if "kv_dtype" not in steps.columns:
+        return labels
+    kv = steps["kv_dtype"].astype(str).to_numpy(dtype=object)
+    other = (kv != "") & (kv != "nan") & (kv != steps["x_dtype"].astype(str).to_numpy(dtype=object))
+    return np.where(other, labels + ", KV " + kv, labels)
+
+
+def _row(step: dict, dtype: str = "") -> dict:
     """One step's line: its numbers (SI) and their words."""
     top = (step["top_op"], step["top_time"]) if step["top_op"] else None
     t = _number(step["t_lower"])
@@ -49,7 +69,10 @@ def _row(step: dict) -> dict:
         "name": str(step["name"]),
         "model": _text(step.get("model")),
         "hardware": str(step["hardware"]),
+        "dtype": str(dtype),
         "chips": int(step["chips"]),
+        # its fleet point's best: the most tokens/s of its steps that fit (summary.steps)
+        "best": bool(step.get("best", False)),
         **{d: _whole(step.get(d)) for d in ("B", "T", "S")},
         "count": n,
         "t_step": t,  # the n steps' time

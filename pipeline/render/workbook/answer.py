@@ -23,6 +23,8 @@ from pipeline.render.text.answer import (
     series_rows,
 )
 from pipeline.render.text.fleet import first_sentences
+from pipeline.render.text.serving import serving_sentences
+from pipeline.render.text.training import training_sentences
 from pipeline.render.workbook.cells import header_width, text_width
 from pipeline.render.workbook.styles import Styles
 from pipeline.summary.turns import MIXED
@@ -118,6 +120,11 @@ def write_answer(
         sheet.merge_range(2, 0, 2, last, said, styles.wrapped)
         sheet.set_row_height(2, 15 * 2)
     row = 4 if said else 3
+    said_first = serving_sentences(analysis.summary.serving)  # the serving answer first
+    said_first += training_sentences(analysis.summary.training)  # then the training answer
+    for sentence in said_first:
+        sheet.write(row - 1, 0, sentence, styles.text)
+        row += 1
     if rows:
         row = _table(sheet, styles, rows, lines, columns, row)
     if len(lines) > len(rows):

@@ -3,10 +3,11 @@
 Python API), or XlsxWriter where it is not installed (render.workbook.xlsx_backend): the big sheets
 stream Arrow columns straight into constant-memory worksheets.
 
-Sheets, in order: Answer (render.workbook.answer), Models (with transformer steps:
-render.workbook.steps), Fleet (with fleet series: render.workbook.fleet), Changes (with a
-baseline: render.workbook.changes), Summary, Results
-(the columns that answer first), Hardware, Inputs, Errors (only when rows were rejected), Charts
+Sheets, in order: Answer (render.workbook.answer), Serving (with serve rows:
+render.workbook.serving), Training (with train rows: render.workbook.training), Models (with
+transformer steps: render.workbook.steps), Fleet (with fleet series: render.workbook.fleet),
+Changes (with a baseline: render.workbook.changes), Summary, Results (the columns that answer
+first), Hardware, Inputs, Errors (only when rows were rejected), Charts
 (only when charts were drawn). Results and Errors hold the first `max_rows` rows, Inputs the
 first `max_input_rows`; the Summary says what the caps left out.
 
@@ -39,6 +40,7 @@ from pipeline.render.workbook.answer import print_results, results_columns, writ
 from pipeline.render.workbook.cells import CELL_CHARS, FittedSheet, fit_column, fit_headers
 from pipeline.render.workbook.changes import write_changes
 from pipeline.render.workbook.fleet import write_fleet_sheet
+from pipeline.render.workbook.serving import write_serving_sheet
 from pipeline.render.workbook.steps import write_models_sheet
 from pipeline.render.workbook.styles import (
     FORMATS,
@@ -48,6 +50,7 @@ from pipeline.render.workbook.styles import (
     tint_bounds,
 )
 from pipeline.render.workbook.summary import write_charts, write_summary
+from pipeline.render.workbook.training import write_training_sheet
 from pipeline.render.workbook.xlsx_backend import language_keywords, panic_reason, rx, spooling_in
 from pipeline.scenarios.xlsx.sheet import CAPPED_NOTE
 
@@ -59,7 +62,8 @@ HARDWARE_FORMATS = {c: FORMATS[c] for c in HARDWARE_COLUMNS if c in FORMATS}
 LINE = {"line": FORMATS["line"]}  # Inputs and Errors: the file's cells as read, its lines
 WIDTHS = {
     "seconds": 14, "flop_rate": 17, "flops": 16, "size": 13, "bandwidth": 14, "intensity": 15,
-    "percent": 9, "ratio": 9, "count": 9, "line": 7,
+    "percent": 9, "ratio": 9, "count": 9, "line": 7, "watts": 9, "energy": 14, "usd": 12,
+    "usd_rate": 11, "tokens_per_joule": 14, "days": 11,
 }  # fmt: skip
 
 
@@ -128,6 +132,8 @@ def write_workbook(
             book = rx.Workbook(str(path))
             styles = Styles()
             answer = FittedSheet(book.add_worksheet("Answer"))
+            own += write_serving_sheet(book, styles, analysis.summary.serving, analysis.rows_in)
+            own += write_training_sheet(book, styles, analysis.summary.training, analysis.rows_in)
             own += write_models_sheet(book, styles, analysis)
             own += write_fleet_sheet(book, styles, analysis.summary.fleet, analysis.rows_in)
             if baseline is not None:

@@ -1,5 +1,6 @@
 """The workbook's Models sheet, right after Answer and only when the run has transformer steps:
-one line per step in file order (render.text.steps_table, as the report's Models table), its
+one line per step, the slowest first with every fleet point's best among them
+(render.text.steps_table, as the report's Models table), its
 numbers as numbers: times in seconds shown in words by their format, bytes with the size
 format, shares as percentages; the names the user wrote as text cells
 (docs/outputs.md#the-workbook)."""
@@ -21,8 +22,10 @@ HEADER_ROW = 4
 # in the run's language
 COLUMNS = (
     ("step", "name", "text", 32),
+    ("best", "best", "best", 7),  # its fleet point's best (summary.steps)
     ("model", "model", "text", 16),
     ("hardware", "hardware", "text", 12),
+    ("dtype", "dtype", "text", 12),
     ("chips", "chips", "count", 7),
     ("B", "B", "count", 7),
     ("T", "T", "count", 7),
@@ -59,7 +62,8 @@ def columns(counted: bool) -> tuple:
 def header(column: str) -> str:
     """A column of the sheet as its header says it, in the run's language."""
     return {
-        "step": _("step"), "model": _("model"), "hardware": _("hardware"), "chips": _("chips"),
+        "step": _("step"), "best": _("best"), "model": _("model"), "hardware": _("hardware"),
+        "dtype": "dtype", "chips": _("chips"),
         "B": "B", "T": "T", "S": "S", "time per step": _("time per step"),
         "time per token": _("time per token"), "tokens/s": _("tokens/s"), "bound": _("bound"),
         "bound share": _("bound share"), "weights": _("weights"), "KV cache": _("KV cache"),
@@ -94,8 +98,10 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
         0,
         _(
             "One line per step of a model (a transformer row, or a point of its sweep) or group "
-            "total, in file order; its ops follow on the Results sheet, named step/q_proj ... "
-            "step/lm_head (a group's rows: after its total)."
+            "total, the slowest first; best: the most tokens/s of a fleet point's steps that fit "
+            "in HBM (a swept row at one model, chip, dtype and chip count), listed whatever its "
+            "time. Its ops follow on the Results sheet, named step/q_proj ... step/lm_head (a "
+            "group's rows: after its total)."
         ),
         styles.text,
     )
@@ -116,15 +122,16 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
     sheet.write(2, 0, said, styles.text)
     if table["more"]:
         said = _(
-            "This sheet shows the first {shown} of {total} steps; {rows_in} has every step (op "
-            "transformer or group).",
+            "This sheet shows the {shown} slowest of {total} steps, with each fleet point's "
+            "best; {rows_in} has every step (op transformer or group), and --models-rows lists "
+            "more.",
             shown=count(len(table["rows"])),
             total=count(table["total"]),
             rows_in=rows_in,
         )
         sheet.write(3, 0, said, styles.notice)
     headers = {"text": "header", "bound": "header_words", "fits": "header_words",
-               "words": "header_words"}  # fmt: skip
+               "words": "header_words", "best": "header_words"}  # fmt: skip
     wraps = False
     for col, (column, _key, kind, _width) in enumerate(shown):
         said, style = header(column), headers.get(kind, "header_right")
@@ -143,7 +150,10 @@ def write_models(sheet, styles: Styles, table: dict, rows_in: str = "results.csv
     for row, step in enumerate(table["rows"], start=HEADER_ROW + 1):
         for col, (_column, key, kind, _width) in enumerate(shown):
             value = step[key]
-            if kind == "fits":
+            if kind == "best":  # said only where it is: the others left blank
+                if value:
+                    sheet.write(row, col, _("best"), styles.words)
+            elif kind == "fits":
                 cell = styles.words if value else styles.not_fitting_words
                 sheet.write(row, col, yes_no(value), cell)
             elif kind == "bound":

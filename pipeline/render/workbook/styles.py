@@ -15,18 +15,32 @@ from pipeline.render.workbook.xlsx_backend import rx
 # (the Results sheet; the Answer and Models sheets show the same quantities) and the catalog's
 # (the Hardware sheet). A column not named is text, or a number as it is (a dim).
 _COLUMNS = {
-    "count": ("chips", "critical_batch", "max_batch", "tokens_per_second"),
-    "flops": ("flops", "flops_per_chip"),
+    "count": ("chips", "critical_batch", "max_batch", "tokens_per_second",
+              # a serve row's (model.serve_totals) and a train row's (model.train)
+              "isl", "osl", "tokens_per_second_per_chip", "tokens_per_second_per_user",
+              "batch_at_target", "critical_tokens", "tokens", "train_tokens", "microbatches",
+              "critical_tokens_per_chip", "compute_bound_batch"),
+    "flops": ("flops", "flops_per_chip", "model_flops"),
     "size": ("bytes_read", "bytes_written", "hbm_bytes", "network_bytes", "memory_footprint",
-             "hbm_capacity", "weight_bytes", "kv_cache_bytes"),
+             "hbm_capacity", "weight_bytes", "kv_cache_bytes", "weights_per_chip",
+             "gradients_per_chip", "optimizer_per_chip", "activations_per_chip"),
     "flop_rate": ("peak_flops", "attainable_flops",
                   *(c for c in HARDWARE_COLUMNS if c.startswith("peak_"))),
     "bandwidth": ("link_bandwidth", *(c for c in HARDWARE_COLUMNS if c.endswith("_bandwidth"))),
     "intensity": ("intensity", "critical_intensity"),
     "seconds": ("t_math", "t_hbm", "t_network", "t_lower", "t_upper", "t_estimate",
-                "measured_seconds", "time_per_token",
+                "measured_seconds", "time_per_token", "ttft", "tpot", "request_latency",
+                "ttft_target", "tpot_target",
                 *(c for c in HARDWARE_COLUMNS if c.endswith("_latency"))),
-    "percent": ("peak_fraction", *(c for c in STEP_COLUMNS if c.endswith("_share"))),
+    "percent": ("peak_fraction", *(c for c in STEP_COLUMNS if c.endswith("_share")), "mfu",
+                "bubble"),
+    # energy and cost (model.cost; tdp on the Hardware sheet too), a training run's days
+    "watts": ("tdp",),
+    "energy": ("energy",),
+    "usd": ("cost", "usd_per_million_tokens"),
+    "usd_rate": ("usd_per_chip_hour",),
+    "tokens_per_joule": ("tokens_per_joule",),
+    "days": ("days",),
     "ratio": ("measured_over_predicted", "measured_over_estimate"),
     "line": ("line",),
 }  # fmt: skip

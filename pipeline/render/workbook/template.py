@@ -30,7 +30,7 @@ from pipeline.catalogs.hardware import (
 from pipeline.catalogs.spellings import shown_aliases
 from pipeline.i18n import _
 from pipeline.model.dtypes import ALIASES, DTYPES
-from pipeline.model.ops import COLLECTIVES, CUSTOM, DIM, NAMED_OPS
+from pipeline.model.ops import COLLECTIVES, CUSTOM, DIM, NAMED_OPS, SERVE, TRAIN, TRANSFORMER
 from pipeline.render.workbook.book import _hardware_frame, _table
 from pipeline.render.workbook.cells import text_width
 from pipeline.render.workbook.styles import Styles
@@ -56,8 +56,12 @@ TEXT_COLUMNS = (
     "shard",
     "link",
     "notes",
+    "draft_model",  # a serve row's
+    *("parallel", "mesh_axes", "remat", "optimizer"),  # a train row's
 )
-FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds")  # shown as typed (General)
+# shown as typed (General): fractions and seconds (a serve row's targets)
+FRACTION_COLUMNS = (*EFFICIENCY_COLUMNS, "measured_seconds", "ttft_target", "tpot_target",
+                    "acceptance")  # fmt: skip
 TOTALS = (*OVERRIDES, "flops", "bytes")  # numbers of 15 digits and more: 1e15 FLOP/s
 WIDTHS = {"totals": 18, "dim": 8, "fraction": 10, "notes": 60}  # characters
 
@@ -83,7 +87,7 @@ def lists(catalog: Catalog, dims: list[str]) -> dict[str, list[str]]:
     for name, aliases in catalog.chips["aliases"].items():
         chips += [str(name), *shown_aliases(aliases)]
     return {
-        "op": [*NAMED_OPS, CUSTOM, *COLLECTIVES],
+        "op": [*NAMED_OPS, CUSTOM, *COLLECTIVES, TRANSFORMER, SERVE, TRAIN],
         "hardware": chips,
         "dtype": [*DTYPES, *ALIASES],
         "link": list(LINKS),

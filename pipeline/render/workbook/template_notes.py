@@ -16,8 +16,9 @@ def notes() -> dict[str, tuple[str, str, str]]:
         "op": (
             _(
                 "matmul (BD,DF->BF), dot (N,N->), batched_matmul (BD,BDF->BF), custom (give flops "
-                "and bytes), a two-operand einsum of single-letter dims (BSD,DF->BSF), or a "
-                "collective: all_gather, reduce_scatter, all_reduce, all_to_all."
+                "and bytes), a two-operand einsum of single-letter dims (BSD,DF->BSF), a "
+                "collective: all_gather, reduce_scatter, all_reduce, all_to_all, or a model's "
+                "transformer step, serve (requests served) or train (a training step)."
             ),
             _("text"),
             _("none (required)"),
@@ -96,13 +97,17 @@ def notes() -> dict[str, tuple[str, str, str]]:
         ),
         "model": (
             _(
-                "For transformer: a model of the catalog (pipeline models), its shape; the row's "
-                "own D, F, N, K, H, L, V win."
+                "For transformer, serve and train: a model of the catalog (pipeline models), its "
+                "shape; the row's own D, F, N, K, H, L, V win."
             ),
             _("text"),
             _("none"),
         ),
-        "kv_dtype": (_("For transformer: the KV cache's dtype."), "dtype", _("the activations'")),
+        "kv_dtype": (
+            _("For transformer and serve: the KV cache's dtype."),
+            "dtype",
+            _("the activations'"),
+        ),
         "count": (
             _(
                 "How many identical ops the row stands for, one after another (a layer's op x its "
@@ -120,6 +125,106 @@ def notes() -> dict[str, tuple[str, str, str]]:
             _("none"),
         ),
         "notes": (_("Free text, carried to every output."), _("text"), _("none")),
+        **serve_notes(),
+        **train_notes(),
+    }
+
+
+def serve_notes() -> dict[str, tuple[str, str, str]]:
+    """A serve row's own columns' notes (docs/input.md#serving): (meaning, unit, default)."""
+    return {
+        "isl": (
+            _("For serve: the prompt (input) tokens per request, 1 or more."),
+            _("tokens (a whole number)"),
+            _("none (required for serve)"),
+        ),
+        "osl": (
+            _("For serve: the output tokens per request, 1 or more."),
+            _("tokens (a whole number)"),
+            _("none (required for serve)"),
+        ),
+        "ttft_target": (
+            _("For serve: the time to the first token to meet, above 0."),
+            "seconds",
+            _("none"),
+        ),
+        "tpot_target": (
+            _(
+                "For serve: the time per output token to meet, above 0; with B blank, B is the "
+                "largest batch that meets it and fits."
+            ),
+            "seconds",
+            _("none"),
+        ),
+        "draft_tokens": (
+            _(
+                "For serve: speculative decoding, the k draft tokens each decode step verifies "
+                "(1 or more); needs acceptance."
+            ),
+            _("tokens (a whole number)"),
+            _("none (no speculation)"),
+        ),
+        "acceptance": (
+            _("For serve, with draft_tokens: the chance a draft token is accepted, 0 < a <= 1."),
+            _("a fraction"),
+            _("none"),
+        ),
+        "draft_model": (
+            _("For serve: the draft model (a catalog model) whose k decode steps each step adds."),
+            _("text"),
+            _("none: drafts that cost nothing"),
+        ),
+    }
+
+
+def train_notes() -> dict[str, tuple[str, str, str]]:
+    """A train row's own columns' notes (docs/input.md#training-steps): (meaning, unit,
+    default)."""
+    return {
+        "tokens": (
+            _("For train: the global batch, tokens a step (every sequence's tokens together)."),
+            _("tokens"),
+            _("none (required for train)"),
+        ),
+        "train_tokens": (
+            _("For train: the whole run's tokens, for days."),
+            _("tokens"),
+            _("none: no days"),
+        ),
+        "parallel": (
+            _(
+                "For train: each strategy's degree, name=degree: dp, fsdp, tp, pp, ep; their "
+                "product must be chips."
+            ),
+            _("text"),
+            _("fsdp= every chip"),
+        ),
+        "mesh_axes": (
+            _(
+                "For train: the torus axes each strategy's collectives use on a ring link (TPU "
+                "ICI), e.g. fsdp=3 tp=1."
+            ),
+            _("text"),
+            _("1 each"),
+        ),
+        "remat": (
+            _("For train: none, block or save-matmuls (what the backward pass recomputes)."),
+            _("text"),
+            "save-matmuls",
+        ),
+        "optimizer": (
+            _("For train: adam or adamw (two fp32 moments), or sgd (none)."),
+            _("text"),
+            "adam",
+        ),
+        "microbatches": (
+            _(
+                "For train, required with pp > 1: the pieces a step's batch is split into; the "
+                "bubble is (pp - 1) / microbatches."
+            ),
+            _("microbatches (a whole number)"),
+            "1",
+        ),
     }
 
 

@@ -73,3 +73,34 @@ def test_a_partition_sent_through_the_folder_is_the_same_partition(tmp_path):
     Path(sent).unlink()
     with pytest.raises(FolderUnseen):  # its run ended, the folder (and its input) gone
         compute_partition(sent, a, b, 4, str(tmp_path / "out"), False)
+
+
+STEPS = """
+name,op,model,hardware,B,T,S
+dec,transformer,llama3-8b,h100,1..40,1,1024
+"""
+
+
+def test_the_models_tables_cap_reaches_the_worker(tmp_path):
+    """run_dask(models_rows=N) sends N with the rows: the worker keeps the N slowest steps
+    (and each fleet point's best) as the local engine does."""
+    plan = load_text(tmp_path, load_catalog(), STEPS, planned=True).planned
+    part, a, b = plan.part(0, plan.total)
+    (tmp_path / "out" / "results").mkdir(parents=True)
+    sent = send_part(tmp_path / "out", 0, part, None, 3)
+    got = compute_partition(sent, a, b, 0, str(tmp_path / "out"), False)["partial"]
+    assert got.models_rows == 3
+    assert got.steps["name"].tolist() == ["dec[B=38]", "dec[B=39]", "dec[B=40]"]  # file order
+
+
+def test_the_prices_reach_the_worker_beside_the_calibration(tmp_path):
+    """Issue 44: run_dask(prices=) sends USD per chip-hour with the rows: the worker's
+    results gain usd_per_chip_hour and cost, as the local engine's do."""
+    plan = load_text(tmp_path, load_catalog(), TEXT, planned=True).planned
+    part, a, b = plan.part(0, 10)
+    (tmp_path / "out" / "results").mkdir(parents=True)
+    sent = send_part(tmp_path / "out", 0, part, None, 3, {"h100": 2.0})
+    compute_partition(sent, a, b, 0, str(tmp_path / "out"), False)
+    rows = pd.read_parquet(tmp_path / "out" / "results" / "part-00000.parquet")
+    assert (rows["usd_per_chip_hour"] == 2.0).all() and len(rows) == 10
+    assert rows["cost"].tolist() == pytest.approx((rows["t_lower"] * 2.0 / 3600).tolist())

@@ -341,3 +341,53 @@ def test_rows_below_the_floor_are_found_across_partitions_as_locally(tmp_path, c
     report = (got.folder / "report.html").read_text(encoding="utf-8")
     assert "Measured below the floor: 6 scenarios" in report
     assert report.index("Measured below the floor") < report.index("Measured vs predicted")
+
+
+def test_the_serving_answer_is_the_local_engine_s(tmp_path, cluster):
+    """Issue 43: serve rows cut across partitions (each keeps its steps) give the local
+    serving answer, its curves and its summary.json lines."""
+    path = write_scenarios(tmp_path, "name,op,model,hardware,dtype,chips,shard,isl,osl,B,"
+                           "tpot_target\nllama,serve,llama3-70b,h100|b200,bf16|fp8,4|8,N,2048,"
+                           "256,64|128|256|512,0.015\n")  # fmt: skip
+    local = pipeline.analyze(path)
+    got = run_dask(path, tmp_path / "out", hardware=load_catalog(),
+                   scheduler=cluster.scheduler_address, partition_rows=5)  # fmt: skip
+    assert got.partitions > 2
+    for field in ("serving", "serving_curves"):
+        pd.testing.assert_frame_equal(getattr(got.record.summary, field),
+                                      getattr(local.summary, field))  # fmt: skip
+    summary = json.loads((got.folder / "summary.json").read_text())
+    assert summary["serving"]["llama"][0]["rank"] == 1
+    assert len(summary["serving"]["llama"]) == len(local.summary.serving) == 8
+
+
+def test_prices_give_the_local_costs_and_cost_ranks(tmp_path, cluster):
+    """Issue 44: the prices travel to the workers with the rows, so a Dask run with prices has
+    the local cost columns, serving answer (cost ranks), summary.json, warnings (a chip
+    without a price) and the manifest's price file."""
+    path = write_scenarios(tmp_path, "name,op,model,hardware,dtype,chips,shard,isl,osl,B,"
+                           "tpot_target,D,F\nllama,serve,llama3-70b,h100|b200,bf16|fp8,8,N,2048,"
+                           "256,64|256,0.015,,\nm,matmul,,mi300x,bf16,,,,,8,,64,64\n")  # fmt: skip
+    prices = tmp_path / "p.csv"
+    prices.write_text("hardware,usd_per_chip_hour,source,date\nh100,2.5,a quote,2026-11-01\n"
+                      "b200,6,a quote,2026-11-01\n", encoding="utf-8")  # fmt: skip
+    local = pipeline.analyze(path, prices=prices)
+    written = local.write(tmp_path / "local", plots=False, workbook=False, report=False)
+    got = run_dask(path, tmp_path / "out", scheduler=cluster.scheduler_address, partition_rows=3,
+                   prices=prices, options=dask_run.Options(plots=False, workbook=False))  # fmt: skip
+    assert got.partitions > 1
+    rows = parts(got.folder)
+    cost = ["usd_per_chip_hour", "cost", "usd_per_million_tokens", "tokens_per_joule"]
+    pd.testing.assert_frame_equal(rows[["name", *cost]].astype({"name": str}),
+                                  local.results[["name", *cost]].astype({"name": str}))  # fmt: skip
+    assert rows["usd_per_chip_hour"].notna().sum() > 0
+    serving = got.record.summary.serving
+    pd.testing.assert_frame_equal(serving, local.summary.serving)
+    assert serving["cost_rank"].notna().any()
+    assert got.warnings == local.warnings
+    assert any("no price for mi300x" in w for w in got.warnings)
+    mine = json.loads((written.folder / "summary.json").read_text())
+    assert json.loads((got.folder / "summary.json").read_text()) == mine
+    manifest = json.loads((got.folder / "manifest.json").read_text())
+    assert manifest["prices"] == json.loads((written.folder / "manifest.json").read_text())[
+        "prices"] == {"path": str(prices.resolve()), "sha256": local.prices[1]}  # fmt: skip

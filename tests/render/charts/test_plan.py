@@ -10,8 +10,9 @@ import pytest
 import pipeline
 from pipeline.render.charts import left_out_notice, plan_charts
 from pipeline.render.charts.plan import safe_stem
+from pipeline.render.charts.serving_data import ServingData
 from pipeline.run.write import Options, _charts
-from tests.helpers import chart_rows, planned_charts
+from tests.helpers import chart_rows, planned_charts, serving_frames
 
 BOOK_PATHS = [
     "plots/summary.png",
@@ -143,3 +144,31 @@ def test_a_roofline_takes_its_counts_and_density_from_the_whole_runs_grid():
     data = roofline.build()
     assert data.points.weight is not None and data.points.weight.sum() == 6000
     assert sum(data.counts.values()) == 6000 and data.title == "h100 roofline: 6,000 scenarios"
+
+
+def test_a_serve_series_gets_its_serving_chart_after_the_summary(book):
+    rows, s = chart_rows(book), book.summary
+    serving, curves = serving_frames()
+    args = (rows, list(book.hardware), s.per_hardware, s.overrides)
+    planned = plan_charts(*args, serving=serving, serving_curves=curves)
+    charts = [p.chart for p in planned]
+    assert [c.path for c in charts[:3]] == [
+        "plots/summary.png", "plots/serving-llama3-70b.png", "plots/serving-mixtral-8x7b.png"
+    ]  # fmt: skip
+    assert (charts[1].kind, charts[1].series) == ("serving", ("llama3-70b",))
+    assert charts[1].title == "llama3-70b: tokens/s per chip against tokens/s per user"
+    data = planned[1].build()
+    assert isinstance(data, ServingData) and not data.cost
+    # priced: a cost chart beside each serving chart
+    serving, curves = serving_frames(prices={"h100": 2.5, "h200": 3.5, "b200": 5.0,
+                                             "mi300x": 3.0})  # fmt: skip
+    priced = plan_charts(*args, serving=serving, serving_curves=curves)
+    assert [p.chart.path for p in priced[1:5]] == [
+        "plots/serving-llama3-70b.png", "plots/serving-cost-llama3-70b.png",
+        "plots/serving-mixtral-8x7b.png", "plots/serving-cost-mixtral-8x7b.png",
+    ]  # fmt: skip
+    assert priced[2].build().cost
+    # no serve series: the plan as before
+    empty = plan_charts(*args, serving=serving.iloc[:0], serving_curves=curves.iloc[:0])
+    assert [p.chart for p in empty] == [p.chart for p in plan_charts(*args)]
+    assert "1 serving chart" in left_out_notice(planned[1:2], 1, 2)

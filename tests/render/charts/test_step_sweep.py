@@ -92,3 +92,19 @@ def test_the_callouts_of_a_model_list_never_overlap(lang):
             assert not box.overlaps(other), callouts[i][1].get_text()
     (legend,) = fig.legends
     assert not any(legend.get_window_extent(renderer).overlaps(b) for _, b in boxes)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_legend_of_long_labels_stays_inside_the_figure(lang):
+    """Issue 43's walk: 16 fleet points, each 'mi300x, dtype = fp8, chips = 4: fits up to
+    B = 233', were cut at the figure's right edge in three columns."""
+    a = analyze_rows([{"name": "dec", "op": "transformer", "model": "llama3-70b",
+                       "hardware": "h100|h200|b200|mi300x", "dtype": "bf16|fp8",
+                       "chips": "4|8", "shard": "N", "B": "1..64*4", "T": 1, "S": 8192}])  # fmt: skip
+    with use_lang(lang):
+        fig = model_sweep_figure(model_sweep_data(model_frame(a), "dec"))
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width  # every label whole
+    assert box.y0 >= 0 and box.y1 <= fig.axes[0].get_window_extent().y0  # under the panels

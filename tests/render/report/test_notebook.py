@@ -3,6 +3,7 @@ value): an Analysis as an escaped HTML table, each chart as the PNG a run writes
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -16,7 +17,15 @@ from pipeline.render import format as fmt
 from pipeline.render.charts import figure, png
 from pipeline.render.report.notebook import NOTEBOOK_STEPS, render_analysis_html
 from pipeline.render.text.fleet import FLEET_SERIES, first_sentences
-from tests.helpers import HOSTILE, PNG_MAGIC, ROOT, analyze_rows, planned_charts
+from pipeline.render.text.serving import serving_sentences
+from tests.helpers import (
+    HOSTILE,
+    PNG_MAGIC,
+    ROOT,
+    analyze_rows,
+    planned_charts,
+    serving_frames,
+)
 
 
 def shown(value) -> tuple[dict, dict]:
@@ -138,9 +147,10 @@ def test_the_models_table_comes_before_the_series_table():
     analysis = pipeline.analyze(ROOT / "scenarios" / "models.csv")
     html = render_analysis_html(analysis)
     steps = analysis.results[analysis.results["op"] == "transformer"]
+    steps = steps.sort_values("t_lower", ascending=False, kind="stable")
     rows = _models_rows(html)
     assert len(rows) == min(len(steps), NOTEBOOK_STEPS)
-    for row, (_, step) in zip(rows, steps.iterrows(), strict=False):  # file order
+    for row, (_, step) in zip(rows, steps.iterrows(), strict=False):  # the slowest first
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
         assert cells[0] == step["name"]
         assert cells[6:8] == [fmt.seconds(step["t_lower"]), fmt.number(step["tokens_per_second"])]
@@ -171,3 +181,57 @@ def test_a_calibrated_analysis_shows_floor_to_estimate_and_its_calibration(tmp_p
     html = pipeline.analyze(path, calibration=tmp_path / "cal.toml")._repr_html_()
     assert "time (floor → estimate)" in html and "Times are floor → estimate" in html
     assert "time (t_lower)" in pipeline.analyze(path)._repr_html_()
+
+
+def test_a_serve_run_shows_its_serving_table_before_the_steps(book):
+    serving, curves = serving_frames()
+    summary = dataclasses.replace(book.summary._summary, serving=serving, serving_curves=curves)
+    html = render_analysis_html(dataclasses.replace(book, summary=summary))
+    assert (
+        "<p><strong>Serving llama3-70b</strong> (2,048 in / 256 out, TTFT ≤ 60.0 ms, TPOT ≤ "
+        "15.0 ms): each configuration at its best batch, the most tokens/s per chip meeting the "
+        "targets first</p>"
+    ) in html
+    assert (
+        '<tr><td style="text-align:right">1</td><td style="text-align:left">b200 fp8 ×4</td>'
+        '<td style="text-align:right">512</td><td style="text-align:right">16,181</td>'
+        '<td style="text-align:right">16.1 ms</td><td style="text-align:right">7.91 ms</td>'
+        '<td style="text-align:left">yes</td></tr>'
+    ) in html
+    # 10 configurations a series, the rest counted
+    assert "and 6 more configurations: <code>.summary.serving</code> has them all" in html
+    # before the series table: the answer of a serve run first
+    assert html.index("Serving llama3-70b") < html.index('<th style="text-align:left">series</th>')
+    assert "Serving" not in render_analysis_html(book)
+
+
+def test_the_serving_answer_follows_the_bottom_line(book):
+    serving, curves = serving_frames()
+    serving.loc[0, "config"] = "<b>b200</b> fp8 ×4"  # stays text
+    record = dataclasses.replace(
+        book,
+        summary=dataclasses.replace(book.summary._summary, serving=serving, serving_curves=curves),
+    )
+    html = render_analysis_html(record)
+    said = [markupsafe.escape(s) for s in serving_sentences(serving)]
+    assert len(said) == 2 and "&lt;b&gt;b200&lt;/b&gt; fp8 ×4 at batch" in said[0]
+    at = [html.index(f"<p>{s}</p>") for s in said]
+    assert html.index(fmt.count(book.summary.scenarios)) < at[0] < at[1]
+    assert "<b>b200</b>" not in html
+    assert serving_sentences(book.summary.serving) == []
+
+
+def test_a_train_run_shows_its_answer_and_training_table(training, book):
+    html = render_analysis_html(training)
+    said = re.findall(r"<p>(llama3-70b on 15.0T tokens \(fsdp\).*?)</p>", html)
+    assert len(said) == 1 and "40.3 days at 45.0% MFU" in said[0]
+    assert (
+        "<p><strong>Training fsdp</strong> (llama3-70b, 15.0T tokens, 16.0M tokens a step): each "
+        "configuration, the fewest days first, those that do not fit in HBM last</p>"
+    ) in html
+    assert (
+        '<tr><td style="text-align:right">1</td><td style="text-align:left">h100 bf16 ×4096 '
+        'fsdp=4096</td><td style="text-align:right">40.3</td>'
+    ) in html
+    assert html.index("Training fsdp") < html.index('<th style="text-align:left">series</th>')
+    assert "Training" not in render_analysis_html(book)

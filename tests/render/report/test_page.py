@@ -4,6 +4,7 @@ file, escaping, nothing external, table cap, nothing empty, index page."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html as htmllib
 import re
 from html.parser import HTMLParser
@@ -22,6 +23,7 @@ from pipeline.render.report.page import render_report, report_context
 from pipeline.render.templates import REPORT_TEMPLATE, environment
 from pipeline.render.text import answer
 from pipeline.render.text.fleet import FLEET_SERIES, fleet_answers
+from pipeline.render.text.serving import serving_sentences
 from tests.helpers import (
     BOOK_SCENARIOS,
     DATA,
@@ -34,6 +36,7 @@ from tests.helpers import (
     analyze_rows,
     figure_png,
     planned_charts,
+    serving_frames,
     tiny_png,
 )
 
@@ -597,16 +600,23 @@ def test_the_models_table_leads_with_a_line_per_step():
     (table,) = MODELS_TABLE.findall(html)
     lines = [_cells(row) for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
     steps = run.results[run.results["op"] == "transformer"]
-    assert [line[0] for line in lines] == steps["name"].tolist()  # file order, one per step
+    steps = steps.sort_values("t_lower", ascending=False, kind="stable")  # the slowest first
+    best = run.summary.steps.set_index("name")["best"]
+    assert [line[0] for line in lines] == [
+        f"{n} best" if best[n] else n for n in steps["name"]
+    ]  # one per step, each configuration's best marked
     for line, (_, step) in zip(lines, steps.iterrows(), strict=True):
-        assert line[10].startswith(step["bound"] + " ")
+        assert line[11].startswith(step["bound"] + " ")
+    by_name = {line[0].removesuffix(" best"): line for line in lines}
     # a prefill of 2,048 tokens in 180.6 ms: 88.2 µs a token, 11,339 tokens/s; a decode step of
     # 32 sequences in 29.2 ms: 29.2 ms a token, 1,095 tokens/s
-    assert lines[0][7:10] == ["181 ms", "88.2 µs", "11,339"]
-    assert lines[1][7:10] == ["29.2 ms", "29.2 ms", "1,095"]
-    assert lines[1][1:7] == ["llama3-8b", "tpu-v5e", "1", "32", "1", "2,048"]
-    assert lines[1][10:] == ["memory 100%", "16.1 GB", "8.59 GB", "no 24.7 GB of 16.0 GB", "0",
-                             "attention 35.9%"]  # fmt: skip
+    assert by_name["llama3_8b_prefill_v5e"][8:11] == ["181 ms", "88.2 µs", "11,339"]
+    decode = by_name["llama3_8b_decode_v5e"]
+    assert decode[8:11] == ["29.2 ms", "29.2 ms", "1,095"]
+    assert decode[1:8] == ["llama3-8b", "tpu-v5e", "bf16", "1", "32", "1", "2,048"]
+    assert decode[11:] == ["memory 100%", "16.1 GB", "8.59 GB", "no 24.7 GB of 16.0 GB", "0",
+                           "attention 35.9%"]  # fmt: skip
+    assert by_name["llama3_70b_decode_v5e"][3] == "bf16, KV fp8"
 
 
 def test_model_step_names_stay_text():
@@ -616,7 +626,7 @@ def test_model_step_names_stay_text():
     assert not any(n in html for n in HOSTILE)
     (table,) = MODELS_TABLE.findall(html)
     rows = re.findall(r"<tr>(.*?)</tr>", table)[1:]
-    assert [_cells(row)[0] for row in rows] == names
+    assert [_cells(row)[0] for row in rows] == names  # rows of their own: no best
     assert f'<td class="name">{htmllib.escape(HOSTILE[0])}</td>' in rows[0]
 
 
@@ -657,3 +667,20 @@ def test_rows_measured_below_the_floor_come_first_with_their_likely_cause():
         assert said in below, said
     above = analyze_rows([{**rows[2], "measured_seconds": 1.0}])  # none under: no such list
     assert "Measured below the floor" not in render_report(above, "run")
+
+
+def test_the_serving_answer_opens_the_report_under_the_bottom_line(small):
+    serving, curves = serving_frames()
+    serving.loc[serving["series"] == "llama3-70b", "config"] = "b200 <fp8> ×4"  # escaped
+    record = dataclasses.replace(
+        small,
+        summary=dataclasses.replace(small.summary._summary, serving=serving, serving_curves=curves),
+    )
+    page = render_report(record, "serve")
+    said = serving_sentences(serving)
+    assert len(said) == 2 and "<fp8>" in said[0]
+    at = [page.index(htmllib.escape(s, quote=False)) for s in said]
+    assert page.index('<p class="bottom-line">') < at[0] < at[1] < page.index('<div class="cards">')
+    assert "<fp8>" not in page
+    assert page.count("serving-answer") == 2
+    assert "serving-answer" not in render_report(small, "small")  # none without serve rows

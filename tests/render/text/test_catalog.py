@@ -22,8 +22,12 @@ def test_the_list_has_a_line_per_chip_and_the_version():
     lines = catalog_lines(chips, "v1")
     assert len(lines) == 1 + len(chips) + 1
     assert lines[0].split()[:3] == ["name", "aliases", "bf16"]
+    assert "     TDP  default link (one-way)" in lines[0]
     v5e = next(line for line in lines if line.startswith("tpu-v5e "))
-    assert v5e.split()[-6:] == ["197.0", "820", "16", "ici", "45", "GB/s"]
+    assert v5e.split()[-7:] == ["197.0", "820", "16", "\u2014", "ici", "45", "GB/s"]  # none printed
+    h100 = next(line for line in lines if line.startswith("h100 "))
+    assert h100.split()[-8:] == ["989.0", "3350", "80", "700", "W", "nvlink", "450", "GB/s"]
+    assert len({line.index(" ici ") for line in lines if " ici " in line}) == 1  # aligned
     assert lines[-1] == "catalog version v1; `pipeline hardware NAME` shows sources"
 
 
@@ -36,6 +40,8 @@ def test_the_list_has_a_line_per_chip_and_the_version():
         ("hbm_capacity", 1.6e10, "16.0 GB"),
         ("nvlink_latency", 6e-7, "600 ns"),
         ("compute_efficiency", 0.9, "90.0%"),
+        ("tdp", 700.0, "700 W"),
+        ("tdp", 1400.0, "1.40 kW"),
         ("aliases", "v5e;tpuv5e", "v5e, tpuv5e"),
         ("vendor", "google", "google"),
         ("as_of", "2025-02-04", "2025-02-04"),
@@ -86,6 +92,12 @@ def test_chips_side_by_side_with_units_ridges_and_dashes():
         "link reach (chips)           8         256      -",
         "as of                        -  2025-01-02      -",
     ]
+
+
+def test_chips_side_by_side_show_board_power_when_a_chip_has_one():
+    lines = compare_lines(pipeline.chips(["h100", "tpu-v5e"]))
+    assert lines[5].split() == ["board", "power", "(W)", "700", "-"]  # after HBM bandwidth
+    assert lines[4].startswith("HBM bandwidth")
 
 
 def test_chips_side_by_side_raw_are_the_stored_numbers():

@@ -10,6 +10,7 @@ import pipeline
 from pipeline.render.text.fleet import (
     at_text,
     first_sentences,
+    fits_text,
     fleet_answers,
     listed,
     point_labels,
@@ -104,3 +105,36 @@ def test_first_sentences_and_the_cap(fleet):
     assert [s for s, _ in pairs] == ["mlp_bf16", "mlp_fp8"]
     assert all(text.startswith("At B = ") for _, text in pairs)
     assert fleet_answers(fleet.iloc[:0]) == []
+
+
+def test_with_prices_the_sentence_names_the_cheapest_and_the_least_energy():
+    table = ranked(("b200", "fp8", 1, 31e-6), ("mi300x", "fp8", 1, 35.34e-6),
+                   ("h100", "bf16", 1, 96.1e-6))  # fmt: skip
+    table["label"] = point_labels(table)
+    table = table.assign(cost=[6e-8, 2.4e-8, 5e-8], energy=[3.1e-2, 2.9e-2, 6.7e-2])
+    table["cost_rank"] = pd.array([3, 1, 2], dtype="Int64")
+    table["energy_rank"] = pd.array([2, 1, 3], dtype="Int64")
+    assert sentence(table).endswith(
+        "h100 bf16 (the slowest of 3) 3.10×; the cheapest that fits is mi300x fp8, 0.400× the "
+        "fastest's cost; the least energy, mi300x fp8, 0.935× the fastest's."
+    )
+    table["cost_rank"] = pd.array([1, 2, 3], dtype="Int64")
+    table["energy_rank"] = pd.array([1, 2, pd.NA], dtype="Int64")
+    assert sentence(table).endswith(
+        "3.10×; the fastest is also the cheapest and uses the least energy."
+    )
+
+
+def test_a_fleet_point_of_model_steps_fits_up_to_its_largest_batch():
+    """Issue 43's walk: 'up to B = 185' (max_batch), not the last swept batch's fit."""
+    a = pipeline.analyze([{"name": "dec", "op": "transformer", "model": "llama3-70b",
+                           "hardware": "h100", "dtype": "bf16|fp8", "chips": "8",
+                           "shard": "N", "B": "1..256*2", "T": 1, "S": 8192}])  # fmt: skip
+    (answer,) = fleet_answers(a.summary.fleet)
+    said = {r["dtype"]: (r["fits_text"], r["fits"]) for r in answer["rows"]}
+    assert said["bf16"] == ("up to B = 185", False)  # B = 256 is swept and does not fit
+    steps = a.results[(a.results["op"] == "transformer") & (a.results["x_dtype"] == "fp8")]
+    assert said["fp8"][0] == f"up to B = {int(steps['max_batch'].iloc[0]):,}"
+    assert fits_text("all", "", max_batch=2.0**53) == "every B (to 2^53)"
+    assert fits_text("none", "", max_batch=0.0) == "at no batch"
+    assert fits_text("up_to", "B=16") == "up to B = 16"  # plain ops: over the sweep

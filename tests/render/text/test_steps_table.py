@@ -1,5 +1,5 @@
 """The Models table's records (render.text.steps_table) against the results' total rows: one line
-per step in file order with its time, tokens/s, bound and share, weights, KV cache, fit and
+per step, slowest first, every configuration's best among them, with its time, tokens/s, bound and share, weights, KV cache, fit and
 the op taking the most time (checked against a plain loop over the op rows); the cap; the
 Summary's steps, not the rows (a Dask run's sample); names that look like markup, formulas or
 paths; and no steps, no lines."""
@@ -41,13 +41,13 @@ def slowest_op(results, name: str) -> tuple[str, float]:
     return best
 
 
-def test_one_line_per_step_in_file_order_with_the_total_rows_numbers(models):
+def test_one_line_per_step_slowest_first_with_the_total_rows_numbers(models):
     table = models_table(models)
-    steps = totals(models)
+    steps = totals(models).sort_values("t_lower", ascending=False, kind="stable")
     assert (table["total"], table["more"]) == (len(steps), 0)
     rows = table["rows"]
     assert [r["name"] for r in rows] == steps["name"].tolist()
-    assert len(rows) == 20 and rows[0]["name"] == "llama3_8b_prefill_v5e"
+    assert len(rows) == 20 and rows[0]["name"] == "llama3_8b_prefill_v5e"  # the slowest
     for r, (_, step) in zip(rows, steps.iterrows(), strict=True):
         assert r["t_step"] == step["t_lower"] and r["time"] == fmt.seconds(step["t_lower"])
         assert r["tokens_per_second"] == step["tokens_per_second"]
@@ -86,6 +86,35 @@ def test_a_cap_keeps_the_first_steps_and_counts_the_rest(models):
     table = models_table(models, limit=3)
     assert (len(table["rows"]), table["total"], table["more"]) == (3, 20, 17)
     assert table["rows"] == models_table(models)["rows"][:3]
+
+
+WALK = {"op": "transformer", "model": "llama3-70b", "hardware": "h100|b200", "dtype": "bf16|fp8",
+        "chips": "4|8", "shard": "N", "B": "1..256*2", "T": 1, "S": 8192}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def walk():
+    """A planner's fleet (issue 43): 8 configurations x 9 batches, 72 steps."""
+    return analyze_rows([{"name": "dec", **WALK}])
+
+
+def test_a_fleet_shows_every_configuration_at_its_best_and_its_slowest_steps(walk):
+    table = models_table(walk)
+    rows = table["rows"]
+    assert (len(rows), table["total"], table["more"]) == (50, 72, 22)
+    t = [r["t_step"] for r in rows]
+    assert (
+        t == sorted(t, reverse=True)
+        and rows[0]["name"] == max(totals(walk).itertuples(), key=lambda r: r.t_lower).name
+    )  # the slowest of the 72 first
+    configurations = {(h, d, c) for h in ("h100", "b200") for d in ("bf16", "fp8") for c in (4, 8)}
+    best = [r for r in rows if r["best"]]
+    assert {(r["hardware"], r["dtype"], r["chips"]) for r in best} == configurations
+    steps = totals(walk)
+    for r in best:  # the most tokens/s of its configuration's steps that fit
+        mine = steps[(steps["hardware"] == r["hardware"]) & (steps["x_dtype"] == r["dtype"])
+                     & (steps["chips"] == r["chips"]) & steps["fits"].astype(bool)]  # fmt: skip
+        assert r["fits"] and r["tokens_per_second"] == mine["tokens_per_second"].max()
 
 
 def test_the_table_is_the_summarys_whatever_rows_the_record_holds(models):

@@ -4,14 +4,24 @@ sheet's column order."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pipeline.render.format import EXCEL, excel_seconds
 from pipeline.render.text.answer import bottom_line, meaning
 from pipeline.render.text.fleet import first_sentences
+from pipeline.render.text.serving import serving_sentences
 from pipeline.render.workbook.answer import COLUMNS, fleet_pointer, results_columns
 from pipeline.render.workbook.styles import BOUND_COLOURS, NOT_FITTING_COLOURS
-from tests.helpers import ROOT, analyze_file, analyze_rows, sheet_text, workbook_of
+from tests.helpers import (
+    ROOT,
+    analyze_file,
+    analyze_rows,
+    serving_frames,
+    sheet_text,
+    workbook_of,
+)
 
 HEADER_ROW = 4  # 1-based: title, bottom line, a blank row, then the table
 
@@ -162,3 +172,21 @@ def _shown(cell) -> str:
     below, above = float(low[2:].split("]")[0]), float(words[2:].split("]")[0])
     assert below <= cell.value < above
     return words.split('"')[1]
+
+
+def test_the_serving_answer_is_said_first_under_the_bottom_line(book, tmp_path):
+    serving, curves = serving_frames(prices={"h100": 2.0, "h200": 3.0, "b200": 6.0, "mi300x": 2.0})
+    record = dataclasses.replace(
+        book,
+        summary=dataclasses.replace(book.summary._summary, serving=serving, serving_curves=curves),
+    )
+    wb, _ = workbook_of(record, tmp_path)
+    sheet = wb["Answer"]
+    said = serving_sentences(serving)
+    assert len(said) == 2  # one per serve series (and model)
+    assert [sheet["A3"].value, sheet["A4"].value] == said
+    assert said[0].startswith("llama3-70b, 2,048 in / 256 out, TTFT ≤ 60.0 ms, TPOT ≤ 15.0 ms: ")
+    assert "b200 fp8 ×4 at batch " in said[0] and "; cheapest: mi300x fp8 ×4" in said[0]
+    headers = [c.value for c in sheet[6]]  # a blank row, then the series table as before
+    assert headers[:3] == ["series", "hardware", "op"]
+    assert sheet["A7"].value == book.summary.lines.index[0]

@@ -1,5 +1,5 @@
 """The workbook's Models sheet (render.workbook.steps), read back with openpyxl against the
-results' total rows: right after Answer (before Fleet), a line per step in file order, its
+results' total rows: right after Answer (before Fleet), a line per step, slowest first, its
 numbers as numbers with their formats; names stay text; the cap and the sample are said; no
 sheet without steps; and a workbook with it runs again from its Inputs sheet, which holds
 the transformer rows as written."""
@@ -49,9 +49,15 @@ def test_the_models_sheet_follows_the_answer(sheets):
 
 def test_a_line_per_step_with_the_total_rows_numbers(sheets, models):
     results = models.results
-    steps = results[results["op"] == STEP_OP]
+    steps = results[results["op"] == STEP_OP].sort_values("t_lower", ascending=False, kind="stable")
     found = lines(sheets[SHEET])
     assert [line["step"].value for line in found] == steps["name"].tolist()
+    best = models.summary.steps.set_index("name")["best"]
+    assert [line["best"].value for line in found] == [
+        "best" if best[n] else None for n in steps["name"]
+    ]
+    dtypes = {line["dtype"].value for line in found}
+    assert dtypes == {"bf16", "bf16, KV fp8"}  # llama3_70b_decode_v5e: its KV cache in fp8
     for line, (_, step) in zip(found, steps.iterrows(), strict=True):
         for header, column in (("time per step", "t_lower"), ("time per token", "time_per_token")):
             cell = line[header]
@@ -96,7 +102,8 @@ def test_the_cap_is_said(tmp_path, models):
     book.close()
     wb = openpyxl.load_workbook(path)
     assert (
-        "This sheet shows the first 2 of 20 steps; results.csv has every step (op transformer or group)."
+        "This sheet shows the 2 slowest of 20 steps, with each fleet point's best; "
+        "results.csv has every step (op transformer or group), and --models-rows lists more."
         in sheet_text(wb[SHEET])
     )
     assert len(lines(wb[SHEET])) == 2
@@ -125,4 +132,7 @@ def test_the_models_sheet_comes_before_the_fleet_sheet(tmp_path):
     assert not a.summary.fleet.empty
     wb, _ = workbook_of(a, tmp_path)
     assert wb.sheetnames[:3] == ["Answer", SHEET, "Fleet"]
-    assert [line["hardware"].value for line in lines(wb[SHEET])] == ["h100", "b200"]
+    assert [line["hardware"].value for line in lines(wb[SHEET])] == [
+        "h100",
+        "b200",
+    ]  # slowest first

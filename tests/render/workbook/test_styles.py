@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from openpyxl.utils import get_column_letter
 
@@ -134,3 +135,49 @@ def test_estimate_bound_is_tinted_as_bound(calibrated_steps):
     times = [get_column_letter(column_of(sheet, c)) for c in ("t_estimate", "time_per_token")]
     timed = next(sqref for sqref, r in rules.items() if r[0].operator == "greaterThanOrEqual")
     assert all(f"{letter}2:{letter}{n}" in timed.split() for letter in times)
+
+
+# the serve, train, energy and cost columns (issues 43-45), written out here as above
+NEW_FORMATS = {
+    "tdp": "watts", "energy": "energy", "usd_per_chip_hour": "usd_rate", "cost": "usd",
+    "tokens_per_joule": "tokens_per_joule", "usd_per_million_tokens": "usd",
+    "isl": "count", "osl": "count", "ttft": "seconds", "tpot": "seconds",
+    "request_latency": "seconds", "tokens_per_second_per_chip": "count",
+    "tokens_per_second_per_user": "count", "tpot_target": "seconds", "critical_tokens": "count",
+    "tokens": "count", "model_flops": "flops", "mfu": "percent", "days": "days",
+    "bubble": "percent", "weights_per_chip": "size", "gradients_per_chip": "size",
+    "optimizer_per_chip": "size", "activations_per_chip": "size",
+    "critical_tokens_per_chip": "count",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def served_and_trained(tmp_path_factory):
+    rows = [
+        {"name": "s", "op": "serve", "model": "llama3-8b", "hardware": "h100", "B": 8,
+         "isl": 512, "osl": 64, "tpot_target": 0.05},
+        {"name": "t", "op": "train", "model": "llama3-8b", "hardware": "h100", "chips": 8,
+         "tokens": 1e6, "train_tokens": 1e12},
+    ]  # fmt: skip
+    prices = pd.DataFrame({"hardware": ["h100"], "usd_per_chip_hour": [3.0],
+                           "source": ["a quote"], "date": ["2026-11-01"]})  # fmt: skip
+    analysis = pipeline.analyze(rows, prices=prices)
+    wb, _ = workbook_of(analysis, tmp_path_factory.mktemp("served"))
+    return analysis, wb
+
+
+def test_the_serve_train_energy_and_cost_columns_have_formats_with_units(served_and_trained):
+    analysis, wb = served_and_trained
+    sheet = wb["Results"]
+    formats = {}
+    for dimension in sheet.column_dimensions.values():
+        for col in range(dimension.min, dimension.max + 1):
+            formats[col] = dimension.number_format
+    assert set(NEW_FORMATS) <= set(analysis.results.columns)
+    for column, quantity in NEW_FORMATS.items():
+        assert formats[column_of(sheet, column)] == EXCEL[quantity], column
+    assert '" W"' in EXCEL["watts"] and '" J"' in EXCEL["energy"] and "$" in EXCEL["usd"]
+    hardware = wb["Hardware"]
+    header = [c.value for c in hardware[1]]
+    row = [c.value for c in hardware["A"]].index("h100") + 1
+    assert hardware.cell(row, header.index("tdp") + 1).number_format == EXCEL["watts"]

@@ -86,6 +86,22 @@ def test_number_formats_keep_integers(book):
         assert sheet[f"{column[name]}2"].number_format == "General"
 
 
+def test_serve_and_train_columns_keep_what_is_typed(book):
+    # a target of 0.03 s is not shown as 0, a parallel layout stays text; counts as integers
+    sheet = book["Scenarios"]
+    header = [c.value for c in sheet[1]]
+    formats = {}  # openpyxl keeps a run of alike columns under its first letter
+    for dimension in sheet.column_dimensions.values():
+        for col in range(dimension.min, dimension.max + 1):
+            formats[header[col - 1]] = dimension
+    for name in ("ttft_target", "tpot_target", "acceptance"):
+        assert formats[name].number_format == "General", name
+    for name in ("isl", "osl", "draft_tokens", "tokens", "train_tokens", "microbatches"):
+        assert formats[name].number_format == "0", name
+    for name in ("draft_model", "parallel", "mesh_axes", "remat", "optimizer"):
+        assert name in tw.TEXT_COLUMNS and formats[name].number_format == "General", name
+
+
 def test_drop_downs(book):
     sheet, lists = book["Scenarios"], book["Lists"]
     header = [c.value for c in sheet[1]]
@@ -105,7 +121,7 @@ def test_drop_downs(book):
     assert found == {
         "op": (
             ["matmul", "dot", "batched_matmul", "custom", "all_gather", "reduce_scatter",
-             "all_reduce", "all_to_all"],
+             "all_reduce", "all_to_all", "transformer", "serve", "train"],
             "information",  # an einsum is typed, and kept
         ),
         "hardware": (found["hardware"][0], "warning"),
@@ -226,7 +242,7 @@ def test_libreoffice_opens_it(template, tmp_path):
         for rule in sheet.data_validations.dataValidation
     }
     assert (
-        lists["B2"] == "Lists!$A$2:$A$9"
+        lists["B2"] == "Lists!$A$2:$A$12"
         and lists["G2"].startswith("Lists!$B$2")
         and len(lists) == 9
     )
