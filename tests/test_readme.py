@@ -272,3 +272,40 @@ def test_a_line_in_this_process_ends_and_prints_as_in_a_shell(tmp_path):
         ), line
         assert isinstance(mine.args, list), line  # this process, not bash
     assert command("pipeline hardware h100 | head -1", tmp_path).args[0] == "bash"
+
+
+def _quoted(after: str, before: str) -> list[str]:
+    """The README's quoted paragraphs between two phrases, each joined into one line."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    quoted = text.split(after, 1)[1].split(before, 1)[0]
+    return [" ".join(line.removeprefix("> ").removeprefix(">") for line in p.splitlines()).strip()
+            for p in quoted.split("\n>\n")]  # fmt: skip
+
+
+def test_the_serving_and_training_answers_the_readme_quotes_are_their_files():
+    """The sentences the README quotes for scenarios/serving.csv (all of them, in order) and
+    scenarios/training.csv (two of its series) are what a run of those files says."""
+    from pipeline import analyze
+    from pipeline.render.text.serving import serving_sentences
+    from pipeline.render.text.training import training_sentences
+
+    serving = serving_sentences(analyze(ROOT / "scenarios" / "serving.csv").summary.serving)
+    assert _quoted("`make run` runs it) answers:\n\n", "\n\nThe sentence opens") == serving
+    training = training_sentences(analyze(ROOT / "scenarios" / "training.csv").summary.training)
+    quoted = _quoted("the fewest days first:\n\n", "\n\nAt 4 M tokens")
+    assert len(quoted) == 2 and all(q in training for q in quoted), (quoted, training)
+
+
+def test_the_cheapest_the_readme_quotes_is_its_price_files(tmp_path):
+    """The README's price file given to scenarios/serving.csv: the first sentence ends with the
+    cheapest clause the README quotes."""
+    from pipeline import analyze
+    from pipeline.render.text.serving import serving_sentences
+
+    (block,) = [b for b in blocks(ROOT / "README.md") if b.file == "prices.csv"]
+    (tmp_path / "prices.csv").write_text(block.text, encoding="utf-8")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    clause = text.split('the fastest ("…', 1)[1].split('"),', 1)[0]
+    a = analyze(ROOT / "scenarios" / "serving.csv", prices=tmp_path / "prices.csv")
+    said = serving_sentences(a.summary.serving)[0]
+    assert said.endswith(" ".join(clause.split())), (said, clause)
