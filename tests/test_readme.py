@@ -305,7 +305,7 @@ def test_the_cheapest_the_readme_quotes_is_its_price_files(tmp_path):
     (block,) = [b for b in blocks(ROOT / "README.md") if b.file == "prices.csv"]
     (tmp_path / "prices.csv").write_text(block.text, encoding="utf-8")
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    clause = text.split('the fastest ("…', 1)[1].split('"),', 1)[0]
+    clause = text.split('with these prices: "…', 1)[1].split('"),', 1)[0]
     a = analyze(ROOT / "scenarios" / "serving.csv", prices=tmp_path / "prices.csv")
     said = serving_sentences(a.summary.serving)[0]
     assert said.endswith(" ".join(clause.split())), (said, clause)
