@@ -19,6 +19,7 @@ from pipeline.scenarios.coded import Col
 from pipeline.scenarios.header import MEASURED_UNITS
 from pipeline.scenarios.problems import Found, flag, flag_per_value
 from pipeline.scenarios.sweeps import TOO_BIG, whole_number_reason
+from pipeline.scenarios.transformer_rows import unknown_model
 
 WHOLE = {"isl": "the prompt's tokens per request", "osl": "the output tokens per request",
          "draft_tokens": "the draft tokens k proposed per decode step"}  # fmt: skip
@@ -150,14 +151,7 @@ def _draft_models(rows: np.ndarray, cells: dict[str, Col], models: ModelCatalog 
         rows & canonical.is_(None),
         "draft_model",
         col,
-        lambda t: (
-            f"unknown model {quoted(t)}"
-            + (
-                f" (did you mean '{h}'?)"
-                if (h := catalog.suggest(t))
-                else "; see `pipeline models`"
-            )
-        ),
+        unknown_model(catalog),
     )
     names = np.where(rows, canonical.values(), "")
     names = np.where(names == None, "", names).astype(object)  # noqa: E711 (elementwise)

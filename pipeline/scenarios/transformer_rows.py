@@ -47,14 +47,7 @@ def check_steps(
         named & canonical.is_(None),
         "model",
         model,
-        lambda t: (
-            f"unknown model {quoted(t)}"
-            + (
-                f" (did you mean '{h}'?)"
-                if (h := catalog.suggest(t))
-                else "; see `pipeline models`"
-            )
-        ),
+        unknown_model(catalog),
     )
     table = catalog.models if catalog is not None else None
     blank = {d: cells[d].is_("") if d in cells else np.ones(n, dtype=bool) for d in FILLED}
@@ -113,6 +106,18 @@ def check_steps(
         "moe_k": moe_k,
         "moe_width": moe_width,
     }, found
+
+
+def unknown_model(catalog: ModelCatalog):
+    """What a model cell the catalog does not know gets: its name and a did-you-mean, else
+    where the list is (a step's `model`, a serve row's `draft_model`)."""
+
+    def reason(t: str) -> str:
+        hint = catalog.suggest(t)
+        tail = f" (did you mean '{hint}'?)" if hint else "; see `pipeline models`"
+        return f"unknown model {quoted(t)}{tail}"
+
+    return reason
 
 
 def _tokens_past_positions(step: np.ndarray, values: dict, sweeps: dict[str, Sweeps]) -> Found:
